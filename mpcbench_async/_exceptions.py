@@ -1,0 +1,124 @@
+"""The one exception tree of mpcbench-async.
+
+Every error the library raises on purpose is a ``BenchError``; each names what went
+wrong, where (file and field, or model and endpoint) and, where useful, what to do.
+Foreign exceptions (aiohttp, httpx, openai, msgspec) are converted at the boundary
+into the most specific class below and chained with ``from``::
+
+    BenchError
+    ├── InputError                  bad user input: a file, a field, a flag
+    │   ├── ConfigError             model_config.json and friends
+    │   │   └── MissingAPIKeyError  a non-sim model whose key variable is unset
+    │   └── RecordDecodeError       a JSON/JSONL document that does not fit its type
+    ├── LLMError                    one model call failed (carries model and endpoint)
+    │   ├── TransientLLMError       worth retrying
+    │   │   ├── RateLimitError      HTTP 429
+    │   │   ├── ServerError         HTTP 408, 409, 5xx
+    │   │   ├── LLMConnectionError  refused, reset or dropped connection
+    │   │   ├── LLMTimeoutError     no complete reply within the timeout
+    │   │   └── BadResponseError    truncated or undecodable body
+    │   └── PermanentLLMError       retrying cannot help (400/401/403/404/422)
+    └── Interrupted                 the run was stopped by SIGINT/SIGTERM
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BadResponseError",
+    "BenchError",
+    "ConfigError",
+    "InputError",
+    "Interrupted",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMTimeoutError",
+    "MissingAPIKeyError",
+    "PermanentLLMError",
+    "RateLimitError",
+    "RecordDecodeError",
+    "ServerError",
+    "TransientLLMError",
+]
+
+
+class BenchError(Exception):
+    """Base of every error mpcbench-async raises on purpose."""
+
+
+class InputError(BenchError):
+    """A user-supplied file, field or flag is invalid."""
+
+
+class ConfigError(InputError):
+    """A configuration file (model_config.json, prompt_config.json) is invalid."""
+
+
+class MissingAPIKeyError(ConfigError):
+    """A model needs an API key whose environment variable is not set."""
+
+
+class RecordDecodeError(InputError):
+    """A JSON document or JSONL line does not match the type it must have."""
+
+
+class Interrupted(BenchError):
+    """The run was stopped by a signal; finished records are on disk."""
+
+
+class LLMError(BenchError):
+    """A call to a model failed.
+
+    ``status`` is the HTTP status when the server answered, ``retry_after`` the
+    wait in seconds the server asked for (from its headers), if any.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str = "",
+        endpoint: str = "",
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.model = model
+        self.endpoint = endpoint
+        self.status = status
+        self.retry_after = retry_after
+        self.detail = message
+        where = f"model {model!r} at {endpoint}" if model else endpoint
+        prefix = f"{where}: " if where else ""
+        status_text = f"HTTP {status}: " if status is not None else ""
+        super().__init__(f"{prefix}{status_text}{message}")
+
+
+class TransientLLMError(LLMError):
+    """A failure that may succeed when retried."""
+
+    retryable = True
+
+
+class RateLimitError(TransientLLMError):
+    """The server answered 429 Too Many Requests."""
+
+
+class ServerError(TransientLLMError):
+    """The server answered 408, 409 or 5xx."""
+
+
+class LLMConnectionError(TransientLLMError):
+    """The connection was refused, reset or closed before a full reply."""
+
+
+class LLMTimeoutError(TransientLLMError):
+    """No complete reply arrived within the request timeout."""
+
+
+class BadResponseError(TransientLLMError):
+    """The reply body was truncated or could not be decoded."""
+
+
+class PermanentLLMError(LLMError):
+    """The server rejected the request (400/401/403/404/422); retrying cannot help."""

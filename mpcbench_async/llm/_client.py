@@ -1,0 +1,263 @@
+"""``LLMClient``: chat with any configured model through one retry loop and its limiter.
+
+One client serves many models. Per model it keeps the resolved endpoint, a
+``ModelLimiter`` and running totals; per call it builds the request once,
+waits for the limiter, sends through the model's transport, retries transient
+failures (tenacity, ``runtime.retrying``) and reports one ``LLMCallRecord`` to
+``call_sink`` (e.g. a JSONL writer). Usage::
+
+    async with LLMClient(load_model_config("model_config.json")) as client:
+        result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import msgspec
+import orjson
+
+from .._exceptions import BenchError, LLMError, MissingAPIKeyError, RateLimitError
+from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
+from ..runtime import Clock, ModelLimiter, MonotonicClock, register_secret, retrying
+from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
+from ._native import NativeTransport
+from ._transport import ChatRequest, Endpoint, Transport
+from ._wire import to_chat_result
+
+__all__ = ["LLMClient", "ModelTotals", "is_sim_model"]
+
+_messages_encoder = msgspec.json.Encoder()
+
+
+def is_sim_model(name: str) -> bool:
+    """Models named ``sim/...`` are served by the embedded simulated provider."""
+    return name.startswith("sim/")
+
+
+class ModelTotals(msgspec.Struct, kw_only=True):
+    """Running totals for one model within one client."""
+
+    calls: int = 0
+    errors: int = 0
+    attempts: int = 0
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
+class _ModelState:
+    """What the client keeps per model: settings, endpoint, limiter, transport, totals."""
+
+    def __init__(self, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
+                 transport: Transport) -> None:
+        self.settings = settings
+        self.endpoint = endpoint
+        self.limiter = limiter
+        self.transport = transport
+        self.totals = ModelTotals()
+
+
+def estimate_tokens(payload_bytes: int) -> int:
+    """Rough prompt-token estimate (≈ 4 bytes per token), used only for TPM budgeting."""
+    return max(1, payload_bytes // 4)
+
+
+class LLMClient:
+    """Chat with configured models; owns transports, limiters and accounting."""
+
+    def __init__(
+        self,
+        config: ModelConfig | None = None,
+        *,
+        transport: str | None = None,
+        call_sink: Callable[[LLMCallRecord], None] | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        sim_base_url: str | None = None,
+    ) -> None:
+        self.config = config or ModelConfig()
+        self.call_sink = call_sink
+        self._transport_override = transport
+        self._clock = clock or MonotonicClock()
+        self._rng = rng or random.Random()
+        self._sim_base_url = sim_base_url
+        self._transports: dict[str, Transport] = {}
+        self._models: dict[str, _ModelState] = {}
+        self.retries = 0
+
+    # -- set-up ------------------------------------------------------------
+    def _transport(self, name: str) -> Transport:
+        transport = self._transports.get(name)
+        if transport is None:
+            if name == "native":
+                transport = NativeTransport()
+            elif name == "openai":
+                from ._openai_sdk import OpenAISDKTransport  # imported on demand: the SDK is slow to load
+
+                transport = OpenAISDKTransport()
+            else:
+                raise BenchError(f"unknown transport {name!r}; choose 'native' or 'openai'")
+            self._transports[name] = transport
+        return transport
+
+    def _endpoint(self, name: str, settings: ModelSettings) -> Endpoint:
+        base_url = settings.base_url
+        api_key: str | None = None
+        if is_sim_model(name) and base_url is None:
+            if self._sim_base_url is None:
+                from ..sim import embedded_sim_url  # started on first use only
+
+                self._sim_base_url = embedded_sim_url()
+            base_url = self._sim_base_url
+        elif not is_sim_model(name):
+            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+            if settings.api_key_env:
+                api_key = os.environ.get(settings.api_key_env)
+                if not api_key:
+                    raise MissingAPIKeyError(
+                        f"model {name!r} needs an API key: set the environment variable "
+                        f"{settings.api_key_env} (or set models.{name}.api_key_env in "
+                        f"{self.config.source}; null means the endpoint needs no key)"
+                    )
+                register_secret(api_key)
+        assert base_url is not None
+        return Endpoint(model=name, api_model=settings.model or name, base_url=base_url, api_key=api_key,
+                        headers=settings.headers, timeout_s=settings.timeout_s)
+
+    def _state(self, name: str) -> _ModelState:
+        state = self._models.get(name)
+        if state is None:
+            settings = self.config.settings_for(name)
+            state = _ModelState(
+                settings,
+                self._endpoint(name, settings),
+                ModelLimiter(settings.limits, clock=self._clock),
+                self._transport(self._transport_override or settings.transport),
+            )
+            self._models[name] = state
+        return state
+
+    def check_models(self, names: Iterable[str]) -> None:
+        """Resolve every model now, so a missing key fails before any call is made."""
+        for name in names:
+            self._state(name)
+
+    def totals(self) -> dict[str, ModelTotals]:
+        """Calls, attempts, tokens and cost per model so far."""
+        return {name: state.totals for name, state in self._models.items()}
+
+    def limiter(self, name: str) -> ModelLimiter:
+        return self._state(name).limiter
+
+    # -- the call ----------------------------------------------------------
+    def _request(self, state: _ModelState, messages: Sequence[Message], tools: Sequence[ToolSchema] | None,
+                 params: dict[str, Any], key: str | None) -> ChatRequest:
+        merged = {**state.settings.params, **params}
+        if state.settings.reasoning:
+            merged.pop("temperature", None)
+            if "max_tokens" in merged:
+                merged["max_completion_tokens"] = merged.pop("max_tokens")
+        body: dict[str, Any] = {
+            "model": state.endpoint.api_model,
+            "messages": msgspec.to_builtins(messages),
+        }
+        if tools:
+            body["tools"] = msgspec.to_builtins(tools)
+        body.update(merged)
+        payload = orjson.dumps(body)
+        if key is None:
+            key = hashlib.blake2b(payload, digest_size=12).hexdigest()
+        return ChatRequest(body=body, payload=payload, key=key)
+
+    async def chat(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] | None = None,
+        *,
+        key: str | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send one chat request to ``model`` and return its result.
+
+        ``key`` identifies the call (sent as ``Idempotency-Key`` and logged); by
+        default it is a hash of the request. ``params`` override the model's
+        configured params for this call. Raises an ``LLMError`` when the call
+        fails for good (after retries, or at once for permanent errors).
+        """
+        state = self._state(model)
+        request = self._request(state, messages, tools, params, key)
+        max_out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 0)
+        token_cost = estimate_tokens(len(request.payload)) + max_out
+        started_at = time.time()
+        attempts = 0
+        queued = 0.0
+        retry_wait = 0.0
+        latency = 0.0
+
+        def on_retry(_exc: BaseException, wait: float) -> None:
+            nonlocal retry_wait
+            retry_wait += wait
+            self.retries += 1
+
+        try:
+            async for attempt in retrying(state.settings.retry, clock=self._clock, rng=self._rng,
+                                          on_retry=on_retry):
+                with attempt:
+                    attempts += 1
+                    async with state.limiter.slot(token_cost) as ticket:
+                        queued += ticket.queued_s
+                        sent = time.perf_counter()
+                        try:
+                            completion = await state.transport.complete(state.endpoint, request)
+                        except RateLimitError:
+                            state.limiter.on_rate_limited(ticket)
+                            raise
+                        finally:
+                            latency = time.perf_counter() - sent
+                        await state.limiter.on_success()
+        except LLMError as exc:
+            self._record(state, model, request.key, "error", attempts, started_at, latency, queued,
+                         retry_wait, Usage(), 0.0, exc)
+            raise
+        result = to_chat_result(completion, model=model)
+        cost = state.settings.prices.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
+        result = msgspec.structs.replace(result, latency_s=latency, attempts=attempts, cost_usd=cost)
+        self._record(state, model, request.key, "ok", attempts, started_at, latency, queued, retry_wait,
+                     result.usage, cost, None)
+        return result
+
+    def _record(self, state: _ModelState, model: str, key: str, status: str, attempts: int, started_at: float,
+                latency: float, queued: float, retry_wait: float, usage: Usage, cost: float,
+                error: LLMError | None) -> None:
+        totals = state.totals
+        totals.calls += 1
+        totals.attempts += attempts
+        totals.usage = totals.usage + usage
+        totals.cost_usd += cost
+        if error is not None:
+            totals.errors += 1
+        if self.call_sink is not None:
+            self.call_sink(LLMCallRecord(
+                model=model, key=key, status=status, attempts=attempts, started_at=started_at,  # type: ignore[arg-type]
+                latency_s=latency, queued_s=queued, retry_wait_s=retry_wait, usage=usage, cost_usd=cost,
+                error_class=type(error).__name__ if error else None,
+                error_message=str(error) if error else None,
+            ))
+
+    # -- lifecycle ---------------------------------------------------------
+    async def aclose(self) -> None:
+        for transport in self._transports.values():
+            await transport.aclose()
+        self._transports.clear()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,62 @@
+"""The lean native transport: pooled aiohttp, pre-encoded JSON, msgspec-decoded replies.
+
+aiohttp is used because it is the cheapest async HTTP client in CPU per call
+on this project's machines (see ``mpcbench-async bench client`` and
+bench/RESULTS.md); the session is created lazily on the caller's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from .._exceptions import BadResponseError, LLMConnectionError, LLMTimeoutError
+from ._transport import ChatRequest, Endpoint, Transport
+from ._wire import WireCompletion, decode_completion, error_for_status
+
+__all__ = ["NativeTransport"]
+
+
+class NativeTransport(Transport):
+    """POST the pre-encoded body with aiohttp; decode the reply with msgspec."""
+
+    name = "native"
+
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
+            self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",))
+        return self._session
+
+    async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
+        headers = {"Content-Type": "application/json", "Idempotency-Key": request.key,
+                   "User-Agent": "mpcbench-async", **endpoint.headers}
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        timeout = aiohttp.ClientTimeout(total=endpoint.timeout_s)
+        url = endpoint.url
+        try:
+            async with self._get_session().post(url, data=request.payload, headers=headers,
+                                                timeout=timeout) as response:
+                body = await response.read()
+                if response.status != 200:
+                    raise error_for_status(response.status, body, response.headers,
+                                           model=endpoint.model, endpoint=url)
+        except aiohttp.ClientPayloadError as exc:
+            raise BadResponseError(f"truncated reply body ({exc})", model=endpoint.model, endpoint=url) from exc
+        except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
+            raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})",
+                                     model=endpoint.model, endpoint=url) from exc
+        except asyncio.TimeoutError as exc:
+            raise LLMTimeoutError(f"no reply within {endpoint.timeout_s:g} s",
+                                  model=endpoint.model, endpoint=url) from exc
+        return decode_completion(body, model=endpoint.model, endpoint=url)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

@@ -1,0 +1,56 @@
+"""The transport interface: one method that sends a chat request and returns a completion.
+
+Like httpx's ``AsyncBaseTransport``: ``complete(endpoint, request) -> WireCompletion``
+plus ``aclose()``. Transports do no retrying, limiting or accounting (the client
+does); they only speak HTTP and convert every failure into the ``LLMError`` tree.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import msgspec
+
+from ._wire import WireCompletion
+
+__all__ = ["ChatRequest", "Endpoint", "Transport"]
+
+
+class Endpoint(msgspec.Struct, kw_only=True, frozen=True):
+    """Where and how to call one configured model (the key never leaves this object)."""
+
+    model: str
+    api_model: str
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    timeout_s: float = 600.0
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def __repr__(self) -> str:  # never show the key
+        return f"Endpoint(model={self.model!r}, url={self.url!r})"
+
+
+class ChatRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """One request: the JSON body as a dict and as the bytes to send, plus its key."""
+
+    body: dict[str, Any]
+    payload: bytes
+    key: str
+
+
+class Transport(ABC):
+    """Sends one chat-completion request."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
+        """Send ``request``; return the decoded completion or raise an ``LLMError``."""
+
+    async def aclose(self) -> None:
+        """Release pooled connections."""

@@ -1,0 +1,144 @@
+"""The OpenAI chat-completions wire format, decoded leniently, and its conversions.
+
+Servers add fields freely (``refusal``, ``logprobs``, ``system_fingerprint``…), so
+these Structs ignore unknown fields; both transports end in ``to_chat_result``
+so they produce identical ``ChatResult``s for the same reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+import orjson
+
+from .._exceptions import (
+    BadResponseError,
+    LLMError,
+    PermanentLLMError,
+    RateLimitError,
+    ServerError,
+)
+from ..records import ChatResult, FunctionCall, ToolCall, Usage
+from ..runtime import retry_after_from_headers
+
+__all__ = ["WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status", "to_chat_result"]
+
+
+class _WireFunction(msgspec.Struct):
+    name: str = ""
+    arguments: str | None = None
+
+
+class _WireToolCall(msgspec.Struct):
+    id: str = ""
+    type: str = "function"
+    function: _WireFunction = msgspec.field(default_factory=_WireFunction)
+
+
+class _WireMessage(msgspec.Struct):
+    role: str = "assistant"
+    content: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+
+
+class _WireChoice(msgspec.Struct):
+    message: _WireMessage = msgspec.field(default_factory=_WireMessage)
+    finish_reason: str | None = None
+    index: int = 0
+
+
+class _WireUsage(msgspec.Struct):
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
+    total_tokens: int | None = 0
+
+
+class WireCompletion(msgspec.Struct):
+    """A chat completion as servers send it."""
+
+    choices: list[_WireChoice]
+    model: str = ""
+    usage: _WireUsage | None = None
+    id: str = ""
+
+
+_decoder = msgspec.json.Decoder(WireCompletion)
+
+
+def decode_completion(body: bytes, *, model: str, endpoint: str) -> WireCompletion:
+    """Decode a 200 body; anything that is not a chat completion is a ``BadResponseError``."""
+    try:
+        completion = _decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BadResponseError(f"undecodable reply body ({exc}): {body[:200]!r}",
+                               model=model, endpoint=endpoint) from exc
+    if not completion.choices:
+        raise BadResponseError("reply has no choices", model=model, endpoint=endpoint)
+    return completion
+
+
+def completion_from_builtins(data: Any, *, model: str, endpoint: str) -> WireCompletion:
+    """Convert an already-parsed completion (e.g. the SDK's ``model_dump()``)."""
+    try:
+        completion = msgspec.convert(data, WireCompletion)
+    except msgspec.ValidationError as exc:
+        raise BadResponseError(f"unexpected reply shape ({exc})", model=model, endpoint=endpoint) from exc
+    if not completion.choices:
+        raise BadResponseError("reply has no choices", model=model, endpoint=endpoint)
+    return completion
+
+
+def to_chat_result(completion: WireCompletion, *, model: str) -> ChatResult:
+    """The runner's ``ChatResult`` for a wire completion (first choice)."""
+    choice = completion.choices[0]
+    message = choice.message
+    calls = [
+        ToolCall(id=call.id, function=FunctionCall(name=call.function.name,
+                                                   arguments=call.function.arguments or "{}"))
+        for call in message.tool_calls or ()
+    ]
+    usage = completion.usage or _WireUsage()
+    prompt = usage.prompt_tokens or 0
+    completion_tokens = usage.completion_tokens or 0
+    return ChatResult(
+        model=model,
+        content=message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        usage=Usage(prompt_tokens=prompt, completion_tokens=completion_tokens,
+                    total_tokens=usage.total_tokens or prompt + completion_tokens),
+    )
+
+
+def _server_message(body: bytes | str) -> str:
+    """The server's own error text: ``error.message`` when it is JSON, else the body."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text.strip()[:500] or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        if data.get("message"):
+            return str(data["message"])
+    return text.strip()[:500]
+
+
+def error_for_status(
+    status: int, body: bytes | str, headers: Mapping[str, str], *, model: str, endpoint: str
+) -> LLMError:
+    """The error to raise for a non-200 reply, carrying the server's text and wait hint."""
+    message = _server_message(body)
+    retry_after = retry_after_from_headers(headers)
+    if status == 429:
+        return RateLimitError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
+    if status in (408, 409) or status >= 500:
+        return ServerError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
+    return PermanentLLMError(message, model=model, endpoint=endpoint, status=status)
+

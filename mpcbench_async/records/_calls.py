@@ -1,0 +1,34 @@
+"""The per-call log record written for every LLM call (``calls.jsonl``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from ._chat import Usage
+
+__all__ = ["LLMCallRecord"]
+
+
+class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """One model call as it happened: who, which unit, how long, how many tries.
+
+    ``started_at`` is wall-clock epoch seconds (for timelines); ``queued_s`` is the
+    time spent waiting on the model's limiter, ``retry_wait_s`` the time slept
+    between attempts, ``latency_s`` the duration of the final attempt.
+    """
+
+    model: str
+    key: str
+    status: Literal["ok", "error"]
+    attempts: int = 1
+    started_at: float = 0.0
+    latency_s: float = 0.0
+    queued_s: float = 0.0
+    retry_wait_s: float = 0.0
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+    error_class: str | None = None
+    error_message: str | None = None
+    kind: Literal["llm_call"] = "llm_call"

@@ -1,0 +1,102 @@
+"""Chat-completion records: messages, tool calls, tool schemas, usage and results.
+
+These are the shapes the runner persists and sends; they mirror the OpenAI chat
+format so a message list can go to any OpenAI-compatible endpoint unchanged.
+Unknown fields are rejected on decode (these are our own records; wire replies
+from servers are decoded leniently in ``llm``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "ChatResult",
+    "FunctionCall",
+    "FunctionSchema",
+    "Message",
+    "ToolCall",
+    "ToolSchema",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _Record(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Base for records: keyword-only, defaults omitted on the wire, strict decode."""
+
+
+class FunctionCall(_Record, frozen=True):
+    """The function part of a tool call: name and JSON-encoded arguments."""
+
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCall(_Record, frozen=True):
+    """One tool call requested by the model."""
+
+    id: str
+    function: FunctionCall
+    type: Literal["function"] = "function"
+
+
+class Message(_Record):
+    """One chat message. ``tool_call_id`` links a tool reply to its call."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class FunctionSchema(_Record, frozen=True):
+    """A tool's name, description and JSON-Schema parameters."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
+
+
+class ToolSchema(_Record, frozen=True):
+    """A tool offered to the model."""
+
+    function: FunctionSchema
+    type: Literal["function"] = "function"
+
+
+class Usage(_Record, frozen=True):
+    """Token usage of one call (or a sum of calls)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class ChatResult(_Record, frozen=True):
+    """What one ``LLMClient.chat`` call returns.
+
+    ``latency_s`` covers the successful attempt only; ``attempts`` counts every
+    attempt including failed ones; ``cost_usd`` comes from the model's prices.
+    """
+
+    model: str
+    content: str | None = None
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage = msgspec.field(default_factory=Usage)
+    latency_s: float = 0.0
+    attempts: int = 1
+    cost_usd: float = 0.0

@@ -1,0 +1,33 @@
+"""Runtime core: worker pools, per-model limiters, retries, JSONL store, logging, clocks."""
+
+from ._clock import Clock, FakeClock, MonotonicClock
+from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
+from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
+from ._logging import configure_logging, redact, redact_text, register_secret
+from ._pool import WorkerPool
+from ._retry import RetryPolicy, parse_duration, retry_after_from_headers, retrying
+
+__all__ = [
+    "AdaptiveConcurrency",
+    "Clock",
+    "FakeClock",
+    "JsonlWriter",
+    "LimitSettings",
+    "ModelLimiter",
+    "MonotonicClock",
+    "ReadReport",
+    "ResumeIndex",
+    "RetryPolicy",
+    "SlidingWindow",
+    "Ticket",
+    "WorkerPool",
+    "configure_logging",
+    "iter_jsonl",
+    "parse_duration",
+    "read_jsonl",
+    "redact",
+    "redact_text",
+    "register_secret",
+    "retry_after_from_headers",
+    "retrying",
+]

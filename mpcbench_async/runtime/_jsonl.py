@@ -1,0 +1,186 @@
+"""Append-only JSONL store: one record per line, a torn-tail-tolerant reader, resume index.
+
+Writers append whole lines (``orjson`` + ``\\n``) and flush after every record, so a
+crash leaves at most one torn last line. Opening a writer on a file whose last
+line is torn trims that fragment first (it was never a record) and says so;
+readers skip it and report it. The resume index streams the file and keeps only
+keys, so resuming costs memory in the number of units, not in payload size.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+import structlog
+
+__all__ = ["JsonlWriter", "ReadReport", "ResumeIndex", "iter_jsonl", "read_jsonl"]
+
+log = structlog.get_logger(__name__)
+
+
+def _trim_torn_tail(path: Path) -> int:
+    """Cut a trailing partial line (no final newline) off ``path``; return bytes removed."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    with path.open("rb+") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        # Walk back to the last newline in modest blocks.
+        pos = size
+        block = 65536
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                keep = start + idx + 1
+                break
+            pos = start
+        else:
+            keep = 0
+        fh.truncate(keep)
+        return size - keep
+
+
+class JsonlWriter:
+    """Append records to a JSONL file, flushing after each (and fsyncing if asked).
+
+    Records may be msgspec Structs or plain JSON-able values. Writes are small
+    appends and run inline: cheaper than a thread hop per record, and the
+    flush puts each line in the OS page cache, which survives a process kill.
+    """
+
+    def __init__(self, path: str | Path, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        trimmed = _trim_torn_tail(self.path)
+        if trimmed:
+            log.warning("jsonl.torn_tail_trimmed", path=str(self.path), bytes=trimmed)
+        self._fh = self.path.open("ab", buffering=0 if fsync else 1 << 16)
+        self._encoder = msgspec.json.Encoder()
+        self._buffer = bytearray()
+        self.written = 0
+
+    def write(self, record: Any) -> None:
+        buf = self._buffer
+        if isinstance(record, msgspec.Struct):
+            self._encoder.encode_into(record, buf)
+        else:
+            buf[:] = orjson.dumps(record)
+        buf.extend(b"\n")
+        self._fh.write(buf)
+        self._fh.flush()
+        if self.fsync:
+            os.fsync(self._fh.fileno())
+        self.written += 1
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            if self.fsync:
+                os.fsync(self._fh.fileno())
+            self._fh.close()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ReadReport(msgspec.Struct, kw_only=True):
+    """What a read skipped: a torn last line and any undecodable lines (1-based)."""
+
+    path: str
+    lines: int = 0
+    torn_tail: bool = False
+    bad_lines: list[int] = msgspec.field(default_factory=list)
+
+
+def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any = Any) -> Iterator[Any]:
+    """Stream decoded records from ``path``; undecodable lines are skipped and reported.
+
+    A last line without a newline is a torn write (the process died mid-append)
+    and is skipped with ``report.torn_tail = True``; other bad lines are listed
+    in ``report.bad_lines`` and logged once at the end.
+    """
+    path = Path(path)
+    report = report if report is not None else ReadReport(path=str(path))
+    decoder = msgspec.json.Decoder(type_)
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        for number, line in enumerate(fh, start=1):
+            report.lines = number
+            if not line.endswith(b"\n"):
+                report.torn_tail = True
+                log.warning("jsonl.torn_tail_skipped", path=str(path), line=number)
+                break
+            if not line.strip():
+                continue
+            try:
+                yield decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                report.bad_lines.append(number)
+    if report.bad_lines:
+        log.warning("jsonl.bad_lines_skipped", path=str(path), lines=report.bad_lines[:20],
+                    count=len(report.bad_lines))
+
+
+def read_jsonl(path: str | Path, *, type_: Any = Any) -> tuple[list[Any], ReadReport]:
+    """Read a whole JSONL file (small files only); return records and what was skipped."""
+    report = ReadReport(path=str(path))
+    return list(iter_jsonl(path, report, type_=type_)), report
+
+
+class _KeyStatus(msgspec.Struct):
+    """Only the fields resume needs; msgspec skips the rest of each line cheaply."""
+
+    key: str
+    status: str = "ok"
+    retryable: bool = False
+
+
+class ResumeIndex:
+    """The set of unit keys that are finished and must not run again.
+
+    A key is done when it has an ``ok`` record, or an ``error`` record that is not
+    retryable (a task-level error) unless ``retry_errors`` is set. Units whose
+    records are all retryable (infrastructure) errors run again.
+    """
+
+    def __init__(self, done: set[str] | None = None, report: ReadReport | None = None) -> None:
+        self.done: set[str] = done or set()
+        self.report = report
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, retry_errors: bool = False) -> ResumeIndex:
+        report = ReadReport(path=str(path))
+        done: set[str] = set()
+        for rec in iter_jsonl(path, report, type_=_KeyStatus):
+            if rec.status == "ok" or (not rec.retryable and not retry_errors):
+                done.add(rec.key)
+        return cls(done, report)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.done
+
+    def __len__(self) -> int:
+        return len(self.done)
+
+    def add(self, key: str) -> None:
+        self.done.add(key)

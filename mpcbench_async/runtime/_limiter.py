@@ -1,0 +1,188 @@
+"""Per-model request limits: concurrency (adaptive), requests and tokens per minute.
+
+``ModelLimiter.slot(cost)`` is the one entry point: it waits for a concurrency
+slot, then for room in the RPM window, then for room in the TPM window, and
+yields a ``Ticket``. Windows are *sliding*: a limiter set to R per minute never
+lets more than R units start in any 60-second span (a token bucket would allow
+up to 2R across a refill boundary, which is exactly what earns 429s).
+
+Concurrency is AIMD: a 429 episode halves the cap (429s from requests started
+before the last decrease belong to the same episode and are ignored); every
+success while the cap is saturated adds 1/cap, i.e. +1 per cap's worth of
+successes, up to the configured maximum.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import msgspec
+
+from ._clock import Clock, MonotonicClock
+
+__all__ = ["AdaptiveConcurrency", "LimitSettings", "ModelLimiter", "SlidingWindow", "Ticket"]
+
+
+class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Limits for one model; ``None`` means unlimited."""
+
+    max_concurrency: int = 32
+    rpm: int | None = None
+    tpm: int | None = None
+    adaptive: bool = True
+
+
+class SlidingWindow:
+    """At most ``capacity`` units may be acquired within any ``window`` seconds.
+
+    Waiters are served first-come first-served (one lock), so a large request
+    is not starved by a stream of small ones.
+    """
+
+    def __init__(self, capacity: int, *, window: float = 60.0, clock: Clock | None = None) -> None:
+        if capacity <= 0:
+            raise ValueError(f"capacity must be positive, got {capacity}")
+        self.capacity = capacity
+        self.window = window
+        self._clock = clock or MonotonicClock()
+        self._entries: deque[tuple[float, int]] = deque()
+        self._used = 0
+        self._lock = anyio.Lock()
+
+    def _expire(self, now: float) -> None:
+        horizon = now - self.window
+        while self._entries and self._entries[0][0] <= horizon:
+            _, cost = self._entries.popleft()
+            self._used -= cost
+
+    def _wait_needed(self, cost: int, now: float) -> float:
+        """Seconds until ``cost`` fits, given the entries currently in the window."""
+        excess = self._used + cost - self.capacity
+        for started, entry_cost in self._entries:
+            excess -= entry_cost
+            if excess <= 0:
+                return started + self.window - now
+        return 0.0
+
+    async def acquire(self, cost: int = 1) -> float:
+        """Wait until ``cost`` units fit in the window, take them, return seconds waited.
+
+        A cost above the capacity is clamped to it: such a request can never fit,
+        and the server, not this limiter, should be the one to reject it.
+        """
+        cost = min(max(cost, 0), self.capacity)
+        start = self._clock.now()
+        async with self._lock:
+            while True:
+                now = self._clock.now()
+                self._expire(now)
+                if self._used + cost <= self.capacity:
+                    self._entries.append((now, cost))
+                    self._used += cost
+                    return now - start
+                await self._clock.sleep(self._wait_needed(cost, now))
+
+
+class AdaptiveConcurrency:
+    """A concurrency cap that shrinks on rate limiting and grows back when saturated."""
+
+    def __init__(
+        self,
+        maximum: int,
+        *,
+        minimum: int = 1,
+        decrease_factor: float = 0.5,
+        adaptive: bool = True,
+        clock: Clock | None = None,
+    ) -> None:
+        if maximum < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {maximum}")
+        self.maximum = maximum
+        self.minimum = min(minimum, maximum)
+        self.decrease_factor = decrease_factor
+        self.adaptive = adaptive
+        self.limit = float(maximum)
+        self.in_flight = 0
+        self.decreases = 0
+        self._clock = clock or MonotonicClock()
+        self._last_decrease = float("-inf")
+        self._changed = anyio.Condition()
+
+    @property
+    def cap(self) -> int:
+        """The number of requests currently allowed in flight."""
+        return max(self.minimum, int(self.limit))
+
+    async def acquire(self) -> None:
+        async with self._changed:
+            while self.in_flight >= self.cap:
+                await self._changed.wait()
+            self.in_flight += 1
+
+    async def release(self) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            self._changed.notify()
+
+    def on_rate_limited(self, started_at: float) -> None:
+        """Record a 429 for a request started at ``started_at``; shrink once per episode."""
+        if not self.adaptive or started_at < self._last_decrease:
+            return
+        self.limit = max(float(self.minimum), self.limit * self.decrease_factor)
+        self._last_decrease = self._clock.now()
+        self.decreases += 1
+
+    async def on_success(self) -> None:
+        """Grow by 1/cap when the cap was saturated (additive increase)."""
+        if not self.adaptive or self.limit >= self.maximum or self.in_flight < self.cap:
+            return
+        before = self.cap
+        self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
+        if self.cap > before:
+            async with self._changed:
+                self._changed.notify(self.cap - before)
+
+
+class Ticket(msgspec.Struct, kw_only=True):
+    """One admitted request: when it started and how long it queued."""
+
+    started_at: float
+    queued_s: float
+
+
+class ModelLimiter:
+    """Concurrency + RPM + TPM limits for one model, in that order of admission."""
+
+    def __init__(self, settings: LimitSettings, *, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self._clock = clock or MonotonicClock()
+        self.concurrency = AdaptiveConcurrency(
+            settings.max_concurrency, adaptive=settings.adaptive, clock=self._clock
+        )
+        self.requests = SlidingWindow(settings.rpm, clock=self._clock) if settings.rpm else None
+        self.tokens = SlidingWindow(settings.tpm, clock=self._clock) if settings.tpm else None
+
+    @asynccontextmanager
+    async def slot(self, token_cost: int = 0) -> AsyncIterator[Ticket]:
+        """Hold one admitted request for the duration of the block."""
+        start = self._clock.now()
+        await self.concurrency.acquire()
+        try:
+            if self.requests is not None:
+                await self.requests.acquire(1)
+            if self.tokens is not None and token_cost:
+                await self.tokens.acquire(token_cost)
+            now = self._clock.now()
+            yield Ticket(started_at=now, queued_s=now - start)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.concurrency.release()
+
+    def on_rate_limited(self, ticket: Ticket) -> None:
+        self.concurrency.on_rate_limited(ticket.started_at)
+
+    async def on_success(self) -> None:
+        await self.concurrency.on_success()

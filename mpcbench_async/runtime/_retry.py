@@ -1,0 +1,157 @@
+"""The one retry loop for model calls, built on tenacity.
+
+Transient failures (``TransientLLMError``: 408/409/429/5xx, connection errors,
+timeouts, truncated or undecodable bodies) are retried with exponential backoff
+and full jitter, unless the server said how long to wait (``Retry-After``,
+``retry-after-ms``, ``x-ratelimit-reset-*``), in which case that wait is used
+(plus up to 10% jitter, so a crowd of clients does not return in lockstep).
+Attempts and total waiting are both bounded. Anything else fails at once.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+
+import msgspec
+import tenacity
+
+from .._exceptions import TransientLLMError
+from ._clock import Clock, MonotonicClock
+
+__all__ = ["RetryPolicy", "parse_duration", "retry_after_from_headers", "retrying"]
+
+
+class RetryPolicy(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How hard to retry: attempts, backoff shape and the total wait budget (seconds)."""
+
+    max_attempts: int = 8
+    max_total_wait: float = 300.0
+    initial_backoff: float = 0.5
+    max_backoff: float = 60.0
+    honour_server_hints: bool = True
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_duration(text: str) -> float | None:
+    """Parse OpenAI-style reset durations (``"1s"``, ``"6m0s"``, ``"20ms"``, ``"1.5"``) to seconds."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(a + b for a, b in parts) != text:
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(value) * scale[unit] for value, unit in parts)
+
+
+def _parse_retry_after(value: str, now: float) -> float | None:
+    """``Retry-After`` is either delta-seconds or an HTTP-date."""
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return when.timestamp() - now
+
+
+def retry_after_from_headers(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """The wait (seconds, ≥ 0) a server asked for, or ``None`` if it did not say.
+
+    Precedence: ``retry-after-ms``, then ``Retry-After``, then the larger of
+    ``x-ratelimit-reset-requests`` / ``x-ratelimit-reset-tokens``. Header names
+    are matched case-insensitively.
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    wall_now = time.time() if now is None else now
+    if "retry-after-ms" in lower:
+        try:
+            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+        except ValueError:
+            pass
+    if "retry-after" in lower:
+        seconds = _parse_retry_after(lower["retry-after"], wall_now)
+        if seconds is not None:
+            return max(0.0, seconds)
+    resets = [
+        parse_duration(lower[name])
+        for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+        if name in lower
+    ]
+    resets = [r for r in resets if r is not None]
+    return max(resets) if resets else None
+
+
+class _Wait(tenacity.wait.wait_base):
+    """Server hint when there is one, else exponential backoff with full jitter."""
+
+    def __init__(self, policy: RetryPolicy, rng: random.Random) -> None:
+        self.policy = policy
+        self.rng = rng
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        if hint is not None and self.policy.honour_server_hints:
+            return hint * (1.0 + 0.1 * self.rng.random())
+        ceiling = min(
+            self.policy.max_backoff,
+            self.policy.initial_backoff * 2 ** (retry_state.attempt_number - 1),
+        )
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, TransientLLMError)
+
+
+def retrying(
+    policy: RetryPolicy,
+    *,
+    clock: Clock | None = None,
+    rng: random.Random | None = None,
+    on_retry: Callable[[BaseException, float], None] | None = None,
+) -> tenacity.AsyncRetrying:
+    """A tenacity ``AsyncRetrying`` for ``policy``.
+
+    Stops after ``max_attempts`` or when the next wait would push the total
+    waiting past ``max_total_wait``; the last error is re-raised as is.
+    ``on_retry(error, wait)`` is called before each sleep.
+    """
+    clock = clock or MonotonicClock()
+
+    def stop(state: tenacity.RetryCallState) -> bool:
+        if state.attempt_number >= policy.max_attempts:
+            return True
+        return state.idle_for + (state.upcoming_sleep or 0.0) > policy.max_total_wait
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        if on_retry is not None and state.outcome is not None:
+            exc = state.outcome.exception()
+            if exc is not None:
+                on_retry(exc, state.upcoming_sleep)
+
+    return tenacity.AsyncRetrying(
+        sleep=clock.sleep,
+        retry=tenacity.retry_if_exception(_is_retryable),
+        wait=_Wait(policy, rng or random.Random()),
+        stop=stop,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+

@@ -1,0 +1,105 @@
+"""Fault injection and load shape for the simulated provider.
+
+A ``FaultSpec`` is set for the whole server and can be overridden per model by a
+query-string suffix on the model name, e.g.
+``sim/echo?latency_ms=200&p429=0.1&p503=0.05`` (unknown or mistyped fields are
+rejected with HTTP 400 naming the field).
+
+Two ways to inject faults:
+
+* ``fault=<kind>&fail_first=N`` — deterministic: the first N requests for each
+  idempotency key get ``<kind>``; later ones succeed. Used by tests.
+* ``p429``, ``p500``, ``p502``, ``p503``, ``pdrop``, ``ptimeout``, ``ptruncate``,
+  ``pmalformed`` — probabilities, drawn from a generator seeded by
+  (server seed, key, attempt number), so a run's faults do not depend on
+  scheduling order.
+
+Fault kinds: ``429 500 502 503`` (error statuses; 429/503 carry
+``retry-after-ms``/``Retry-After`` when configured), ``400 401 403 404 422``
+(permanent errors), ``drop`` (connection closed with no reply), ``timeout``
+(connection held open without a reply), ``truncate`` (body cut short of its
+Content-Length), ``malformed`` (200 with a body that is not JSON).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+from urllib.parse import parse_qsl
+
+import msgspec
+
+__all__ = ["FaultKind", "FaultSpec", "choose_fault", "latency_seconds", "split_model_name"]
+
+FaultKind = Literal[
+    "429", "500", "502", "503", "400", "401", "403", "404", "422",
+    "drop", "timeout", "truncate", "malformed",
+]
+
+_RANDOM_FAULTS: tuple[tuple[str, FaultKind], ...] = (
+    ("p429", "429"),
+    ("p500", "500"),
+    ("p502", "502"),
+    ("p503", "503"),
+    ("pdrop", "drop"),
+    ("ptimeout", "timeout"),
+    ("ptruncate", "truncate"),
+    ("pmalformed", "malformed"),
+)
+
+
+class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Latency, rate limits and faults for a server or one model."""
+
+    latency_ms: float = 0.0
+    latency_sd_ms: float = 0.0
+    rpm: int | None = None
+    tpm: int | None = None
+    fault: FaultKind | None = None
+    fail_first: int = 0
+    p429: float = 0.0
+    p500: float = 0.0
+    p502: float = 0.0
+    p503: float = 0.0
+    pdrop: float = 0.0
+    ptimeout: float = 0.0
+    ptruncate: float = 0.0
+    pmalformed: float = 0.0
+    retry_after_ms: int | None = None
+    retry_after: str | None = None
+    hang_s: float = 300.0
+
+    def with_overrides(self, query: str) -> FaultSpec:
+        """This spec with fields from a query string (``a=1&b=2``) replaced."""
+        if not query:
+            return self
+        fields = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=True))
+        merged = msgspec.structs.asdict(self) | fields
+        return msgspec.convert(merged, FaultSpec, strict=False)
+
+
+def split_model_name(model: str) -> tuple[str, str]:
+    """``"sim/echo?p429=0.1"`` → ``("sim/echo", "p429=0.1")``."""
+    base, _, query = model.partition("?")
+    return base, query
+
+
+def choose_fault(spec: FaultSpec, *, seed: int, key: str, attempt: int) -> FaultKind | None:
+    """The fault (or ``None``) for the ``attempt``-th request (0-based) with ``key``."""
+    if spec.fault is not None and attempt < spec.fail_first:
+        return spec.fault
+    draw = random.Random(f"{seed}:{key}:{attempt}").random()
+    for field, kind in _RANDOM_FAULTS:
+        draw -= getattr(spec, field)
+        if draw < 0:
+            return kind
+    return None
+
+
+def latency_seconds(spec: FaultSpec, *, seed: int, key: str, attempt: int) -> float:
+    """The simulated service time for one request (normal, clipped at zero)."""
+    if spec.latency_sd_ms <= 0:
+        return spec.latency_ms / 1000.0
+    rng = random.Random(f"latency:{seed}:{key}:{attempt}")
+    return max(0.0, rng.gauss(spec.latency_ms, spec.latency_sd_ms)) / 1000.0
+

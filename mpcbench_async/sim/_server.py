@@ -1,0 +1,299 @@
+"""The simulated OpenAI-compatible provider: a real HTTP server on loopback.
+
+Routes: ``POST /v1/chat/completions`` (tools and tool_calls supported),
+``GET /v1/models``, ``GET /sim/stats`` (request counters) and
+``POST /sim/reset``. Requests are counted per idempotency key (the
+``Idempotency-Key`` header, else a hash of the body): ``received`` counts every
+request, ``completed`` only those answered 200 with a full body — tests use it
+to prove that no call was completed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import time
+from collections import Counter
+from typing import Any
+
+import msgspec
+import orjson
+from aiohttp import web
+
+from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
+from ._policies import POLICIES, Reply, get_policy
+
+__all__ = ["SimServer", "SimStats"]
+
+
+class SimStats(msgspec.Struct, kw_only=True):
+    """Counters since start (or the last reset)."""
+
+    received: dict[str, int] = msgspec.field(default_factory=dict)
+    completed: dict[str, int] = msgspec.field(default_factory=dict)
+    statuses: dict[str, int] = msgspec.field(default_factory=dict)
+    faults: dict[str, int] = msgspec.field(default_factory=dict)
+
+    @property
+    def total_received(self) -> int:
+        return sum(self.received.values())
+
+    @property
+    def total_completed(self) -> int:
+        return sum(self.completed.values())
+
+
+class _Bucket:
+    """A token bucket refilled at ``capacity`` per minute (how providers meter)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.tokens = float(capacity)
+        self.stamp = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.capacity / 60.0)
+        self.stamp = now
+
+    def try_take(self, cost: float) -> float:
+        """Take ``cost`` and return 0, or return the seconds until it would fit."""
+        self._refill()
+        cost = min(cost, self.capacity)
+        if self.tokens >= cost:
+            self.tokens -= cost
+            return 0.0
+        return (cost - self.tokens) * 60.0 / self.capacity
+
+
+def _estimate_tokens(text_bytes: int) -> int:
+    return max(1, text_bytes // 4)
+
+
+def _error_body(message: str, kind: str, code: str | None = None) -> bytes:
+    return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
+
+
+_ERROR_TEXT: dict[str, tuple[str, str]] = {
+    "400": ("invalid_request_error", "simulated bad request"),
+    "401": ("authentication_error", "simulated: invalid API key provided"),
+    "403": ("permission_error", "simulated: permission denied"),
+    "404": ("not_found_error", "simulated: model not found"),
+    "422": ("invalid_request_error", "simulated: unprocessable request"),
+    "429": ("rate_limit_error", "simulated: rate limit reached, please retry"),
+    "500": ("server_error", "simulated: internal server error"),
+    "502": ("server_error", "simulated: bad gateway"),
+    "503": ("server_error", "simulated: service unavailable"),
+}
+
+
+class SimServer:
+    """An embedded sim provider. Use ``async with SimServer(...) as sim: sim.base_url``."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        defaults: FaultSpec | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.seed = seed
+        self.defaults = defaults or FaultSpec()
+        self.host = host
+        self.port = port
+        self.stats = SimStats()
+        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/sim/stats", self._stats)
+        app.router.add_post("/sim/reset", self._reset)
+        return app
+
+    async def start(self) -> str:
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=4096, reuse_address=True)
+        await site.start()
+        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> SimServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def reset(self) -> None:
+        self.stats = SimStats()
+        self._buckets.clear()
+
+    # -- routes ------------------------------------------------------------
+    async def _models(self, _request: web.Request) -> web.Response:
+        data = [{"id": name, "object": "model", "owned_by": "mpcbench-sim"} for name in sorted(POLICIES)]
+        return web.json_response({"object": "list", "data": data}, dumps=lambda o: orjson.dumps(o).decode())
+
+    async def _stats(self, _request: web.Request) -> web.Response:
+        return web.Response(body=msgspec.json.encode(self.stats), content_type="application/json")
+
+    async def _reset(self, _request: web.Request) -> web.Response:
+        self.reset()
+        return web.Response(body=b"{}", content_type="application/json")
+
+    def _count(self, table: dict[str, int], key: str) -> None:
+        table[key] = table.get(key, 0) + 1
+
+    def _respond(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> web.Response:
+        self._count(self.stats.statuses, str(status))
+        return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = orjson.loads(raw)
+            model_name = body["model"]
+            messages = body["messages"]
+            if not isinstance(model_name, str) or not isinstance(messages, list):
+                raise TypeError
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return self._respond(400, _error_body(
+                "request body must be JSON with a string 'model' and a list 'messages'",
+                "invalid_request_error"))
+
+        base, query = split_model_name(model_name)
+        policy = get_policy(base)
+        if policy is None:
+            return self._respond(404, _error_body(
+                f"The model '{base}' does not exist; sim models: {', '.join(sorted(POLICIES))}",
+                "invalid_request_error", "model_not_found"))
+        try:
+            spec = self.defaults.with_overrides(query)
+        except (ValueError, msgspec.ValidationError) as exc:
+            return self._respond(400, _error_body(f"bad sim options in model name {model_name!r}: {exc}",
+                                                  "invalid_request_error"))
+
+        key = request.headers.get("Idempotency-Key") or hashlib.sha256(raw).hexdigest()[:32]
+        attempt = self.stats.received.get(key, 0)
+        self._count(self.stats.received, key)
+
+        prompt_tokens = _estimate_tokens(len(raw))
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+        limited = self._rate_limit(model_name, spec, prompt_tokens + max_tokens)
+        if limited is not None:
+            self._count(self.stats.faults, "rate_limited")
+            return self._respond(429, _error_body("simulated: rate limit exceeded for " + model_name,
+                                                  "rate_limit_error", "rate_limit_exceeded"), limited)
+
+        fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt)
+        delay = latency_seconds(spec, seed=self.seed, key=key, attempt=attempt)
+        if delay:
+            await asyncio.sleep(delay)
+        if fault is not None:
+            self._count(self.stats.faults, fault)
+            return await self._inject(request, fault, spec)
+
+        reply = policy(body)
+        payload = self._completion(model_name, reply, prompt_tokens, key)
+        response = self._respond(200, payload, self._limit_headers(model_name, spec))
+        self._count(self.stats.completed, key)
+        return response
+
+    # -- helpers -----------------------------------------------------------
+    def _bucket(self, model: str, kind: str, capacity: int) -> _Bucket:
+        bucket = self._buckets.get((model, kind))
+        if bucket is None or bucket.capacity != capacity:
+            bucket = self._buckets[(model, kind)] = _Bucket(capacity)
+        return bucket
+
+    def _rate_limit(self, model: str, spec: FaultSpec, token_cost: int) -> dict[str, str] | None:
+        """Charge the request to the model's buckets; 429 headers if it does not fit."""
+        waits: dict[str, float] = {}
+        if spec.rpm:
+            waits["requests"] = self._bucket(model, "requests", spec.rpm).try_take(1)
+        if spec.tpm and not waits.get("requests"):
+            waits["tokens"] = self._bucket(model, "tokens", spec.tpm).try_take(token_cost)
+        wait = max(waits.values(), default=0.0)
+        if wait <= 0:
+            return None
+        headers = self._limit_headers(model, spec)
+        headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+        headers["Retry-After"] = str(math.ceil(wait))
+        return headers
+
+    def _limit_headers(self, model: str, spec: FaultSpec) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for kind, capacity in (("requests", spec.rpm), ("tokens", spec.tpm)):
+            if not capacity:
+                continue
+            bucket = self._bucket(model, kind, capacity)
+            headers[f"x-ratelimit-limit-{kind}"] = str(capacity)
+            headers[f"x-ratelimit-remaining-{kind}"] = str(int(bucket.tokens))
+            reset = (capacity - bucket.tokens) * 60.0 / capacity
+            headers[f"x-ratelimit-reset-{kind}"] = f"{reset:.3f}s"
+        return headers
+
+    def _completion(self, model: str, reply: Reply, prompt_tokens: int, key: str) -> bytes:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        out_chars = len(reply.content or "")
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{i}_{key[:8]}", "type": "function",
+                 "function": {"name": call["name"], "arguments": call["arguments"]}}
+                for i, call in enumerate(reply.tool_calls)
+            ]
+            out_chars += sum(len(c["name"]) + len(c["arguments"]) for c in reply.tool_calls)
+        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+        completion_tokens = _estimate_tokens(out_chars)
+        return orjson.dumps({
+            "id": f"chatcmpl-{key[:16]}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        })
+
+    async def _inject(self, request: web.Request, fault: FaultKind, spec: FaultSpec) -> web.StreamResponse:
+        if fault in _ERROR_TEXT:
+            kind, text = _ERROR_TEXT[fault]
+            headers: dict[str, str] = {}
+            if fault in ("429", "503"):
+                if spec.retry_after_ms is not None:
+                    headers["retry-after-ms"] = str(spec.retry_after_ms)
+                if spec.retry_after is not None:
+                    headers["Retry-After"] = spec.retry_after
+            return self._respond(int(fault), _error_body(text, kind), headers)
+        if fault == "malformed":
+            return self._respond(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+        if fault == "timeout":
+            await asyncio.sleep(spec.hang_s)
+            return self._respond(504, _error_body("simulated: upstream timeout", "server_error"))
+        transport = request.transport
+        if fault == "truncate":
+            response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            response.content_length = 400
+            await response.prepare(request)
+            await response.write(b'{"id": "chatcmpl-cut", "object": "chat.completion", "choices": [')
+            await response.drain()
+        if transport is not None:
+            transport.abort()
+        raise asyncio.CancelledError  # the connection is gone; nothing more to send
