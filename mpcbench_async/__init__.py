@@ -1,0 +1,64 @@
+"""mpcbench-async: an asynchronous, high-throughput runner for LLM-agent benchmarks.
+
+The public API is re-exported here; sub-packages hold the layers of DESIGN.md §3
+(``records`` → ``runtime`` → ``llm`` → ``sim`` → benchmarks → ``cli``), and
+implementation modules are private (``_name.py``).
+"""
+
+from ._exceptions import (
+    BadResponseError,
+    BenchError,
+    ConfigError,
+    InputError,
+    Interrupted,
+    LLMConnectionError,
+    LLMError,
+    LLMTimeoutError,
+    MissingAPIKeyError,
+    PermanentLLMError,
+    RateLimitError,
+    RecordDecodeError,
+    ServerError,
+    TransientLLMError,
+)
+from .llm import LLMClient, ModelConfig, ModelSettings, load_model_config
+from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
+from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BadResponseError",
+    "BenchError",
+    "ChatResult",
+    "ConfigError",
+    "FunctionCall",
+    "FunctionSchema",
+    "InputError",
+    "Interrupted",
+    "JsonlWriter",
+    "LLMCallRecord",
+    "LLMClient",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMTimeoutError",
+    "LimitSettings",
+    "Message",
+    "MissingAPIKeyError",
+    "ModelConfig",
+    "ModelLimiter",
+    "ModelSettings",
+    "PermanentLLMError",
+    "RateLimitError",
+    "RecordDecodeError",
+    "ResumeIndex",
+    "RetryPolicy",
+    "ServerError",
+    "ToolCall",
+    "ToolSchema",
+    "TransientLLMError",
+    "Usage",
+    "WorkerPool",
+    "__version__",
+    "load_model_config",
+]

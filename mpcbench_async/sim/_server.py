@@ -293,7 +293,7 @@ class SimServer:
             response.content_length = 400
             await response.prepare(request)
             await response.write(b'{"id": "chatcmpl-cut", "object": "chat.completion", "choices": [')
-            await response.drain()
         if transport is not None:
-            transport.abort()
+            # close() flushes what was written (the cut body); abort() drops the connection bare.
+            transport.close() if fault == "truncate" else transport.abort()
         raise asyncio.CancelledError  # the connection is gone; nothing more to send

@@ -1,0 +1,60 @@
+"""``mpcbench-async sim serve``: run the simulated provider as a loopback server."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+import anyio
+
+from .._exceptions import BenchError
+from ..sim import FaultSpec, SimServer
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    sim = commands.add_parser("sim", help="the simulated OpenAI-compatible provider",
+                              description="The simulated OpenAI-compatible provider.")
+    sub = sim.add_subparsers(dest="sim_command", metavar="SUBCOMMAND", required=True)
+    serve = sub.add_parser(
+        "serve",
+        help="serve the sim over HTTP (POST /v1/chat/completions, GET /v1/models, GET /sim/stats)",
+        description="Serve the simulated provider over HTTP until interrupted. Per-model faults can "
+        "also be set with a query suffix on the model name, e.g. 'sim/echo?p429=0.1&latency_ms=200'.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1, loopback)")
+    serve.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default: 8765)")
+    serve.add_argument("--seed", type=int, default=0, help="seed for faults and latency (default: 0)")
+    serve.add_argument("--latency-ms", type=float, default=0.0, help="mean service time per request")
+    serve.add_argument("--latency-sd-ms", type=float, default=0.0, help="standard deviation of service time")
+    serve.add_argument("--rpm", type=int, default=None, help="enforce requests per minute per model (429 beyond)")
+    serve.add_argument("--tpm", type=int, default=None, help="enforce tokens per minute per model (429 beyond)")
+    for kind in ("429", "500", "502", "503", "drop", "timeout", "truncate", "malformed"):
+        serve.add_argument(f"--p{kind}", type=float, default=0.0, metavar="P",
+                           help=f"probability of a '{kind}' fault per request")
+    serve.add_argument("--retry-after-ms", type=int, default=None,
+                       help="retry-after-ms header value on injected 429/503 replies")
+    serve.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    spec = FaultSpec(
+        latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
+        p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,
+        ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed,
+        retry_after_ms=args.retry_after_ms,
+    )
+
+    async def run() -> None:
+        async with SimServer(seed=args.seed, defaults=spec, host=args.host, port=args.port) as server:
+            print(f"sim listening on {server.base_url}", flush=True)
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    break
+        print("sim stopped", file=sys.stderr)
+
+    try:
+        anyio.run(run)
+    except OSError as exc:
+        raise BenchError(f"sim serve: cannot listen on {args.host}:{args.port} ({exc.strerror or exc})") from exc
+    return 0

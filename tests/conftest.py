@@ -1,0 +1,53 @@
+"""Shared fixtures: a seeded sim server on loopback and clients pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from mpcbench_async.llm import LLMClient, ModelConfig
+from mpcbench_async.records import LLMCallRecord
+from mpcbench_async.runtime import FakeClock
+from mpcbench_async.sim import SimServer
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE = REPO.parent / "shared" / "reference"
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[SimServer]:
+    """A seeded sim server on a free loopback port, in the test's event loop."""
+    async with SimServer(seed=7) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def make_client(sim: SimServer, fake_clock: FakeClock) -> AsyncIterator[Callable[..., LLMClient]]:
+    """Build LLMClients against the sim; backoff sleeps run on a fake clock (no real waiting)."""
+    clients: list[LLMClient] = []
+
+    def build(transport: str = "native", config: ModelConfig | None = None,
+              records: list[LLMCallRecord] | None = None) -> LLMClient:
+        client = LLMClient(config, transport=transport, sim_base_url=sim.base_url, clock=fake_clock,
+                           call_sink=records.append if records is not None else None)
+        clients.append(client)
+        return client
+
+    yield build
+    for client in clients:
+        await client.aclose()
+
+
+def reference_dir(*parts: str) -> Path:
+    """A path under ../shared/reference, skipping the test when it is absent (fresh clones)."""
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference data not available at {path} (only present beside the CI checkout)")
+    return path

@@ -1,0 +1,132 @@
+"""The simulated provider: routes, counters, fault choice and policies, over real HTTP."""
+
+from __future__ import annotations
+
+import aiohttp
+import orjson
+import pytest
+
+from mpcbench_async.sim import FaultSpec, SimServer, choose_fault
+from mpcbench_async.sim._policies import echo, scripted
+
+
+async def post(sim: SimServer, body: bytes, key: str | None = None) -> tuple[int, dict]:
+    headers = {"Idempotency-Key": key} if key else {}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(sim.base_url + "/chat/completions", data=body, headers=headers) as resp:
+            return resp.status, orjson.loads(await resp.read())
+
+
+class TestRoutes:
+    async def test_models_lists_the_registered_policies(self, sim):
+        """GET /v1/models lists every sim policy in OpenAI's list format."""
+        async with aiohttp.ClientSession() as session:
+            async with session.get(sim.base_url + "/models") as resp:
+                data = orjson.loads(await resp.read())
+        assert ["sim/echo", "sim/scripted"] == [m["id"] for m in data["data"]][:2]
+        assert "list" == data["object"]
+
+    async def test_bad_body_is_a_400_saying_what_is_needed(self, sim):
+        """A body without model/messages is rejected with a message saying what is required."""
+        status, data = await post(sim, b'{"messages": "nope"}')
+        assert (400, "request body must be JSON with a string 'model' and a list 'messages'") == (
+            status, data["error"]["message"])
+
+    async def test_bad_fault_option_names_the_field(self, sim):
+        """A mistyped option in a model-name suffix is a 400 naming the field."""
+        body = orjson.dumps({"model": "sim/echo?p429=lots", "messages": []})
+        status, data = await post(sim, body)
+        assert 400 == status
+        assert "bad sim options in model name 'sim/echo?p429=lots': Expected `float`, got `str` - at `$.p429`" == (
+            data["error"]["message"])
+
+    async def test_counts_received_and_completed_per_key(self, sim):
+        """Every request counts as received; only full 200 replies count as completed."""
+        body = orjson.dumps({"model": "sim/echo?fault=500&fail_first=1", "messages": [{"role": "user",
+                                                                                     "content": "x"}]})
+        assert 500 == (await post(sim, body, key="k1"))[0]
+        assert 200 == (await post(sim, body, key="k1"))[0]
+        async with aiohttp.ClientSession() as session:
+            async with session.get(sim.base_url.removesuffix("/v1") + "/sim/stats") as resp:
+                stats = orjson.loads(await resp.read())
+        assert ({"k1": 2}, {"k1": 1}, {"500": 1, "200": 1}) == (
+            stats["received"], stats["completed"], stats["statuses"])
+
+    async def test_key_defaults_to_a_hash_of_the_body(self, sim):
+        """Without an Idempotency-Key the same body counts under the same key."""
+        body = orjson.dumps({"model": "sim/echo", "messages": [{"role": "user", "content": "same"}]})
+        await post(sim, body)
+        await post(sim, body)
+        assert [2] == list(sim.stats.received.values())
+
+    async def test_completion_shape(self, sim):
+        """A reply has the OpenAI chat.completion shape with usage."""
+        body = orjson.dumps({"model": "sim/echo", "messages": [{"role": "user", "content": "hi"}]})
+        status, data = await post(sim, body, key="shape")
+        assert 200 == status
+        assert {"role": "assistant", "content": "echo: hi"} == data["choices"][0]["message"]
+        assert "stop" == data["choices"][0]["finish_reason"]
+        usage = data["usage"]
+        assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+
+
+class TestFaultChoice:
+    def test_fail_first_is_exact(self):
+        """fault + fail_first gives that fault to the first N attempts of each key, then none."""
+        spec = FaultSpec(fault="503", fail_first=2)
+        assert ["503", "503", None, None] == [choose_fault(spec, seed=1, key="a", attempt=n) for n in range(4)]
+
+    def test_random_faults_are_a_function_of_seed_key_and_attempt(self):
+        """The same (seed, key, attempt) always draws the same fault, whatever the order of requests."""
+        spec = FaultSpec(p429=0.1, p500=0.05, p502=0.05, pdrop=0.05)
+        forward = [choose_fault(spec, seed=3, key=f"k{i}", attempt=0) for i in range(2000)]
+        backward = [choose_fault(spec, seed=3, key=f"k{i}", attempt=0) for i in reversed(range(2000))]
+        assert forward == backward[::-1]
+        counts = {kind: forward.count(kind) for kind in ("429", "500", "502", "drop", None)}
+        assert 2000 == sum(counts.values())
+        assert 150 <= counts["429"] <= 250  # 10% of 2000, seeded
+        assert 1400 <= counts[None] <= 1600  # 75%
+
+    def test_overrides_parse_from_the_model_suffix(self):
+        """Query-string options override the server defaults and are typed."""
+        spec = FaultSpec(latency_ms=5).with_overrides("p429=0.25&rpm=60&fault=drop&fail_first=1")
+        assert (5.0, 0.25, 60, "drop", 1) == (spec.latency_ms, spec.p429, spec.rpm, spec.fault, spec.fail_first)
+
+
+class TestPolicies:
+    def test_echo_respects_max_tokens(self):
+        """Echo replies with the last user message, capped at max_tokens × 4 characters."""
+        request = {"messages": [{"role": "user", "content": "first"}, {"role": "user", "content": "second msg"}],
+                   "max_tokens": 2}
+        assert "echo: se" == echo(request).content
+
+    def test_scripted_plays_the_step_for_the_turn(self):
+        """The scripted policy plays step N after N assistant turns, and repeats the last step."""
+        script = orjson.dumps([{"tool_calls": [{"name": "t", "arguments": {"a": 1}}]}, {"content": "end"}]).decode()
+        messages = [{"role": "system", "content": "SIM_SCRIPT: " + script}, {"role": "user", "content": "go"}]
+        first = scripted({"messages": messages})
+        assert [{"name": "t", "arguments": '{"a":1}'}] == first.tool_calls
+        turn = messages + [{"role": "assistant", "content": None}, {"role": "tool", "content": "r"}]
+        assert "end" == scripted({"messages": turn}).content
+        again = turn + [{"role": "assistant", "content": "end"}, {"role": "user", "content": "more"}]
+        assert "end" == scripted({"messages": again}).content
+
+    def test_scripted_without_script_says_so(self):
+        """Without a SIM_SCRIPT marker the scripted policy answers with an explanation, not an error."""
+        assert "scripted: no SIM_SCRIPT in the conversation" == scripted(
+            {"messages": [{"role": "user", "content": "x"}]}).content
+
+
+@pytest.mark.parametrize("kind", ["drop", "truncate", "malformed", "timeout"])
+async def test_broken_replies_count_as_not_completed(kind):
+    """Connection-level faults never count as completed calls."""
+    async with SimServer(seed=1, defaults=FaultSpec(hang_s=0.05)) as sim:
+        body = orjson.dumps({"model": f"sim/echo?fault={kind}&fail_first=1", "messages": []})
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+            try:
+                async with session.post(sim.base_url + "/chat/completions", data=body,
+                                        headers={"Idempotency-Key": "b"}) as resp:
+                    await resp.read()
+            except aiohttp.ClientError:
+                pass
+        assert ({"b": 1}, {}, {kind: 1}) == (sim.stats.received, sim.stats.completed, sim.stats.faults)
