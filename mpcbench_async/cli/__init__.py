@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
 from ..runtime import configure_logging
-from . import _bench, _sim
+from . import _bench, _generate, _sim
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (_sim, _bench)
+_GROUPS = (_generate, _sim, _bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

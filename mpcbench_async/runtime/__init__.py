@@ -1,6 +1,7 @@
 """Runtime core: worker pools, per-model limiters, retries, JSONL store, logging, clocks."""
 
 from ._clock import Clock, FakeClock, MonotonicClock
+from ._files import atomic_write_bytes
 from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
 from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
 from ._logging import configure_logging, redact, redact_text, register_secret
@@ -21,6 +22,7 @@ __all__ = [
     "SlidingWindow",
     "Ticket",
     "WorkerPool",
+    "atomic_write_bytes",
     "configure_logging",
     "iter_jsonl",
     "parse_duration",

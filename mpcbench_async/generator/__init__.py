@@ -1,0 +1,1 @@
+"""Seed-compatible entry points of the original MPCBench generator (``python -m …``)."""

@@ -1,0 +1,170 @@
+"""MPCBench scenarios: the hand-written input from which world states and sources are generated.
+
+``scenarios/<scenario_id>.json`` holds people, projects (key, milestones, Jira
+seeds), ``global_settings`` (IANA timezone, workday hours), a reference
+``reference_now`` and abstract ``sub_scenarios``. ``noise_level`` and ``depth``
+(0–1) steer generation: how much unrelated traffic, and how indirect the clues.
+Loading rejects unknown or wrong-typed fields with the file and JSON path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Annotated
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
+
+from .._exceptions import InputError
+from ..records import decode_json
+
+__all__ = [
+    "GlobalSettings",
+    "Person",
+    "Project",
+    "Scenario",
+    "SubScenario",
+    "content_hash",
+    "list_scenarios",
+    "load_scenario",
+]
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+HHMM = Annotated[str, msgspec.Meta(pattern=r"^\d{2}:\d{2}$")]
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class GlobalSettings(_Strict):
+    timezone: str
+    workday_start: HHMM = "09:00"
+    workday_end: HHMM = "18:00"
+
+
+class Person(_Strict):
+    id: str
+    name: str
+    email: str
+    team: str = ""
+    role: str = ""
+
+
+class Milestone(_Strict):
+    name: str
+    date: str
+
+
+class JiraSeed(_Strict):
+    issue_key: Annotated[str, msgspec.Meta(pattern=r"^[A-Z][A-Z0-9]+-\d+$")]
+    summary: str
+    status: str
+    target_date: str | None = None
+    fix_version: str | None = None
+
+
+class Project(_Strict):
+    project_key: Annotated[str, msgspec.Meta(pattern=r"^[A-Z][A-Z0-9]+$")]
+    name: str
+    milestones: list[Milestone] = []
+    jira_seeds: list[JiraSeed] = []
+
+
+class SubScenario(_Strict):
+    """An abstract storyline the generator turns into concrete events.
+
+    ``type`` is one of ``planning_meeting``, ``feature_rollout_eta``,
+    ``weekly_report`` (others are allowed and treated as context); the hint
+    fields say what must be true in the generated data.
+    """
+
+    id: str
+    type: str
+    abstract_description: str
+    participants_hint: list[str] = []
+    constraints_hint: dict[str, Any] | str | None = None
+    issue_key_hint: str | None = None
+    project_key_hint: str | None = None
+    metrics_hint: dict[str, Any] | None = None
+    customer: dict[str, str] | None = None
+    documents_hint: list[str] = []
+
+
+class Scenario(_Strict):
+    scenario_id: str
+    description: str
+    noise_level: Unit
+    depth: Unit
+    global_settings: GlobalSettings
+    people: list[Person]
+    reference_now: str | None = None
+    company: str = ""
+    org_units: list[str] = []
+    projects: list[Project] = []
+    sub_scenarios: list[SubScenario] = []
+
+    def now(self) -> datetime:
+        """The reference 'now' as an aware datetime in the scenario's timezone."""
+        assert self.reference_now is not None
+        return datetime.fromisoformat(self.reference_now).astimezone(ZoneInfo(self.global_settings.timezone))
+
+
+def _check(scenario: Scenario, source: str) -> None:
+    """Semantic checks msgspec cannot express; each names the field."""
+    if not SAFE_ID.match(scenario.scenario_id):
+        raise InputError(f"{source}: $.scenario_id {scenario.scenario_id!r} may use only letters, digits, '_', '.', '-'")
+    try:
+        ZoneInfo(scenario.global_settings.timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InputError(f"{source}: $.global_settings.timezone {scenario.global_settings.timezone!r} "
+                         "is not an IANA time zone") from exc
+    if scenario.reference_now is None:
+        raise InputError(f"{source}: $.reference_now is required (ISO 8601 with offset, e.g. 2025-11-12T10:00:00+09:00)")
+    try:
+        parsed = datetime.fromisoformat(scenario.reference_now)
+    except ValueError as exc:
+        raise InputError(f"{source}: $.reference_now {scenario.reference_now!r} is not an ISO 8601 timestamp") from exc
+    if parsed.tzinfo is None:
+        raise InputError(f"{source}: $.reference_now {scenario.reference_now!r} needs a UTC offset")
+    ids = [p.id for p in scenario.people]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise InputError(f"{source}: $.people has duplicate ids {dup}")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and check one scenario file; errors name the file and field."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read scenario ({exc.strerror})") from exc
+    scenario = decode_json(data, Scenario, source=str(path))
+    _check(scenario, str(path))
+    if path.stem != scenario.scenario_id:
+        raise InputError(f"{path}: $.scenario_id {scenario.scenario_id!r} must match the file name {path.stem!r}")
+    return scenario
+
+
+def list_scenarios(directory: str | Path, pattern: str = "*") -> list[Path]:
+    """Scenario files in ``directory`` whose id matches the glob ``pattern``, sorted."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: scenarios directory not found")
+    return sorted(p for p in directory.glob("*.json") if fnmatch.fnmatch(p.stem, pattern))
+
+
+def content_hash(*parts: bytes | str) -> str:
+    """A short stable hash over byte strings (used for unit keys and seeds)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\x00")
+    return digest.hexdigest()[:16]
+

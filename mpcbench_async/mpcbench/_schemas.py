@@ -1,0 +1,65 @@
+"""JSON-Schema validation of generated data, with errors that name the file and JSON path.
+
+Schemas live in ``schemas/<name>_schema.json`` (world_state and the six
+sources). Validators are built once per directory and reused.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+
+from .._exceptions import InputError
+
+__all__ = ["SOURCES", "SchemaSet", "format_path", "load_schemas"]
+
+SOURCES: tuple[str, ...] = ("slack", "gmail", "calendar", "contacts", "jira", "drive")
+_NAMES = ("world_state", *SOURCES)
+
+
+def format_path(path: Any) -> str:
+    """``["events", 3, "start"]`` → ``$.events[3].start``."""
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+class SchemaSet:
+    """The seven schemas of one ``schemas/`` directory."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self.texts: dict[str, str] = {}
+        for name in _NAMES:
+            path = self.directory / f"{name}_schema.json"
+            try:
+                text = path.read_text(encoding="utf-8")
+                schema = orjson.loads(text)
+                jsonschema.Draft7Validator.check_schema(schema)
+            except OSError as exc:
+                raise InputError(f"{path}: cannot read schema ({exc.strerror})") from exc
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"{path}: not valid JSON ({exc})") from exc
+            except jsonschema.SchemaError as exc:
+                raise InputError(f"{path}: not a valid JSON Schema: {exc.message}") from exc
+            self._validators[name] = jsonschema.Draft7Validator(schema)
+            self.texts[name] = text
+
+    def problems(self, name: str, document: Any, *, limit: int = 20) -> list[str]:
+        """Every validation problem of ``document`` as ``"$.path: message"`` (at most ``limit``)."""
+        errors = sorted(self._validators[name].iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+        return [f"{format_path(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+
+
+@lru_cache(maxsize=8)
+def load_schemas(directory: str) -> SchemaSet:
+    """A cached ``SchemaSet`` for ``directory``."""
+    return SchemaSet(directory)
+
+
