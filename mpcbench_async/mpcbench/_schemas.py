@@ -56,6 +56,17 @@ class SchemaSet:
         errors = sorted(self._validators[name].iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
         return [f"{format_path(e.absolute_path)}: {e.message}" for e in errors[:limit]]
 
+    def check_file(self, path: str | Path, name: str) -> list[str]:
+        """Problems of one data file, each prefixed with the file name (unreadable JSON included)."""
+        path = Path(path)
+        try:
+            document = orjson.loads(path.read_bytes())
+        except OSError as exc:
+            return [f"{path}: cannot read ({exc.strerror})"]
+        except orjson.JSONDecodeError as exc:
+            return [f"{path}: not valid JSON ({exc})"]
+        return [f"{path}: {problem}" for problem in self.problems(name, document)]
+
 
 @lru_cache(maxsize=8)
 def load_schemas(directory: str) -> SchemaSet:

@@ -34,6 +34,8 @@ class SimStats(msgspec.Struct, kw_only=True):
     completed: dict[str, int] = msgspec.field(default_factory=dict)
     statuses: dict[str, int] = msgspec.field(default_factory=dict)
     faults: dict[str, int] = msgspec.field(default_factory=dict)
+    in_flight: int = 0
+    max_in_flight: int = 0
 
     @property
     def total_received(self) -> int:
@@ -166,6 +168,15 @@ class SimServer:
         return web.Response(status=status, body=body, content_type="application/json", headers=headers)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        stats = self.stats
+        stats.in_flight += 1
+        stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+        try:
+            return await self._handle_chat(request)
+        finally:
+            stats.in_flight -= 1
+
+    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = orjson.loads(raw)
