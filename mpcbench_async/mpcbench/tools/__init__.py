@@ -1,0 +1,23 @@
+"""The MPCBench tool backend: nine workplace tools over one scenario's data."""
+
+from ._backend import TOOL_NAMES, ToolBackend, api_name, tool_name
+from ._calendar import busy_intervals, common_free_slots
+from ._dates import DateError, resolve_date, resolve_range
+from ._jql import JqlError, parse_jql
+from ._search import rank, words
+
+__all__ = [
+    "TOOL_NAMES",
+    "DateError",
+    "JqlError",
+    "ToolBackend",
+    "api_name",
+    "busy_intervals",
+    "common_free_slots",
+    "parse_jql",
+    "rank",
+    "resolve_date",
+    "resolve_range",
+    "tool_name",
+    "words",
+]

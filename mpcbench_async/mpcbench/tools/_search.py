@@ -1,0 +1,79 @@
+"""Word-based ranked search, shared by the Slack, Gmail, Drive and Contacts tools.
+
+Replaces the original's substring matching: the query is split into words
+(stop words dropped); a record scores by how many query words it contains
+(whole words, or prefixes for words of four letters or more), weighted by
+field, with a bonus when the whole query appears as a phrase. Records with no
+matching word are not returned; ties go to the newest record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+__all__ = ["rank", "words"]
+
+T = TypeVar("T")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were will with "
+    "about into over re fw fwd".split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of ``text`` (letters and digits; apostrophes inside words kept)."""
+    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+
+
+def _query_terms(query: str) -> list[str]:
+    terms = [w for w in words(query) if w not in STOP_WORDS]
+    return terms or words(query)
+
+
+def _matches(term: str, vocabulary: set[str]) -> bool:
+    if term in vocabulary:
+        return True
+    return len(term) >= 4 and any(w.startswith(term) for w in vocabulary)
+
+
+def rank(
+    records: Iterable[T],
+    query: str,
+    fields: Callable[[T], Sequence[tuple[str, float]]],
+    *,
+    recency: Callable[[T], str] = lambda _: "",
+    limit: int | None = None,
+) -> list[tuple[float, T]]:
+    """Score ``records`` against ``query``; return (score, record) pairs, best first.
+
+    ``fields(record)`` gives (text, weight) pairs; ``recency(record)`` a sortable
+    key (an ISO timestamp) used to break ties, newest first. An empty query
+    matches everything with score 0, newest first.
+    """
+    terms = _query_terms(query)
+    phrase = " ".join(words(query))
+    scored: list[tuple[float, str, int, T]] = []
+    for index, record in enumerate(records):
+        score = 0.0
+        matched: set[str] = set()
+        for text, weight in fields(record):
+            if not text:
+                continue
+            vocabulary = set(words(text))
+            for term in terms:
+                if _matches(term, vocabulary):
+                    score += weight
+                    matched.add(term)
+            if phrase and len(terms) > 1 and phrase in " ".join(words(text)):
+                score += weight
+        if terms and not matched:
+            continue
+        # Records matching more distinct query words always outrank partial matches.
+        score += 10.0 * len(matched)
+        scored.append((score, recency(record), -index, record))
+    scored.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
+    ranked = [(score, record) for score, _, _, record in scored]
+    return ranked[:limit] if limit is not None else ranked
