@@ -1,0 +1,118 @@
+"""Judge input and the LLM judge: two axes scored 0–5, validated, never silently zero.
+
+The judge sees only what the run recorded — the prompt, the answer, the
+rationale and the step-indexed tool trace — plus the task's
+``answer_requirements``. Its reply must be
+``{answer_requirements_satisfaction: {score, justification}, source_grounded_reasoning: {…}}``
+with integer scores 0–5; a malformed reply is sent back with the problem, and
+after the last attempt the judgement is recorded ``unscored`` (never 0).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+import orjson
+
+from .._exceptions import LLMError
+from ..llm import LLMClient
+from ..records import Message, Usage
+from ._agent import RunLog
+from ._parse import ReplyParseError, extract_json_object
+from ._prompts import PromptConfig
+from ._task import Task
+
+__all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "run_judge"]
+
+AXES = ("answer_requirements_satisfaction", "source_grounded_reasoning")
+
+
+class AxisScore(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    score: Annotated[int, msgspec.Meta(ge=0, le=5)]
+    justification: str
+
+
+class JudgeScores(msgspec.Struct, kw_only=True):
+    """The judge's reply (extra keys a model adds are ignored)."""
+
+    answer_requirements_satisfaction: AxisScore
+    source_grounded_reasoning: AxisScore
+
+
+class Judgement(msgspec.Struct, kw_only=True):
+    """One judge model's verdict on one run."""
+
+    task_id: str
+    scenario_id: str
+    agent_model: str
+    judge_model: str
+    verdict: Literal["scored", "unscored", "error"]
+    scores: JudgeScores | None = None
+    attempts: int = 0
+    problems: list[str] = []
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost_usd: float = 0.0
+    error: str | None = None
+
+
+def build_judge_input(run: RunLog, task: Task) -> dict[str, Any]:
+    """The seed's judge-input fields: run log essentials, requirements and a step-indexed tool trace."""
+    return {
+        "task_id": run.task_id,
+        "task_type": run.task_type,
+        "user_prompt": run.user_prompt,
+        "answer_requirements": list(task.answer_requirements),
+        "final_answer": run.final_answer,
+        "rationale": run.rationale,
+        "stop_reason": run.stop_reason,
+        "tool_trace_steps": list(run.tool_trace_steps),
+        "tool_trace": [{"step": i + 1, "tool_name": c.tool_name, "arguments": c.arguments, "result": c.result}
+                       for i, c in enumerate(run.raw_tool_calls)],
+    }
+
+
+def _validate(content: str | None) -> tuple[JudgeScores | None, str | None]:
+    try:
+        doc = extract_json_object(content)
+    except ReplyParseError as exc:
+        return None, str(exc)
+    try:
+        return msgspec.convert(doc, JudgeScores), None
+    except msgspec.ValidationError as exc:
+        return None, f"invalid judge output: {exc}"
+
+
+async def run_judge(
+    client: LLMClient,
+    judge_model: str,
+    judge_input: dict[str, Any],
+    prompts: PromptConfig,
+    *,
+    agent_model: str,
+    scenario_id: str,
+    max_attempts: int = 3,
+    key: str = "",
+) -> Judgement:
+    """Ask ``judge_model`` to score ``judge_input``; validated, retried, ``unscored`` when it never complies."""
+    input_json = orjson.dumps(judge_input, option=orjson.OPT_INDENT_2).decode()
+    messages = [Message(role="system", content=prompts.render("judge", "system")),
+                Message(role="user", content=prompts.render("judge", "user", judge_input_json=input_json))]
+    usage, cost, problems = Usage(), 0.0, []
+    base = dict(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id, agent_model=agent_model,
+                judge_model=judge_model)
+    for attempt in range(max_attempts):
+        try:
+            result = await client.chat(judge_model, messages, key=f"{key}/try{attempt}")
+        except LLMError as exc:
+            return Judgement(**base, verdict="error", attempts=attempt + 1, problems=problems, usage=usage,
+                             cost_usd=cost, error=str(exc))
+        usage, cost = usage + result.usage, cost + result.cost_usd
+        scores, problem = _validate(result.content)
+        if scores is not None:
+            return Judgement(**base, verdict="scored", scores=scores, attempts=attempt + 1, problems=problems,
+                             usage=usage, cost_usd=cost)
+        problems.append(problem or "")
+        messages = [*messages, Message(role="assistant", content=result.content or ""),
+                    Message(role="user", content=prompts.render("repair", "user", problems=f"- {problem}"))]
+    return Judgement(**base, verdict="unscored", attempts=max_attempts, problems=problems, usage=usage, cost_usd=cost)
