@@ -68,6 +68,19 @@ def _redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any])
     return {k: redact(v, k) for k, v in event.items()}
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time of writing (it may be swapped, e.g. by tests)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def configure_logging(
     fmt: Literal["console", "json"] = "console",
     *,
@@ -75,7 +88,7 @@ def configure_logging(
     stream: TextIO | None = None,
 ) -> None:
     """Configure structlog (and stdlib logging) once for the process."""
-    stream = stream or sys.stderr
+    stream = stream or _CurrentStderr()  # type: ignore[assignment]
     renderer: Any
     if fmt == "json":
         renderer = structlog.processors.JSONRenderer()

@@ -124,7 +124,10 @@ class TestPermanentErrors:
         client = make_client(transport)
         with pytest.raises(PermanentLLMError) as caught:
             await client.chat("sim/nope", user("x"))
-        assert "HTTP 404: The model 'sim/nope' does not exist; sim models: sim/echo, sim/scripted" in str(caught.value)
+        from mpcbench_async.sim import POLICIES
+
+        assert (f"HTTP 404: The model 'sim/nope' does not exist; sim models: {', '.join(sorted(POLICIES))}"
+                in str(caught.value))
 
 
 class TestTransportsAgree:

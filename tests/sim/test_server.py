@@ -23,7 +23,10 @@ class TestRoutes:
         async with aiohttp.ClientSession() as session:
             async with session.get(sim.base_url + "/models") as resp:
                 data = orjson.loads(await resp.read())
-        assert ["sim/echo", "sim/scripted"] == [m["id"] for m in data["data"]][:2]
+        from mpcbench_async.sim import POLICIES
+
+        assert sorted(POLICIES) == [m["id"] for m in data["data"]]
+        assert {"sim/echo", "sim/scripted", "sim/judge", "sim/lazy-agent"} <= set(POLICIES)
         assert "list" == data["object"]
 
     async def test_bad_body_is_a_400_saying_what_is_needed(self, sim):
