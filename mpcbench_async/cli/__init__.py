@@ -14,16 +14,17 @@ from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
 from ..runtime import configure_logging
-from . import _bench, _generate, _sim
+from . import _bench, _evaluate, _generate, _sim
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (_generate, _sim, _bench)
+_GROUPS = (_generate, _evaluate, _sim, _bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpcbench-async",
+        allow_abbrev=False,
         description="Asynchronous, high-throughput runner for LLM-agent benchmarks "
         "(MPCBench and tariff pack verification).",
     )

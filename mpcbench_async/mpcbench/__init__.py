@@ -1,8 +1,12 @@
 """MPCBench: scenarios, data generation and validation (evaluation follows)."""
 
+from ._agent import RawToolCall, RunLog, RunTimings, run_agent
+from ._checks import CheckResult, run_checks
 from ._consistency import cross_source_problems, source_problems
 from ._data import ScenarioData, load_scenario_data, parse_timestamp
+from ._evaluate import TaskEvaluation, evaluate_task, load_task_data, safe_name
 from ._generation import DataGenerator, GenerationError, GenerationOutcome, data_path, encode_document
+from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
 from ._parse import ReplyParseError, extract_json_object
 from ._prompts import PromptConfig, PromptTemplate, load_prompts
 from ._scenario import (
@@ -15,34 +19,55 @@ from ._scenario import (
     list_scenarios,
     load_scenario,
 )
+from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 from ._schemas import SOURCES, SchemaSet, format_path, load_schemas
 
 __all__ = [
     "SOURCES",
+    "AxisScore",
+    "CheckResult",
     "DataGenerator",
     "GenerationError",
     "GenerationOutcome",
     "GlobalSettings",
+    "JudgeScores",
+    "Judgement",
     "Person",
+    "PlanningFacts",
     "Project",
     "PromptConfig",
     "PromptTemplate",
+    "RawToolCall",
     "ReplyParseError",
+    "RunLog",
+    "RunTimings",
     "Scenario",
     "ScenarioData",
     "SchemaSet",
     "SubScenario",
+    "Task",
+    "TaskEvaluation",
+    "TaskFacts",
+    "build_judge_input",
     "content_hash",
     "cross_source_problems",
     "data_path",
     "encode_document",
+    "evaluate_task",
     "extract_json_object",
     "format_path",
     "list_scenarios",
+    "list_tasks",
     "load_prompts",
-    "load_schemas",
     "load_scenario",
     "load_scenario_data",
+    "load_schemas",
+    "load_task",
+    "load_task_data",
     "parse_timestamp",
+    "run_agent",
+    "run_checks",
+    "run_judge",
+    "safe_name",
     "source_problems",
 ]

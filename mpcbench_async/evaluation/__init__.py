@@ -1,0 +1,1 @@
+"""Seed-compatible entry points of the original MPCBench evaluation (``python -m …``)."""
