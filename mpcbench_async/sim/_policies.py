@@ -6,6 +6,7 @@ parameters — and returns a ``Reply``. It never reads the runner's files.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -78,7 +79,10 @@ def scripted(request: dict[str, Any]) -> Reply:
         text = _text(message)
         match = _SCRIPT_MARKER.search(text)
         if match:
-            script = orjson.loads(text[match.end():])
+            try:
+                script, _ = json.JSONDecoder().raw_decode(text, match.end())
+            except json.JSONDecodeError as exc:
+                return Reply(content=f"scripted: SIM_SCRIPT is not a JSON list ({exc})")
             break
     if not script:
         return Reply(content="scripted: no SIM_SCRIPT in the conversation")

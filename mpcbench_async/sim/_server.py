@@ -221,7 +221,11 @@ class SimServer:
             self._count(self.stats.faults, fault)
             return await self._inject(request, fault, spec)
 
-        reply = policy(body)
+        try:
+            reply = policy(body)
+        except Exception as exc:  # a policy bug is the sim's 500, never a crashed handler
+            return self._respond(500, _error_body(f"sim policy {base} failed: {type(exc).__name__}: {exc}",
+                                                  "server_error"))
         payload = self._completion(model_name, reply, prompt_tokens, key)
         response = self._respond(200, payload, self._limit_headers(model_name, spec))
         self._count(self.stats.completed, key)
