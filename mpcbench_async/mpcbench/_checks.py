@@ -1,7 +1,8 @@
 """Deterministic checks beside the judge, where the truth is computable from the data.
 
 * planning — every proposed slot lies inside the participants' true common free
-  time (from the calendar, in working hours, weekdays, inside the window), lasts
+  time (from the calendar, in working hours, weekdays, inside the window, after
+  the reference now), lasts
   the requested duration, and the answer names every participant;
 * email_reply — a date or window stated in the answer matches the Jira target
   (the issue's fixVersion releaseDate);
@@ -123,7 +124,7 @@ def _planning(task: Task, run_answer: str, data: ScenarioData) -> list[CheckResu
     for day, start, end in proposed:
         lo = datetime.combine(day, start, tzinfo=tz)
         hi = datetime.combine(day, end, tzinfo=tz)
-        inside.append(any(s <= lo and hi <= e for s, e in free))
+        inside.append(lo >= data.reference_now and any(s <= lo and hi <= e for s, e in free))
         exact.append(hi - lo == timedelta(minutes=facts.duration_minutes))
     label = [f"{d} {s:%H:%M}-{e:%H:%M}" for d, s, e in proposed]
     results.append(CheckResult(

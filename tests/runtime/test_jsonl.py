@@ -1,0 +1,213 @@
+"""The JSONL store: flushed whole-line appends, torn-tail tolerant reads, and the resume index."""
+
+from __future__ import annotations
+
+import msgspec
+import orjson
+
+from mpcbench_async.runtime import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
+
+
+class Unit(msgspec.Struct):
+    key: str
+    status: str = "ok"
+    payload: str = ""
+
+
+class TestJsonlWriter:
+    def test_structs_and_dicts_one_line_each(self, tmp_path):
+        """Structs (msgspec) and dicts (orjson) each become exactly one line, whatever their order and length."""
+        path = tmp_path / "out.jsonl"
+        with JsonlWriter(path) as writer:
+            writer.write(Unit(key="a", payload="x" * 40))
+            writer.write(Unit(key="b"))
+            writer.write({"key": "c", "n": [1, 2]})
+            writer.write(Unit(key="d"))
+        expected = (
+            b'{"key":"a","status":"ok","payload":"' + b"x" * 40 + b'"}\n'
+            b'{"key":"b","status":"ok","payload":""}\n'
+            b'{"key":"c","n":[1,2]}\n'
+            b'{"key":"d","status":"ok","payload":""}\n'
+        )
+        assert expected == path.read_bytes()
+        assert 4 == writer.written
+
+    def test_each_record_is_flushed(self, tmp_path):
+        """A record is on disk as soon as write returns, while the writer is still open."""
+        path = tmp_path / "out.jsonl"
+        writer = JsonlWriter(path)
+        try:
+            writer.write({"key": "a"})
+            assert b'{"key":"a"}\n' == path.read_bytes()
+            writer.write(Unit(key="b"))
+            assert b'{"key":"a"}\n{"key":"b","status":"ok","payload":""}\n' == path.read_bytes()
+        finally:
+            writer.close()
+
+    def test_appends_to_existing_file(self, tmp_path):
+        """A new writer appends after the records already in the file."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n')
+        with JsonlWriter(path) as writer:
+            writer.write({"key": "b"})
+        assert b'{"key":"a"}\n{"key":"b"}\n' == path.read_bytes()
+
+    def test_torn_tail_is_trimmed_on_open(self, tmp_path):
+        """Opening a file whose last line is torn cuts the fragment so the next record starts its own line."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n{"key":"b"}\n{"key":"c","sta')
+        with JsonlWriter(path) as writer:
+            writer.write({"key": "c"})
+        assert b'{"key":"a"}\n{"key":"b"}\n{"key":"c"}\n' == path.read_bytes()
+
+    def test_file_that_is_only_a_fragment_is_emptied(self, tmp_path):
+        """A file holding nothing but a torn line is trimmed to empty before writing."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a","sta')
+        with JsonlWriter(path) as writer:
+            writer.write({"key": "b"})
+        assert b'{"key":"b"}\n' == path.read_bytes()
+
+    def test_fragment_longer_than_a_read_block_is_trimmed(self, tmp_path):
+        """A torn line longer than the 64 KiB scan block is still cut back to the last newline."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n{"key":"b","payload":"' + b"y" * 200_000)
+        with JsonlWriter(path) as writer:
+            writer.write({"key": "b"})
+        assert b'{"key":"a"}\n{"key":"b"}\n' == path.read_bytes()
+
+    def test_creates_parent_directories(self, tmp_path):
+        """The writer creates missing parent directories."""
+        path = tmp_path / "deep" / "er" / "out.jsonl"
+        with JsonlWriter(path) as writer:
+            writer.write({"key": "a"})
+        assert b'{"key":"a"}\n' == path.read_bytes()
+
+
+class TestReadJsonl:
+    def test_round_trip(self, tmp_path):
+        """Records written are read back equal and the report is clean."""
+        path = tmp_path / "out.jsonl"
+        with JsonlWriter(path) as writer:
+            for i in range(3):
+                writer.write({"key": f"k{i}", "i": i})
+        records, report = read_jsonl(path)
+        assert [{"key": "k0", "i": 0}, {"key": "k1", "i": 1}, {"key": "k2", "i": 2}] == records
+        assert ReadReport(path=str(path), lines=3, torn_tail=False, bad_lines=[]) == report
+
+    def test_torn_last_line_is_skipped_and_reported(self, tmp_path):
+        """A last line without a newline is skipped and reported as a torn tail."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n{"key":"b"}\n{"key":"c","sta')
+        records, report = read_jsonl(path)
+        assert [{"key": "a"}, {"key": "b"}] == records
+        assert True is report.torn_tail
+        assert [] == report.bad_lines
+
+    def test_complete_json_without_newline_is_torn(self, tmp_path):
+        """Even a decodable last line is torn if its newline never made it to disk."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n{"key":"b"}')
+        records, report = read_jsonl(path)
+        assert [{"key": "a"}] == records
+        assert True is report.torn_tail
+
+    def test_bad_middle_line_is_listed_and_skipped(self, tmp_path):
+        """An undecodable line in the middle is skipped and its 1-based number reported."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\nnot json\n{"key":"c"}\n{"key":\n{"key":"e"}\n')
+        records, report = read_jsonl(path)
+        assert [{"key": "a"}, {"key": "c"}, {"key": "e"}] == records
+        assert [2, 4] == report.bad_lines
+        assert False is report.torn_tail
+
+    def test_blank_lines_are_ignored(self, tmp_path):
+        """Empty lines are neither records nor errors."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n\n{"key":"b"}\n')
+        records, report = read_jsonl(path)
+        assert [{"key": "a"}, {"key": "b"}] == records
+        assert [] == report.bad_lines
+
+    def test_typed_read_reports_mismatches(self, tmp_path):
+        """With a type, lines that do not fit it are bad lines; the rest decode to Structs."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\n{"status":"ok"}\n{"key":"c","status":"error"}\n')
+        records, report = read_jsonl(path, type_=Unit)
+        assert [Unit(key="a"), Unit(key="c", status="error")] == records
+        assert [2] == report.bad_lines
+
+    def test_iter_jsonl_streams_into_given_report(self, tmp_path):
+        """iter_jsonl fills the report it was given while streaming."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a"}\nbad\n{"key":"c')
+        report = ReadReport(path=str(path))
+        assert [{"key": "a"}] == list(iter_jsonl(path, report))
+        assert ReadReport(path=str(path), lines=3, torn_tail=True, bad_lines=[2]) == report
+
+    def test_missing_file_reads_empty(self, tmp_path):
+        """A missing file reads as no records with a clean report."""
+        records, report = read_jsonl(tmp_path / "absent.jsonl")
+        assert [] == records
+        assert ReadReport(path=str(tmp_path / "absent.jsonl")) == report
+
+
+def write_lines(path, *records: dict) -> None:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+
+
+class TestResumeIndex:
+    def test_ok_records_are_done(self, tmp_path):
+        """Keys with an ok record are done; others are not."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a", "status": "ok", "payload": {"big": [1, 2, 3]}}, {"key": "b", "status": "ok"})
+        index = ResumeIndex.from_file(path)
+        assert {"a", "b"} == index.done
+        assert "a" in index
+        assert "z" not in index
+        assert 2 == len(index)
+
+    def test_non_retryable_error_is_done(self, tmp_path):
+        """A task-level (non-retryable) error record counts as done by default."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a", "status": "error", "error_class": "PermanentLLMError"})
+        assert {"a"} == ResumeIndex.from_file(path).done
+
+    def test_non_retryable_error_reruns_with_retry_errors(self, tmp_path):
+        """With retry_errors=True a non-retryable error record is not done."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a", "status": "error"}, {"key": "b", "status": "ok"})
+        assert {"b"} == ResumeIndex.from_file(path, retry_errors=True).done
+
+    def test_retryable_error_is_not_done(self, tmp_path):
+        """A unit whose only record is a retryable (infrastructure) error runs again."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a", "status": "error", "retryable": True, "error_class": "RateLimitError"})
+        assert set() == ResumeIndex.from_file(path).done
+
+    def test_ok_after_error_is_done(self, tmp_path):
+        """A later ok record after a retryable error makes the key done."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a", "status": "error", "retryable": True}, {"key": "a", "status": "ok"})
+        assert {"a"} == ResumeIndex.from_file(path).done
+
+    def test_torn_tail_and_bad_lines_are_reported(self, tmp_path):
+        """The index skips a torn tail and records without a key, and keeps the read report."""
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(b'{"key":"a","status":"ok"}\n{"status":"ok"}\n{"key":"b","status":"o')
+        index = ResumeIndex.from_file(path)
+        assert {"a"} == index.done
+        assert True is index.report.torn_tail
+        assert [2] == index.report.bad_lines
+
+    def test_missing_file_is_empty(self, tmp_path):
+        """Resuming from a file that does not exist yet gives an empty index."""
+        index = ResumeIndex.from_file(tmp_path / "absent.jsonl")
+        assert set() == index.done
+        assert 0 == len(index)
+
+    def test_add_marks_done(self):
+        """add() marks a key done."""
+        index = ResumeIndex()
+        index.add("k")
+        assert "k" in index
