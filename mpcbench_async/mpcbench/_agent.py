@@ -63,6 +63,8 @@ class RunLog(msgspec.Struct, kw_only=True, omit_defaults=False):
     cost_usd: float = 0.0
     final_answer_format: Literal["json", "text", "none"] = "json"
     error: str | None = None
+    error_class: str | None = None
+    retryable: bool = False
 
 
 def format_now(data: ScenarioData) -> str:
@@ -121,6 +123,7 @@ async def run_agent(
     stop: StopReason = "max_turns"
     final = ("", "", "none")
     error: str | None = None
+    failure: LLMError | None = None
     turns = 0
     for turn in range(max_turns):
         turns = turn + 1
@@ -128,7 +131,7 @@ async def run_agent(
         try:
             result = await client.chat(model, messages, tools, key=f"{key}/turn{turn}")
         except LLMError as exc:
-            stop, error = "error", str(exc)
+            stop, error, failure = "error", str(exc), exc
             model_s += time.perf_counter() - t0
             break
         model_s += time.perf_counter() - t0
@@ -156,4 +159,5 @@ async def run_agent(
         scenario_id=task.scenario_id, model=model, stop_reason=stop, usage=usage,
         timings=RunTimings(total_s=time.perf_counter() - started, model_s=model_s, tools_s=tools_s),
         key=key, turns=turns, cost_usd=cost, final_answer_format=fmt, error=error,
+        error_class=type(failure).__name__ if failure else None, retryable=bool(failure and failure.retryable),
     )

@@ -54,6 +54,8 @@ class Judgement(msgspec.Struct, kw_only=True):
     usage: Usage = msgspec.field(default_factory=Usage)
     cost_usd: float = 0.0
     error: str | None = None
+    error_class: str | None = None
+    retryable: bool = False
 
 
 def build_judge_input(run: RunLog, task: Task) -> dict[str, Any]:
@@ -106,7 +108,7 @@ async def run_judge(
             result = await client.chat(judge_model, messages, key=f"{key}/try{attempt}")
         except LLMError as exc:
             return Judgement(**base, verdict="error", attempts=attempt + 1, problems=problems, usage=usage,
-                             cost_usd=cost, error=str(exc))
+                             cost_usd=cost, error=str(exc), error_class=type(exc).__name__, retryable=exc.retryable)
         usage, cost = usage + result.usage, cost + result.cost_usd
         scores, problem = _validate(result.content)
         if scores is not None:

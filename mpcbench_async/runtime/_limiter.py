@@ -8,8 +8,8 @@ up to 2R across a refill boundary, which is exactly what earns 429s).
 
 Concurrency is AIMD: a 429 episode halves the cap (429s from requests started
 before the last decrease belong to the same episode and are ignored); every
-success while the cap is saturated adds 1/cap, i.e. +1 per cap's worth of
-successes, up to the configured maximum.
+cap's worth of successes while the cap is saturated adds 1, up to the
+configured maximum.
 """
 
 from __future__ import annotations
@@ -109,6 +109,7 @@ class AdaptiveConcurrency:
         self.decreases = 0
         self._clock = clock or MonotonicClock()
         self._last_decrease = float("-inf")
+        self._saturated_successes = 0
         self._changed = anyio.Condition()
 
     @property
@@ -131,19 +132,22 @@ class AdaptiveConcurrency:
         """Record a 429 for a request started at ``started_at``; shrink once per episode."""
         if not self.adaptive or started_at < self._last_decrease:
             return
-        self.limit = max(float(self.minimum), self.limit * self.decrease_factor)
+        self.limit = max(float(self.minimum), float(int(self.limit * self.decrease_factor)))
         self._last_decrease = self._clock.now()
+        self._saturated_successes = 0
         self.decreases += 1
 
     async def on_success(self) -> None:
-        """Grow by 1/cap when the cap was saturated (additive increase)."""
+        """Additive increase: +1 to the cap after a cap's worth of successes while saturated."""
         if not self.adaptive or self.limit >= self.maximum or self.in_flight < self.cap:
             return
-        before = self.cap
-        self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
-        if self.cap > before:
-            async with self._changed:
-                self._changed.notify(self.cap - before)
+        self._saturated_successes += 1
+        if self._saturated_successes < self.cap:
+            return
+        self._saturated_successes = 0
+        self.limit = min(float(self.maximum), float(self.cap + 1))
+        async with self._changed:
+            self._changed.notify()
 
 
 class Ticket(msgspec.Struct, kw_only=True):

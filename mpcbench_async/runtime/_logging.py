@@ -25,7 +25,7 @@ _SECRET_KEY = re.compile(r"(api[_-]?key|authorization|auth[_-]?token|access[_-]?
 _SECRET_TEXT = re.compile(
     r"(?P<bearer>(?i:bearer)\s+)[A-Za-z0-9._~+/=-]+"
     r"|(?P<sk>\bsk-)[A-Za-z0-9_-]{6,}"
-    r"|(?P<hdr>(?i:authorization|api[_-]?key|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"
+    r"|(?P<hdr>(?i:authorization|api[_-]?key|x-api-key)[\"']?\s*[:=]\s*[\"']?(?:(?i:bearer|basic)\s+)?)[^\s\"',}]+"
 )
 _registered: set[str] = set()
 

@@ -112,25 +112,25 @@ class WorkerPool(Generic[T, R]):
                         break
 
     async def _watch_signals(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for signum in signals:
-                if self.interrupted:
-                    log.warning("pool.abandon", signal=signal.Signals(signum).name, in_flight=self.in_flight)
-                    self.abandon()
-                    return
-                self.interrupted = True
-                log.warning(
-                    "pool.stopping",
-                    signal=signal.Signals(signum).name,
-                    in_flight=self.in_flight,
-                    grace_period=self.grace_period,
-                )
-                self.stop()
-                await self._abandon_after_grace()
+        """First signal: stop taking work and start the grace timer; second: abandon now."""
+        async with anyio.create_task_group() as tg:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    name = signal.Signals(signum).name
+                    if self.interrupted:
+                        log.warning("pool.abandon", signal=name, in_flight=self.in_flight)
+                        self.abandon()
+                        tg.cancel_scope.cancel()
+                        return
+                    self.interrupted = True
+                    log.warning("pool.stopping", signal=name, in_flight=self.in_flight,
+                                grace_period=self.grace_period)
+                    self.stop()
+                    tg.start_soon(self._abandon_after_grace)
 
     async def _abandon_after_grace(self) -> None:
-        with anyio.move_on_after(self.grace_period):
-            await anyio.sleep_forever()
+        await anyio.sleep(self.grace_period)
+        log.warning("pool.grace_period_over", in_flight=self.in_flight)
         self.abandon()
 
     @asynccontextmanager

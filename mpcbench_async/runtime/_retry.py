@@ -11,6 +11,7 @@ Attempts and total waiting are both bounded. Anything else fails at once.
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 import re
 import time
@@ -44,9 +45,11 @@ def parse_duration(text: str) -> float | None:
     if not text:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
+    else:
+        return value if math.isfinite(value) and value >= 0 else None
     parts = _DURATION_PART.findall(text)
     if not parts or "".join(a + b for a, b in parts) != text:
         return None
@@ -58,9 +61,11 @@ def _parse_retry_after(value: str, now: float) -> float | None:
     """``Retry-After`` is either delta-seconds or an HTTP-date."""
     value = value.strip()
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return seconds if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -81,9 +86,11 @@ def retry_after_from_headers(headers: Mapping[str, str], *, now: float | None = 
     wall_now = time.time() if now is None else now
     if "retry-after-ms" in lower:
         try:
-            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+            millis = float(lower["retry-after-ms"])
         except ValueError:
-            pass
+            millis = math.nan
+        if math.isfinite(millis):
+            return max(0.0, millis / 1000.0)
     if "retry-after" in lower:
         seconds = _parse_retry_after(lower["retry-after"], wall_now)
         if seconds is not None:

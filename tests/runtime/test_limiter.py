@@ -201,7 +201,7 @@ class TestAdaptiveConcurrency:
         """Repeated episodes stop shrinking the cap at its minimum."""
         clock = FakeClock()
         cap = AdaptiveConcurrency(16, minimum=3, clock=clock)
-        for episode in range(6):
+        for _ in range(6):
             clock.advance(1.0)
             cap.on_rate_limited(started_at=clock.now())
         assert 3 == cap.cap
