@@ -1,0 +1,135 @@
+"""Planning a sweep: which units exist and their deterministic keys (DESIGN.md §4).
+
+An agent-run key hashes everything that determines the run's result: the task
+file's bytes, the scenario data's bytes, the model name and its reply-shaping
+settings, the agent prompt and the trial index. A judge key hashes the run key,
+the judge model and settings, and the judge prompt. Editing one task file
+therefore changes only that task's keys; editing the judge prompt only judge keys.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import msgspec
+
+from .._exceptions import InputError
+from ..llm import ModelConfig
+from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, content_hash, list_tasks, load_task, load_task_data
+
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan"]
+
+
+class AgentUnit(msgspec.Struct, kw_only=True, frozen=True):
+    key: str
+    task_id: str
+    model: str
+    trial: int
+
+
+class JudgeUnit(msgspec.Struct, kw_only=True, frozen=True):
+    key: str
+    run_key: str
+    judge_model: str
+
+
+class SweepPlan:
+    """Tasks × agent models × trials, plus the judges for every run."""
+
+    def __init__(self, tasks: dict[str, Task], data: dict[str, ScenarioData], task_hashes: dict[str, str],
+                 data_hashes: dict[str, str], agent_models: Sequence[str], judge_models: Sequence[str],
+                 trials: int, *, config: ModelConfig, prompts: PromptConfig, max_turns: int = 12) -> None:
+        self.tasks = tasks
+        self.data = data
+        self.agent_models = list(agent_models)
+        self.judge_models = list(judge_models)
+        self.trials = trials
+        self.max_turns = max_turns
+        self._task_hashes = task_hashes
+        self._data_hashes = data_hashes
+        self._fingerprints = {m: config.settings_for(m).fingerprint() for m in {*agent_models, *judge_models}}
+        self._agent_prompt = prompts.digest("agent")
+        self._judge_prompt = prompts.digest("judge", "repair")
+
+    @property
+    def agent_unit_count(self) -> int:
+        return len(self.tasks) * len(self.agent_models) * self.trials
+
+    @property
+    def judge_unit_count(self) -> int:
+        return self.agent_unit_count * len(self.judge_models)
+
+    def agent_key(self, task_id: str, model: str, trial: int) -> str:
+        task = self.tasks[task_id]
+        return "run-" + content_hash(self._task_hashes[task_id], self._data_hashes[task.scenario_id], model,
+                                     self._fingerprints[model], self._agent_prompt, str(trial), str(self.max_turns))
+
+    def judge_key(self, run_key: str, judge_model: str) -> str:
+        return "judge-" + content_hash(run_key, judge_model, self._fingerprints[judge_model], self._judge_prompt)
+
+    def agent_units(self) -> Iterator[AgentUnit]:
+        """Units in an order that spreads models and tasks (trial-major), generated lazily."""
+        for trial in range(self.trials):
+            for task_id in self.tasks:
+                for model in self.agent_models:
+                    yield AgentUnit(key=self.agent_key(task_id, model, trial), task_id=task_id, model=model,
+                                    trial=trial)
+
+    def judge_units(self, run_key: str) -> list[JudgeUnit]:
+        return [JudgeUnit(key=self.judge_key(run_key, j), run_key=run_key, judge_model=j) for j in self.judge_models]
+
+
+def _file_hash(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            digest.update(path.read_bytes())
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    return digest.hexdigest()[:16]
+
+
+def build_plan(
+    *,
+    config: ModelConfig,
+    prompts: PromptConfig,
+    tasks_dir: str | Path = "tasks",
+    data_dir: str | Path = "data",
+    scenarios_dir: str | Path = "scenarios",
+    task_glob: str = "*",
+    agent_models: Sequence[str] | None = None,
+    judge_models: Sequence[str] | None = None,
+    trials: int = 1,
+    max_turns: int = 12,
+) -> SweepPlan:
+    """Load and validate every task and its scenario data up front, then describe the units."""
+    agents = list(agent_models or config.agent_models)
+    judges = list(judge_models if judge_models is not None else config.judge_models)
+    if not agents:
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
+    if trials < 1:
+        raise InputError("--trials must be at least 1")
+    paths = [p for p in list_tasks(tasks_dir) if fnmatch.fnmatch(p.stem, task_glob)
+             or fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", task_glob)]
+    if not paths:
+        raise InputError(f"{tasks_dir}: no task matches --tasks {task_glob!r}")
+    tasks: dict[str, Task] = {}
+    task_hashes: dict[str, str] = {}
+    for path in paths:
+        task = load_task(path)
+        if task.task_id in tasks:
+            raise InputError(f"{path}: $.task_id {task.task_id!r} is used by another task file too")
+        tasks[task.task_id] = task
+        task_hashes[task.task_id] = _file_hash(path)
+    data: dict[str, ScenarioData] = {}
+    data_hashes: dict[str, str] = {}
+    for task in tasks.values():
+        if task.scenario_id not in data:
+            data[task.scenario_id] = load_task_data(task, data_dir, scenarios_dir)
+            files = [Path(data_dir) / f"{task.scenario_id}_{n}.json" for n in ("world_state", *SOURCES)]
+            data_hashes[task.scenario_id] = _file_hash(*files)
+    return SweepPlan(tasks, data, task_hashes, data_hashes, agents, judges, trials, config=config, prompts=prompts,
+                     max_turns=max_turns)
