@@ -1,0 +1,63 @@
+"""Live progress on stderr: one line redrawn on a terminal, periodic plain lines otherwise.
+
+It reads the runner's counters on a timer (every 0.5 s on a terminal, 10 s
+otherwise), so the cost is a few string formats per tick, never per unit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+import anyio
+
+from ..sweep import SweepStats
+
+__all__ = ["ProgressLine"]
+
+
+def _eta(done: int, total: int, elapsed: float) -> str:
+    if done <= 0 or total <= done:
+        return "–"
+    seconds = elapsed / done * (total - done)
+    return f"{seconds / 60:.0f}m" if seconds >= 120 else f"{seconds:.0f}s"
+
+
+class ProgressLine:
+    def __init__(self, stats: SweepStats, stream: TextIO | None = None, *, quiet: bool = False,
+                 in_flight=lambda: 0, retries=lambda: 0) -> None:
+        self.stats = stats
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.tty = self.stream.isatty()
+        self.in_flight = in_flight
+        self.retries = retries
+        self._t0 = time.monotonic()
+
+    def line(self) -> str:
+        s = self.stats
+        elapsed = time.monotonic() - self._t0
+        runs_todo = s.runs_total - s.runs_skipped
+        judges_todo = s.judges_total - s.judges_skipped
+        done = s.runs_done + s.judges_done
+        return (f"runs {s.runs_done}/{runs_todo} judges {s.judges_done}/{judges_todo} "
+                f"(skipped {s.runs_skipped}+{s.judges_skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
+                f"in-flight {self.in_flight()} retries {self.retries()} errors {s.errors} | "
+                f"{s.tokens:,} tok ${s.cost_usd:.4f} | {elapsed:.0f}s ETA {_eta(done, runs_todo + judges_todo, elapsed)}")
+
+    def emit(self, final: bool = False) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line() + ("\n" if final else ""))
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+    async def run(self) -> None:
+        """Redraw until cancelled."""
+        interval = 0.5 if self.tty else 10.0
+        while True:
+            await anyio.sleep(interval)
+            self.emit()

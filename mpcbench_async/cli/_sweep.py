@@ -1,0 +1,131 @@
+"""``mpcbench-async sweep`` (the main job) and ``summarize``."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import platform
+import shlex
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from .._exceptions import InputError, Interrupted
+from ..llm import load_model_config
+from ..mpcbench import load_prompts
+from ..runtime import atomic_write_bytes
+from ..sweep import Manifest, Runner, build_plan, render_markdown, render_table, summarize
+from ._progress import ProgressLine
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    sweep = commands.add_parser(
+        "sweep", help="every task × agent model × trial, judged by every judge model (the main job)",
+        description="Run every task with every agent model (and trial), judge every run with every judge "
+        "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, manifest.json, "
+        "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
+        "skipped, infrastructure errors are retried.")
+    sweep.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
+    sweep.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
+    sweep.add_argument("--models", default=None, help="agent models, comma-separated (default: agent_models)")
+    sweep.add_argument("--judges", default=None, help="judge models, comma-separated (default: judge_models)")
+    sweep.add_argument("--tasks", default="*", help="glob over task ids or type/id (default: *)")
+    sweep.add_argument("--trials", type=int, default=1, help="runs per task and model (default: 1)")
+    sweep.add_argument("--out", type=Path, default=Path("reports/sweeps/latest"),
+                       help="output directory (default: reports/sweeps/latest)")
+    sweep.add_argument("--concurrency", type=int, default=32,
+                       help="units in flight per stage; each model's limits still apply (default: 32)")
+    sweep.add_argument("--retry-errors", action="store_true", help="also rerun units that ended in a task-level error")
+    sweep.add_argument("--max-turns", type=int, default=12, help="agent turns per run (default: 12)")
+    sweep.add_argument("--suite", default="mpcbench", help="benchmark suites, comma-separated (default: mpcbench)")
+    sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
+    sweep.add_argument("--data-dir", type=Path, default=Path("data"))
+    sweep.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
+    sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
+    sweep.set_defaults(handler=cmd_sweep)
+
+    summary = commands.add_parser("summarize", help="rebuild a sweep's summary from its JSONL files",
+                                  description="Rebuild summary.json and summary.md of a sweep directory from "
+                                  "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
+    summary.add_argument("dir", type=Path)
+    summary.set_defaults(handler=cmd_summarize)
+
+
+def _models(value: str | None) -> list[str] | None:
+    return [m.strip() for m in value.split(",") if m.strip()] if value is not None else None
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def write_summary(out: Path) -> str:
+    summary = summarize(out)
+    atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
+    atomic_write_bytes(out / "summary.md", render_markdown(summary).encode(), fsync=False)
+    return render_table(summary)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    suites = {s.strip() for s in args.suite.split(",") if s.strip()}
+    if suites - {"mpcbench"}:
+        raise InputError(f"--suite: unknown or not yet available suite(s) {', '.join(sorted(suites - {'mpcbench'}))}; "
+                         "available: mpcbench")
+    if args.concurrency < 1:
+        raise InputError("--concurrency must be at least 1")
+    config = load_model_config(args.config)
+    prompts = load_prompts(args.prompts)
+    plan = build_plan(config=config, prompts=prompts, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
+                      scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
+                      judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns)
+    args.out.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(
+        command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        config_hash=hashlib.sha256(args.config.read_bytes()).hexdigest()[:16],
+        prompts_hash=hashlib.sha256(args.prompts.read_bytes()).hexdigest()[:16],
+        versions=_versions(), started_at=datetime.now(timezone.utc).isoformat(),
+        agent_models=plan.agent_models, judge_models=plan.judge_models, tasks=sorted(plan.tasks),
+        trials=plan.trials, units={"agent_run": plan.agent_unit_count, "judge": plan.judge_unit_count},
+    )
+    manifest_path = args.out / "manifest.json"
+    atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
+    runner = Runner(config, prompts=prompts, out_dir=args.out, concurrency=args.concurrency,
+                    retry_errors=args.retry_errors, handle_signals=True)
+
+    async def main() -> None:
+        async with runner:
+            assert runner.client is not None
+            progress = ProgressLine(runner.stats, quiet=args.quiet, retries=lambda: runner.client.retries,
+                                    in_flight=lambda: sum(p.in_flight for p in runner._pools))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(progress.run)
+                await runner.run(plan)
+                tg.cancel_scope.cancel()
+            progress.emit(final=True)
+
+    anyio.run(main)
+    manifest.finished_at = datetime.now(timezone.utc).isoformat()
+    manifest.interrupted = runner.stats.interrupted
+    atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
+    print(write_summary(args.out))
+    print(f"written to {args.out}/ (runs.jsonl, judgements.jsonl, calls.jsonl, summary.md, summary.json)")
+    if runner.stats.interrupted:
+        raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
+    return 1 if runner.stats.errors else 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    if not (args.dir / "runs.jsonl").exists():
+        raise InputError(f"{args.dir}: no runs.jsonl here; is it a sweep output directory?")
+    print(write_summary(args.dir))
+    return 0

@@ -1,0 +1,247 @@
+"""Sweep summaries, rebuilt from the JSONL files alone (``mpcbench-async summarize DIR``).
+
+Per agent model: mean ± standard error of both judge axes (overall and per task
+type, per judge), deterministic-check pass rate, pass^k over trials (a run
+passes when all its checks pass — or, for a task without checks, when its mean
+answer-requirements score is ≥ 4 — and pass^k is the share of tasks whose k
+trials all pass), error and ``unscored`` counts, tokens, cost and call latency
+p50/p95. The latest record per key counts (a resumed unit replaces its error).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from ..records import LLMCallRecord
+from ..runtime import iter_jsonl
+from ._records import AgentRunRecord, JudgeRecord, Manifest
+
+__all__ = ["AxisStats", "ModelSummary", "Summary", "render_markdown", "render_table", "summarize"]
+
+
+class AxisStats(msgspec.Struct, kw_only=True):
+    n: int = 0
+    mean: float | None = None
+    stderr: float | None = None
+
+
+class JudgeView(msgspec.Struct, kw_only=True):
+    """One judge's scores of one agent model."""
+
+    judge_model: str
+    scored: int = 0
+    unscored: int = 0
+    errors: int = 0
+    ars: AxisStats = msgspec.field(default_factory=AxisStats)
+    sgr: AxisStats = msgspec.field(default_factory=AxisStats)
+    by_task_type: dict[str, dict[str, AxisStats]] = {}
+
+
+class ModelSummary(msgspec.Struct, kw_only=True):
+    model: str
+    runs: int = 0
+    ok: int = 0
+    errors: int = 0
+    max_turns: int = 0
+    checks_passed: int = 0
+    checks_total: int = 0
+    check_pass_rate: float | None = None
+    pass_at_k: float | None = None
+    k: int = 0
+    judges: list[JudgeView] = []
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+
+
+class Summary(msgspec.Struct, kw_only=True):
+    out_dir: str
+    models: list[ModelSummary]
+    judge_calls: dict[str, dict[str, float]] = {}
+    wall_s: float | None = None
+    runs: int = 0
+    judgements: int = 0
+    calls: int = 0
+
+
+def _axis(values: list[int]) -> AxisStats:
+    if not values:
+        return AxisStats()
+    mean = statistics.fmean(values)
+    stderr = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return AxisStats(n=len(values), mean=round(mean, 3), stderr=round(stderr, 3))
+
+
+def _latest(records: Iterable[msgspec.Struct]) -> dict[str, msgspec.Struct]:
+    latest: dict[str, msgspec.Struct] = {}
+    for record in records:
+        previous = latest.get(record.key)  # type: ignore[attr-defined]
+        if previous is None or previous.status != "ok":  # type: ignore[attr-defined]
+            latest[record.key] = record  # type: ignore[attr-defined]
+    return latest
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return round(ordered[index], 4)
+
+
+def summarize(out_dir: str | Path) -> Summary:
+    """Build the summary of a sweep directory from its JSONL files."""
+    out_dir = Path(out_dir)
+    runs: dict[str, AgentRunRecord] = _latest(iter_jsonl(out_dir / "runs.jsonl", type_=AgentRunRecord))  # type: ignore[assignment]
+    judgements: dict[str, JudgeRecord] = _latest(iter_jsonl(out_dir / "judgements.jsonl", type_=JudgeRecord))  # type: ignore[assignment]
+    models: dict[str, ModelSummary] = {}
+    trials: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    scores: dict[tuple[str, str, str], dict[str, list[int]]] = defaultdict(lambda: {"ars": [], "sgr": []})
+    views: dict[tuple[str, str], JudgeView] = {}
+    ars_by_run: dict[str, list[int]] = defaultdict(list)
+    for record in judgements.values():
+        view = views.setdefault((record.agent_model, record.judge_model), JudgeView(judge_model=record.judge_model))
+        judgement = record.judgement
+        if record.status == "error" or judgement is None:
+            view.errors += 1
+        elif judgement.verdict == "unscored" or judgement.scores is None:
+            view.unscored += 1
+        else:
+            view.scored += 1
+            ars = judgement.scores.answer_requirements_satisfaction.score
+            sgr = judgement.scores.source_grounded_reasoning.score
+            for task_type in ("*", record.task_type):
+                bucket = scores[(record.agent_model, record.judge_model, task_type)]
+                bucket["ars"].append(ars)
+                bucket["sgr"].append(sgr)
+            ars_by_run[record.run_key].append(ars)
+    for record in runs.values():
+        summary = models.setdefault(record.model, ModelSummary(model=record.model))
+        summary.runs += 1
+        if record.status != "ok":
+            summary.errors += 1
+            trials[(record.model, record.task_id)].append(False)
+            continue
+        summary.ok += 1
+        summary.max_turns += bool(record.run and record.run.stop_reason == "max_turns")
+        summary.checks_total += len(record.checks)
+        summary.checks_passed += sum(c.passed for c in record.checks)
+        if record.checks:
+            passed = all(c.passed for c in record.checks)
+        else:
+            ars = ars_by_run.get(record.key)
+            passed = bool(ars) and statistics.fmean(ars) >= 4
+        trials[(record.model, record.task_id)].append(passed)
+    for (model, judge), view in views.items():
+        for task_type_key, bucket in scores.items():
+            if task_type_key[:2] != (model, judge):
+                continue
+            if task_type_key[2] == "*":
+                view.ars, view.sgr = _axis(bucket["ars"]), _axis(bucket["sgr"])
+            else:
+                view.by_task_type[task_type_key[2]] = {"ars": _axis(bucket["ars"]), "sgr": _axis(bucket["sgr"])}
+        models.setdefault(model, ModelSummary(model=model)).judges.append(view)
+    for model, summary in models.items():
+        summary.judges.sort(key=lambda v: v.judge_model)
+        if summary.checks_total:
+            summary.check_pass_rate = round(summary.checks_passed / summary.checks_total, 4)
+        per_task = [flags for (m, _), flags in trials.items() if m == model]
+        if per_task:
+            summary.k = min(len(flags) for flags in per_task)
+            summary.pass_at_k = round(sum(all(flags) for flags in per_task) / len(per_task), 4)
+    latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
+    judge_calls: dict[str, dict[str, float]] = {}
+    total_calls = 0
+    for call in iter_jsonl(out_dir / "calls.jsonl", type_=LLMCallRecord):
+        total_calls += 1
+        role = "judge" if call.key.startswith("judge-") else "agent"
+        if role == "agent":
+            summary = models.setdefault(call.model, ModelSummary(model=call.model))
+            summary.calls += 1
+            summary.tokens += call.usage.total_tokens
+            summary.cost_usd += call.cost_usd
+        else:
+            bucket = judge_calls.setdefault(call.model, {"calls": 0, "tokens": 0, "cost_usd": 0.0})
+            bucket["calls"] += 1
+            bucket["tokens"] += call.usage.total_tokens
+            bucket["cost_usd"] += call.cost_usd
+        if call.status == "ok":
+            latencies[(role, call.model)].append(call.latency_s)
+    for model, summary in models.items():
+        summary.cost_usd = round(summary.cost_usd, 6)
+        summary.latency_p50_s = _percentile(latencies[("agent", model)], 0.5)
+        summary.latency_p95_s = _percentile(latencies[("agent", model)], 0.95)
+    for model, bucket in judge_calls.items():
+        bucket["latency_p50_s"] = _percentile(latencies[("judge", model)], 0.5) or 0.0
+        bucket["latency_p95_s"] = _percentile(latencies[("judge", model)], 0.95) or 0.0
+    wall = None
+    manifest_path = out_dir / "manifest.json"
+    if manifest_path.exists():
+        manifest = msgspec.json.decode(manifest_path.read_bytes(), type=Manifest)
+        if manifest.finished_at:
+            wall = (datetime.fromisoformat(manifest.finished_at) - datetime.fromisoformat(manifest.started_at)).total_seconds()
+    return Summary(out_dir=str(out_dir), models=sorted(models.values(), key=lambda m: m.model),
+                   judge_calls=judge_calls, wall_s=wall, runs=len(runs), judgements=len(judgements), calls=total_calls)
+
+
+def _fmt(axis: AxisStats) -> str:
+    return "–" if axis.mean is None else f"{axis.mean:.2f} ± {axis.stderr:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
+
+
+def render_table(summary: Summary) -> str:
+    """A plain-text table for the terminal."""
+    head = f"{'agent model':24} {'judge':14} {'ARS':>12} {'SGR':>12} {'checks':>7} {'pass^k':>8} {'err':>4} {'unsc':>5} {'tokens':>9} {'cost $':>8} {'p50 s':>6} {'p95 s':>6}"
+    lines = [head, "-" * len(head)]
+    for m in summary.models:
+        views = m.judges or [JudgeView(judge_model="–")]
+        for v in views:
+            lines.append(
+                f"{m.model[:24]:24} {v.judge_model[:14]:14} {_fmt(v.ars):>12} {_fmt(v.sgr):>12} "
+                f"{_pct(m.check_pass_rate):>7} {_pct(m.pass_at_k) + (f' k={m.k}' if m.k else ''):>8} "
+                f"{m.errors + v.errors:>4} {v.unscored:>5} {m.tokens:>9} {m.cost_usd:>8.4f} "
+                f"{(m.latency_p50_s or 0):>6.3f} {(m.latency_p95_s or 0):>6.3f}")
+    if summary.wall_s is not None:
+        lines.append(f"wall time {summary.wall_s:.1f} s; {summary.runs} runs, {summary.judgements} judgements, "
+                     f"{summary.calls} calls")
+    return "\n".join(lines)
+
+
+def render_markdown(summary: Summary) -> str:
+    """``summary.md``: the overall table, then scores per task type."""
+    lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`. Runs {summary.runs}, judgements "
+             f"{summary.judgements}, LLM calls {summary.calls}"
+             + (f", wall time {summary.wall_s:.1f} s." if summary.wall_s is not None else "."), "",
+             "ARS = answer_requirements_satisfaction, SGR = source_grounded_reasoning (0–5, mean ± stderr).", "",
+             "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | unscored | tokens | cost $ | "
+             "latency p50 s | p95 s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for m in summary.models:
+        for v in m.judges or [JudgeView(judge_model="–")]:
+            lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {_pct(m.check_pass_rate)} "
+                         f"| {_pct(m.pass_at_k)} (k={m.k}) | {m.errors + v.errors} | {v.unscored} | {m.tokens} | "
+                         f"{m.cost_usd:.4f} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
+    lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |", "|---|---|---|---:|---:|---:|"]
+    for m in summary.models:
+        for v in m.judges:
+            for task_type, axes in sorted(v.by_task_type.items()):
+                lines.append(f"| {m.model} | {v.judge_model} | {task_type} | {axes['ars'].n} | {_fmt(axes['ars'])} "
+                             f"| {_fmt(axes['sgr'])} |")
+    if summary.judge_calls:
+        lines += ["", "## Judge calls", "", "| judge model | calls | tokens | cost $ | p50 s | p95 s |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for model, b in sorted(summary.judge_calls.items()):
+            lines.append(f"| {model} | {b['calls']:.0f} | {b['tokens']:.0f} | {b['cost_usd']:.4f} | "
+                         f"{b['latency_p50_s']:.3f} | {b['latency_p95_s']:.3f} |")
+    return "\n".join(lines) + "\n"
