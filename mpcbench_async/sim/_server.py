@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 import math
 import time
-from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -91,7 +91,11 @@ _ERROR_TEXT: dict[str, tuple[str, str]] = {
 
 
 class SimServer:
-    """An embedded sim provider. Use ``async with SimServer(...) as sim: sim.base_url``."""
+    """An embedded sim provider. Use ``async with SimServer(...) as sim: sim.base_url``.
+
+    ``on_complete(key)`` is called after each completed request (tests use it to
+    act at an exact point, e.g. kill a client after its N-th completed call).
+    """
 
     def __init__(
         self,
@@ -100,8 +104,10 @@ class SimServer:
         defaults: FaultSpec | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        on_complete: Callable[[str], None] | None = None,
     ) -> None:
         self.seed = seed
+        self.on_complete = on_complete
         self.defaults = defaults or FaultSpec()
         self.host = host
         self.port = port
@@ -229,6 +235,8 @@ class SimServer:
         payload = self._completion(model_name, reply, prompt_tokens, key)
         response = self._respond(200, payload, self._limit_headers(model_name, spec))
         self._count(self.stats.completed, key)
+        if self.on_complete is not None:
+            self.on_complete(key)
         return response
 
     # -- helpers -----------------------------------------------------------
