@@ -22,13 +22,13 @@ from typing import Any
 import msgspec
 import orjson
 
-from .._exceptions import BenchError, LLMError, MissingAPIKeyError, RateLimitError
+from .._exceptions import BenchError, LLMError, MissingAPIKeyError, RateLimitError, TransientLLMError
 from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, ModelLimiter, MonotonicClock, register_secret, retrying
 from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
 from ._native import NativeTransport
 from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import to_chat_result
+from ._wire import WireCompletion, to_chat_result
 
 __all__ = ["LLMClient", "ModelTotals", "is_sim_model"]
 
@@ -88,6 +88,7 @@ class LLMClient:
         self._sim_base_url = sim_base_url
         self._transports: dict[str, Transport] = {}
         self._models: dict[str, _ModelState] = {}
+        self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
         self.retries = 0
 
     # -- set-up ------------------------------------------------------------
@@ -155,6 +156,13 @@ class LLMClient:
         return self._state(name).limiter
 
     # -- the call ----------------------------------------------------------
+    def _tools_builtins(self, tools: Sequence[ToolSchema]) -> Any:
+        """Tool schemas as plain JSON values, converted once per tools object (agents resend them every turn)."""
+        cached = self._tools_cache
+        if cached is None or cached[0] is not tools:
+            cached = self._tools_cache = (tools, msgspec.to_builtins(tools))
+        return cached[1]
+
     def _request(self, state: _ModelState, messages: Sequence[Message], tools: Sequence[ToolSchema] | None,
                  params: dict[str, Any], key: str | None) -> ChatRequest:
         merged = {**state.settings.params, **params}
@@ -167,7 +175,7 @@ class LLMClient:
             "messages": msgspec.to_builtins(messages),
         }
         if tools:
-            body["tools"] = msgspec.to_builtins(tools)
+            body["tools"] = self._tools_builtins(tools)
         body.update(merged)
         payload = orjson.dumps(body)
         if key is None:
@@ -205,22 +213,36 @@ class LLMClient:
             retry_wait += wait
             self.retries += 1
 
+        async def attempt_once() -> WireCompletion:
+            nonlocal attempts, queued, latency
+            attempts += 1
+            async with state.limiter.slot(token_cost) as ticket:
+                queued += ticket.queued_s
+                sent = time.perf_counter()
+                try:
+                    completion = await state.transport.complete(state.endpoint, request)
+                except RateLimitError:
+                    state.limiter.on_rate_limited(ticket)
+                    raise
+                finally:
+                    latency = time.perf_counter() - sent
+                await state.limiter.on_success()
+                return completion
+
         try:
-            async for attempt in retrying(state.settings.retry, clock=self._clock, rng=self._rng,
-                                          on_retry=on_retry):
-                with attempt:
-                    attempts += 1
-                    async with state.limiter.slot(token_cost) as ticket:
-                        queued += ticket.queued_s
-                        sent = time.perf_counter()
-                        try:
-                            completion = await state.transport.complete(state.endpoint, request)
-                        except RateLimitError:
-                            state.limiter.on_rate_limited(ticket)
-                            raise
-                        finally:
-                            latency = time.perf_counter() - sent
-                        await state.limiter.on_success()
+            try:
+                completion = await attempt_once()  # the common case: no retry machinery at all
+            except TransientLLMError as first_failure:
+                # The tenacity loop replays the first failure as its attempt 1, so waits and
+                # stop conditions are computed exactly as if it had made that attempt itself.
+                pending: TransientLLMError | None = first_failure
+                async for attempt in retrying(state.settings.retry, clock=self._clock, rng=self._rng,
+                                              on_retry=on_retry):
+                    with attempt:
+                        if pending is not None:
+                            failed, pending = pending, None
+                            raise failed
+                        completion = await attempt_once()
         except LLMError as exc:
             self._record(state, model, request.key, "error", attempts, started_at, latency, queued,
                          retry_wait, Usage(), 0.0, exc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -64,6 +65,13 @@ def _schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
     return body
 
 
+@lru_cache(maxsize=1)
+def _tool_schemas() -> tuple[ToolSchema, ...]:
+    return tuple(ToolSchema(function=FunctionSchema(name=api_name(name), description=(_ARGS[name].__doc__ or "").strip(),
+                                                    parameters=_schema(_ARGS[name])))
+                 for name in TOOL_NAMES)
+
+
 def _clock(text: str | None, default: time) -> time:
     if text is None:
         return default
@@ -93,10 +101,9 @@ class ToolBackend:
             self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search)))
 
     # -- the model's view ----------------------------------------------------
-    def schemas(self) -> list[ToolSchema]:
-        return [ToolSchema(function=FunctionSchema(name=api_name(name), description=(_ARGS[name].__doc__ or "").strip(),
-                                                   parameters=_schema(_ARGS[name])))
-                for name in TOOL_NAMES]
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        """The nine tools as the model sees them (built once per process: they never change)."""
+        return _tool_schemas()
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool; every failure is returned as ``{"error": ...}``, never raised."""

@@ -1,0 +1,93 @@
+"""Sweep scaling: wall time, units/s, peak RSS and resume time at 1k / 10k / 100k agent runs.
+
+Agents are ``sim/echo`` (one call per run, no tools) and the judge is
+``sim/judge``, both at a fixed simulated latency (default 200 ms), served by a
+sim in its own process. Each size runs ``mpcbench-async sweep`` in a child
+process (peak RSS from ``wait4``), then reruns it to time the resume of a
+finished sweep. The Little's-law bound is calls × latency / concurrency per
+stage; the ratio wall/bound shows the runner's own overhead. Also compares a
+small sweep run sequentially (concurrency 1, as the original MPCBench ran)
+with the runner at full concurrency.
+
+    .venv/bin/python bench/sweep_scaling.py --sizes 1000,10000,100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mpcbench_async.perf import sim_subprocess
+from mpcbench_async.testing import write_workspace
+
+TASKS = 10
+
+
+def run_sweep(root: Path, out: Path, trials: int, concurrency: int) -> tuple[float, float, int]:
+    """Run one sweep in a child process; return (wall s, peak RSS MiB, exit code)."""
+    cmd = [sys.executable, "-m", "mpcbench_async", "sweep", "--config", str(root / "model_config.json"),
+           "--prompts", str(root / "prompt_config.json"), "--tasks-dir", str(root / "tasks"),
+           "--data-dir", str(root / "data"), "--trials", str(trials), "--concurrency", str(concurrency),
+           "--out", str(out), "--quiet"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.stderr.write(proc.stderr.read().decode()[-2000:] if proc.stderr else "")
+    return wall, usage.ru_maxrss / 1024, code
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="agent runs per sweep")
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument("--sequential-units", type=int, default=20,
+                        help="agent runs for the sequential vs concurrent comparison")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    with sim_subprocess(["--latency-ms", str(args.latency_ms)]) as base_url, tempfile.TemporaryDirectory() as tmp:
+        root = write_workspace(Path(tmp) / "ws", base_url=base_url, tasks=TASKS, agent_models=["sim/echo"],
+                               judge_models=["sim/judge"],
+                               defaults={"limits": {"max_concurrency": args.concurrency * 2}})
+        for units in sizes:
+            trials = max(1, units // TASKS)
+            out = Path(tmp) / f"out{units}"
+            wall, rss, code = run_sweep(root, out, trials, args.concurrency)
+            resume, resume_rss, _ = run_sweep(root, out, trials, args.concurrency)
+            calls = 2 * units
+            bound = units * args.latency_ms / 1000 / args.concurrency
+            rows.append((units, calls, wall, units / wall, rss, resume, bound, code))
+            print(f"{units:>7} runs: wall {wall:7.1f} s  {units / wall:7.1f} runs/s  peak RSS {rss:6.0f} MiB  "
+                  f"resume {resume:5.2f} s  bound {bound:6.1f} s  ratio {wall / bound:4.2f}  exit {code}",
+                  file=sys.stderr, flush=True)
+        n = args.sequential_units
+        seq_out, par_out = Path(tmp) / "seq", Path(tmp) / "par"
+        seq_wall, _, _ = run_sweep(root, seq_out, max(1, n // TASKS), 1)
+        par_wall, _, _ = run_sweep(root, par_out, max(1, n // TASKS), args.concurrency)
+    print(f"### Sweep scaling — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Command: "
+          f"`python bench/sweep_scaling.py --sizes {args.sizes} --latency-ms {args.latency_ms:g} "
+          f"--concurrency {args.concurrency}`. Agent sim/echo + judge sim/judge at {args.latency_ms:g} ms each, "
+          "sim in its own process; one run of each size.\n")
+    print("| agent runs | LLM calls | wall s | runs/s | peak RSS MiB | resume s | Little bound s | wall/bound |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for units, calls, wall, rate, rss, resume, bound, _ in rows:
+        print(f"| {units:,} | {calls:,} | {wall:.1f} | {rate:.1f} | {rss:.0f} | {resume:.2f} | {bound:.1f} | "
+              f"{wall / bound:.2f} |")
+    print(f"\nSequential (concurrency 1) vs runner (concurrency {args.concurrency}) on {n} runs + {n} judgements: "
+          f"{seq_wall:.1f} s vs {par_wall:.1f} s — speed-up {seq_wall / par_wall:.1f}×.")
+
+
+if __name__ == "__main__":
+    main()
