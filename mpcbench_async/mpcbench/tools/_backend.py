@@ -23,7 +23,7 @@ from . import _params as p
 from ._calendar import busy_intervals, common_free_slots, event_interval
 from ._dates import DateError, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
-from ._search import rank, words
+from ..._text import rank, words
 
 __all__ = ["TOOL_NAMES", "ToolBackend", "api_name", "tool_name"]
 

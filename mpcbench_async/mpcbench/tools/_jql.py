@@ -21,7 +21,7 @@ from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
 from .._data import parse_timestamp
-from ._search import words
+from ..._text import words
 
 __all__ = ["JqlError", "JqlQuery", "parse_jql"]
 

@@ -1,4 +1,4 @@
-"""Word-based ranked search, shared by the Slack, Gmail, Drive and Contacts tools.
+"""Word-based ranked search, shared by the MPCBench tools and the tariff evidence retrieval.
 
 Replaces the original's substring matching: the query is split into words
 (stop words dropped); a record scores by how many query words it contains
