@@ -7,8 +7,8 @@ from ._data import ScenarioData, load_scenario_data, parse_timestamp
 from ._evaluate import TaskEvaluation, evaluate_task, load_task_data, safe_name
 from ._generation import DataGenerator, GenerationError, GenerationOutcome, data_path, encode_document
 from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
-from ._parse import ReplyParseError, extract_json_object
-from ._prompts import PromptConfig, PromptTemplate, load_prompts
+from .._replies import ReplyParseError, extract_json_object
+from .._prompts import PromptConfig, PromptTemplate, load_prompts
 from ._scenario import (
     GlobalSettings,
     Person,

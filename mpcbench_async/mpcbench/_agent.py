@@ -21,8 +21,8 @@ from .._exceptions import LLMError
 from ..llm import LLMClient
 from ..records import Message, Usage
 from ._data import ScenarioData
-from ._parse import ReplyParseError, extract_json_object
-from ._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
+from .._prompts import PromptConfig
 from ._task import Task
 from .tools import ToolBackend, tool_name
 

@@ -25,8 +25,8 @@ from ..llm import LLMClient
 from ..records import Message
 from ..runtime import WorkerPool, atomic_write_bytes
 from ._consistency import cross_source_problems, source_problems
-from ._parse import ReplyParseError, extract_json_object
-from ._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
+from .._prompts import PromptConfig
 from ._scenario import Scenario, content_hash
 from ._schemas import SOURCES, SchemaSet
 

@@ -19,8 +19,8 @@ from .._exceptions import LLMError
 from ..llm import LLMClient
 from ..records import Message, Usage
 from ._agent import RunLog
-from ._parse import ReplyParseError, extract_json_object
-from ._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
+from .._prompts import PromptConfig
 from ._task import Task
 
 __all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "run_judge"]

@@ -1,4 +1,4 @@
-"""``prompt_config.json``: every prompt the project sends, as templates with ``{placeholders}``."""
+"""``prompt_config.json``: every prompt the project sends (both benchmarks), as templates with ``{placeholders}``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from .._exceptions import InputError
-from ..records import decode_json
+from ._exceptions import InputError
+from .records import decode_json
 
 __all__ = ["PromptConfig", "PromptTemplate", "load_prompts"]
 
@@ -28,6 +28,8 @@ class PromptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     repair: PromptTemplate
     agent: PromptTemplate | None = None
     judge: PromptTemplate | None = None
+    tariff_proposer: PromptTemplate | None = None
+    tariff_critique: PromptTemplate | None = None
 
     def digest(self, *names: str) -> str:
         """A short hash of the named templates, so editing one prompt changes only its units' keys."""
