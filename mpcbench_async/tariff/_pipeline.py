@@ -131,8 +131,9 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
     request = case.input
     bundle = build_bundle(pack, request.input, request.evidence, request.options.candidate_chapters)
     bundle_json = orjson.dumps([msgspec.to_builtins(item) for item in bundle], option=orjson.OPT_INDENT_2).decode()
-    values = {"request": request.input, "evidence_bundle_json": bundle_json,
-              "request_evidence_json": orjson.dumps(request.evidence).decode()}
+    values = {"request_json": orjson.dumps({"input": request.input, "evidence": request.evidence},
+                                           option=orjson.OPT_INDENT_2).decode(),
+              "evidence_bundle_json": bundle_json}
     messages = [Message(role="system", content=prompts.render("tariff_proposer", "system", **values)),
                 Message(role="user", content=prompts.render("tariff_proposer", "user", **values))]
     max_iters = request.options.max_iters

@@ -1,0 +1,132 @@
+"""``mpcbench-async tariff run`` and ``tariff compare``: the tariff pack verification benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from .._exceptions import InputError
+from .._prompts import load_prompts
+from ..llm import LLMClient, load_model_config
+from ..mpcbench import safe_name
+from ..runtime import atomic_write_bytes
+from ..tariff import (
+    TariffCaseRecord,
+    build_report,
+    compare_reports,
+    load_pack,
+    load_report,
+    load_suite,
+    render_diff,
+    render_report,
+    run_cases,
+)
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    tariff = commands.add_parser("tariff", help="the tariff pack verification benchmark",
+                                 description="HTS classification cases through the verification pipeline.")
+    sub = tariff.add_subparsers(dest="tariff_command", metavar="SUBCOMMAND", required=True)
+    run = sub.add_parser("run", help="run a suite and write JSON + Markdown reports",
+                         description="Run every case of a suite through the verification pipeline (concurrently) "
+                         "and write reports/benchmarks/<suite>_benchmark_<timestamp>.{json,md}. Results are appended "
+                         "to reports/benchmarks/runs/<suite>_<mode>_<model>.jsonl as cases finish; rerunning resumes.")
+    add_run_arguments(run)
+    run.set_defaults(handler=cmd_run)
+    compare = sub.add_parser("compare", help="compare two JSON reports",
+                             description="Write reports/benchmarks/benchmark_diff_<timestamp>.md: improved and "
+                             "regressed cases (|Δ| ≥ 0.05), new failures, added/removed cases, average change.")
+    add_compare_arguments(compare)
+    compare.set_defaults(handler=cmd_compare)
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--suite", default="tariff", help="suite name (default: tariff)")
+    run.add_argument("--mode", choices=("fixture", "live", "record"), default="fixture",
+                     help="fixture: recorded replies, offline (default); live: a model; record: live + write fixtures")
+    run.add_argument("--model", default=None, help="model for live/record modes (default: tariff_models[0] or sim/tariff)")
+    run.add_argument("--path", type=Path, default=None,
+                     help="suite directory with cases/ and fixtures/ (default: storage/benchmarks/<suite>)")
+    run.add_argument("--pack", type=Path, default=None, help="pack directory (default: storage/packs/<pack_id>)")
+    run.add_argument("--out", type=Path, default=Path("reports/benchmarks"), help="default: reports/benchmarks")
+    run.add_argument("--config", type=Path, default=Path("model_config.json"))
+    run.add_argument("--prompts", type=Path, default=Path("prompt_config.json"))
+    run.add_argument("--concurrency", type=int, default=16)
+    run.add_argument("--retry-errors", action="store_true", help="also rerun cases that ended in an error")
+
+
+def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
+    compare.add_argument("--baseline", type=Path, required=True)
+    compare.add_argument("--current", type=Path, required=True)
+    compare.add_argument("--out", type=Path, default=Path("reports/benchmarks"))
+
+
+def _timestamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    suite_dir = args.path or Path("storage/benchmarks") / args.suite
+    cases = load_suite(suite_dir / "cases")
+    if not cases:
+        raise InputError(f"{suite_dir / 'cases'}: no cases")
+    packs = {c.pack_id for c in cases}
+    if len(packs) != 1 and args.pack is None:
+        raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")
+    pack = load_pack(args.pack or Path("storage/packs") / packs.pop())
+    prompts = load_prompts(args.prompts)
+    client: LLMClient | None = None
+    model = "fixture"
+    if args.mode != "fixture":
+        config = load_model_config(args.config)
+        model = args.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
+        client = LLMClient(config)
+        client.check_models([model])
+    results = args.out / "runs" / f"{safe_name(args.suite)}_{args.mode}_{safe_name(model)}.jsonl"
+    done = [0]
+
+    def progress(record: TariffCaseRecord) -> None:
+        done[0] += 1
+        score = f"{record.score.score:.2f}" if record.score else record.error_class
+        print(f"[{done[0]:>3}/{len(cases)}] {record.case_id}: {score}", file=sys.stderr, flush=True)
+
+    async def main() -> list[TariffCaseRecord]:
+        if client is None:
+            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
+                                   fixtures_dir=suite_dir / "fixtures", concurrency=args.concurrency,
+                                   retry_errors=args.retry_errors, on_record=progress)
+        async with client:
+            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
+                                   fixtures_dir=suite_dir / "fixtures", client=client, model=model,
+                                   concurrency=args.concurrency, retry_errors=args.retry_errors, on_record=progress)
+
+    records = anyio.run(main)
+    stamp = _timestamp()
+    report = build_report(records, suite=args.suite, mode=args.mode, model=model,
+                          created_at=datetime.now(timezone.utc).isoformat())
+    base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"
+    atomic_write_bytes(base.with_suffix(".json"), msgspec.json.format(msgspec.json.encode(report)) + b"\n", fsync=False)
+    atomic_write_bytes(base.with_suffix(".md"), render_report(report).encode(), fsync=False)
+    t = report.totals
+    print(f"{args.suite} ({args.mode}, {model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
+          f"average score {t.average_score:.3f}, {report.errors} error(s)")
+    for case_type, g in report.by_case_type.items():
+        print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
+    print(f"report -> {base.with_suffix('.json')} and .md")
+    return 1 if report.errors else 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    baseline, current = load_report(args.baseline), load_report(args.current)
+    diff = compare_reports(baseline, current)
+    out = args.out / f"benchmark_diff_{_timestamp()}.md"
+    atomic_write_bytes(out, render_diff(diff, str(args.baseline), str(args.current)).encode(), fsync=False)
+    print(f"improved {len(diff.improved)}, regressed {len(diff.regressed)}, new failures {len(diff.new_failures)}, "
+          f"added {len(diff.added)}, removed {len(diff.removed)}, average change {diff.average_change:+.4f}")
+    print(f"diff -> {out}")
+    return 0
