@@ -1,0 +1,84 @@
+"""The suite runner: record with sim/tariff, replay from fixtures identically, resume, compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import orjson
+
+from mpcbench_async._prompts import load_prompts
+from mpcbench_async.llm import LLMClient
+from mpcbench_async.tariff import build_report, compare_reports, render_diff, run_cases
+from tests.conftest import REPO
+from tests.tariff.conftest import make_case
+
+PROMPTS = load_prompts(REPO / "prompt_config.json")
+CASES = [
+    make_case(id="pos_a"),
+    make_case(id="pos_b", input__input="Sneaker with textile uppers and rubber soles, sports use; any duty savings?",
+              input__options={"max_iters": 3}),
+    make_case(id="neg_a", case_type="negative", input__input="Classify it.", expected__expected_accept=False,
+              expected__preferred_hts=[], expected__expected_refusal_category="insufficient_info"),
+    make_case(id="neg_b", case_type="negative", input__input="Footwear; composition per the attached lab report.",
+              expected__expected_accept=False, expected__preferred_hts=[],
+              expected__expected_refusal_category="missing_evidence"),
+]
+
+
+async def record_then_replay(pack, tmp_path: Path, sim_url: str):
+    fixtures = tmp_path / "fixtures"
+    async with LLMClient(sim_base_url=sim_url) as client:
+        recorded = await run_cases(CASES, pack=pack, prompts=PROMPTS, mode="record", model="sim/tariff",
+                                   client=client, results_path=tmp_path / "record.jsonl", fixtures_dir=fixtures)
+    replayed = await run_cases(CASES, pack=pack, prompts=PROMPTS, mode="fixture",
+                               results_path=tmp_path / "fixture.jsonl", fixtures_dir=fixtures)
+    return recorded, replayed
+
+
+class TestRunner:
+    async def test_fixture_replay_matches_the_recorded_live_run(self, pack, tmp_path, sim):
+        """Record mode writes one fixture per case; fixture mode reruns the whole pipeline to identical scores."""
+        recorded, replayed = await record_then_replay(pack, tmp_path, sim.base_url)
+        assert sorted(f"{c.id}.json" for c in CASES) == sorted(p.name for p in (tmp_path / "fixtures").iterdir())
+        assert [(r.case_id, r.score.score) for r in recorded] == [(r.case_id, r.score.score) for r in replayed]
+        assert {"ok"} == {r.status for r in replayed}
+        by_id = {r.case_id: r for r in replayed}
+        assert ("refused", "insufficient_info") == (by_id["neg_a"].result.status, by_id["neg_a"].result.refusal_category)
+        assert ("refused", "missing_evidence") == (by_id["neg_b"].result.status, by_id["neg_b"].result.refusal_category)
+        assert "accepted" == by_id["pos_a"].result.status
+
+    async def test_two_fixture_runs_give_identical_scores_and_resume_skips(self, pack, tmp_path, sim):
+        """Fixture mode is deterministic; a second run over the same results file runs nothing new."""
+        _, first = await record_then_replay(pack, tmp_path, sim.base_url)
+        lines_before = (tmp_path / "fixture.jsonl").read_bytes().count(b"\n")
+        second = await run_cases(CASES, pack=pack, prompts=PROMPTS, mode="fixture",
+                                 results_path=tmp_path / "fixture.jsonl", fixtures_dir=tmp_path / "fixtures")
+        assert lines_before == (tmp_path / "fixture.jsonl").read_bytes().count(b"\n")
+        assert [msgspec.to_builtins(r.score) for r in first] == [msgspec.to_builtins(r.score) for r in second]
+
+    async def test_missing_fixture_is_an_error_record_naming_the_file(self, pack, tmp_path):
+        """A case without a fixture fails with a message naming the missing file, and the run goes on."""
+        [record] = await run_cases(CASES[:1], pack=pack, prompts=PROMPTS, mode="fixture",
+                                   results_path=tmp_path / "r.jsonl", fixtures_dir=tmp_path / "none")
+        assert ("error", f"{tmp_path / 'none' / 'pos_a.json'}: no fixture for case 'pos_a'; record one with "
+                         "--mode record") == (record.status, record.error_message)
+
+
+class TestCompare:
+    async def test_diff_names_exactly_the_changed_case(self, pack, tmp_path, sim):
+        """Two runs differing in one case's outcome produce a diff naming only that case."""
+        _, replayed = await record_then_replay(pack, tmp_path, sim.base_url)
+        baseline = build_report(replayed, suite="t", mode="fixture", model="fixture", created_at="a")
+        fixture = tmp_path / "fixtures" / "pos_a.json"
+        data = orjson.loads(fixture.read_bytes())
+        data["replies"] = [orjson.dumps({"decision": "refuse", "refusal_category": "ambiguous"}).decode()] * 3
+        fixture.write_bytes(orjson.dumps(data))
+        changed = await run_cases(CASES, pack=pack, prompts=PROMPTS, mode="fixture",
+                                  results_path=tmp_path / "again.jsonl", fixtures_dir=tmp_path / "fixtures")
+        current = build_report(changed, suite="t", mode="fixture", model="fixture", created_at="b")
+        diff = compare_reports(baseline, current)
+        assert (["pos_a"], [], ["pos_a"], [], []) == (
+            [c for c, _, _ in diff.regressed], diff.improved, diff.new_failures, diff.added, diff.removed)
+        text = render_diff(diff, "a.json", "b.json")
+        assert "- `pos_a`: 1.00 → 0.00 (-1.00)" in text
