@@ -21,9 +21,11 @@ from ._exceptions import (
     ServerError,
     TransientLLMError,
 )
+from ._prompts import PromptConfig, load_prompts
 from .llm import LLMClient, ModelConfig, ModelSettings, load_model_config
 from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
 from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
+from .sweep import Runner, SweepPlan, build_plan, summarize
 
 __version__ = "0.1.0"
 
@@ -49,16 +51,22 @@ __all__ = [
     "ModelLimiter",
     "ModelSettings",
     "PermanentLLMError",
+    "PromptConfig",
     "RateLimitError",
     "RecordDecodeError",
     "ResumeIndex",
     "RetryPolicy",
+    "Runner",
     "ServerError",
+    "SweepPlan",
     "ToolCall",
     "ToolSchema",
     "TransientLLMError",
     "Usage",
     "WorkerPool",
     "__version__",
+    "build_plan",
     "load_model_config",
+    "load_prompts",
+    "summarize",
 ]
