@@ -277,8 +277,9 @@ class SimServer:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         out_chars = len(reply.content or "")
         if reply.tool_calls:
+            call_base = hashlib.sha256(key.encode()).hexdigest()[:12]  # unique per request, stable per key
             message["tool_calls"] = [
-                {"id": f"call_{i}_{key[:8]}", "type": "function",
+                {"id": f"call_{call_base}_{i}", "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}
                 for i, call in enumerate(reply.tool_calls)
             ]

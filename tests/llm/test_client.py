@@ -144,11 +144,14 @@ class TestTransportsAgree:
             result = await client.chat("sim/scripted", scripted_messages(steps), tools, key="same")
             results[transport] = msgspec.structs.replace(result, latency_s=0.0)
         assert results["native"] == results["openai"]
+        import hashlib
+
+        base = hashlib.sha256(b"same").hexdigest()[:12]
         assert [
-            ToolCall(id="call_0_same", function=FunctionCall(name="Jira_SearchIssuesWithJql",
-                                                            arguments='{"jql":"project = ALPHA"}')),
-            ToolCall(id="call_1_same", function=FunctionCall(name="Slack_search_messages",
-                                                            arguments='{"query":"launch"}')),
+            ToolCall(id=f"call_{base}_0", function=FunctionCall(name="Jira_SearchIssuesWithJql",
+                                                               arguments='{"jql":"project = ALPHA"}')),
+            ToolCall(id=f"call_{base}_1", function=FunctionCall(name="Slack_search_messages",
+                                                               arguments='{"query":"launch"}')),
         ] == results["native"].tool_calls
         assert ("tool_calls", None) == (results["native"].finish_reason, results["native"].content)
 
