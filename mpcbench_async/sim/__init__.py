@@ -1,5 +1,6 @@
 """The embedded simulated OpenAI-compatible provider (server, policies, faults)."""
 
+from . import _procgen  # registers sim/generator
 from . import _judge_policy  # registers sim/judge and sim/lazy-agent
 from . import _oracle_policy  # registers sim/oracle-agent
 from . import _tariff_policy  # registers sim/tariff

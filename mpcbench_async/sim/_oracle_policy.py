@@ -109,23 +109,30 @@ def _window(state: _State, texts: list[str]) -> tuple[str, str | None]:
     return "next_week", None
 
 
+def _requester(prompt: str) -> str:
+    """The first capitalised word of the request that is not a common word (the person who asked)."""
+    return next((w for w in re.findall(r"\b[A-Z][a-z]+\b", prompt) if w.lower() not in _STOP), "")
+
+
 def _plan(state: _State) -> Reply:
-    slack = state.all("Slack_search_messages")
-    if not slack:
-        asker = next((w for w in re.findall(r"\b[A-Z][a-z]+\b", state.prompt) if w.lower() not in _STOP), "")
-        return Reply(tool_calls=[_call("Slack_search_messages", query=f"{asker} meet sync meeting minutes week",
+    asker = _requester(state.prompt)
+    if "Slack_search_messages" not in state.results:
+        return Reply(tool_calls=[_call("Slack_search_messages", query=f"{asker} meet sync meeting session minutes week",
                                        limit=30)])
-    messages = [m for result in slack for m in result.get("messages") or ()]
-    request = next((m for m in messages if _DURATION.search(str(m.get("text"))) or
-                    re.search(r"\b(sync|meet|meeting|session|review|call)\b", str(m.get("text")), re.I)), None)
+    found = [m for result in state.all("Slack_search_messages") for m in result.get("messages") or ()]
+    asks = [m for m in found if str(m.get("author", "")).startswith(asker) and not m.get("thread_ts")
+            and re.search(r"\b(sync|meet|meeting|session|review|call|minutes)\b", str(m.get("text")), re.I)]
+    request = max(asks, key=lambda m: str(m.get("timestamp")), default=None)
     if request is None:
         return _final("I could not find the meeting request in Slack.", "Slack search returned no request.")
-    root_ts = request.get("thread_ts") or request.get("timestamp")
-    thread = [m for m in messages if m.get("timestamp") == root_ts or m.get("thread_ts") == root_ts] or [request]
+    if len(state.results["Slack_search_messages"]) == 1:  # read the request's whole channel to see the thread
+        return Reply(tool_calls=[_call("Slack_search_messages", query="", channel=request.get("channel"), limit=100)])
+    root_ts = request.get("timestamp")
+    thread = [m for m in found if m.get("timestamp") == root_ts or m.get("thread_ts") == root_ts]
     texts = [str(m.get("text", "")) for m in thread]
     duration = next((int(d) for t in texts for d in _DURATION.findall(t)), 30)
     names: list[str] = []
-    root = next((m for m in thread if m.get("timestamp") == root_ts), request)
+    root = request
     for name in [str(root.get("author", ""))] + [" ".join(n) for t in texts for n in _FULL_NAME.findall(t)]:
         if name and name not in names and len(name.split()) == 2 and not (
                 {w.lower() for w in name.split()} & _NOT_NAMES):
@@ -183,20 +190,29 @@ def _email(state: _State) -> Reply:
     subject = str(thread.get("subject", ""))
     keys = _ISSUE.findall(subject + " " + thread_text)
     if "Slack_search_messages" not in state.results and not keys:
-        words = [w for w in re.findall(r"[A-Za-z]{4,}", subject) if w.lower() not in _STOP][:4]
+        words = [w for w in re.findall(r"[A-Za-z]{4,}", re.sub(r"^(?:re:\s*)*(?:question about\s*)?", "", subject,
+                                                                flags=re.I)) if w.lower() not in _STOP][:4]
         return Reply(tool_calls=[_call("Slack_search_messages", query=" ".join(words) or "feature", limit=10)])
+    topic_words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", subject) if w.lower() not in _STOP}
     for result in state.all("Slack_search_messages"):
         for m in result.get("messages") or ():
-            keys += _ISSUE.findall(str(m.get("text", "")))
+            said = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", str(m.get("text", "")))}
+            if len(said & topic_words) >= 2:  # a message about this feature that names its issue
+                keys += _ISSUE.findall(str(m.get("text", "")))
+    topic = [w for w in re.findall(r"[A-Za-z]{4,}", re.sub(r"^(?:re:\s*)*(?:question about\s*)?", "", subject, flags=re.I))
+             if w.lower() not in _STOP]
     if "Jira_SearchIssuesWithJql" not in state.results:
+        clauses = [f'summary ~ "{w}"' for w in topic[:5]]
         if keys:
-            jql = "key IN (" + ", ".join(dict.fromkeys(keys)) + ") ORDER BY updated DESC"
-        else:
-            words = [w for w in re.findall(r"[A-Za-z]{4,}", subject) if w.lower() not in _STOP][:3]
-            jql = f'text ~ "{" ".join(words)}" ORDER BY updated DESC'
-        return Reply(tool_calls=[_call("Jira_SearchIssuesWithJql", jql=jql, max_results=10)])
+            clauses.insert(0, "key IN (" + ", ".join(dict.fromkeys(keys)) + ")")
+        jql = " OR ".join(clauses) + " ORDER BY updated DESC"
+        return Reply(tool_calls=[_call("Jira_SearchIssuesWithJql", jql=jql, max_results=20)])
     issues = [i for r in state.all("Jira_SearchIssuesWithJql") for i in r.get("issues") or ()]
-    issue = next((i for i in issues if i.get("fixVersions")), issues[0] if issues else None)
+    wanted = {w.lower() for w in topic}
+    issues.sort(key=lambda i: (i.get("key") not in keys,
+                               -len(wanted & {w.lower() for w in re.findall(r"[A-Za-z]{4,}", str(i.get("summary")))}),
+                               not i.get("fixVersions")))
+    issue = issues[0] if issues else None
     if issue is None:
         return _final("Thank you for your message. We are checking the release timing and will follow up.",
                       "No tracking issue found.")
@@ -221,7 +237,7 @@ def _email(state: _State) -> Reply:
 
 # -- weekly report ---------------------------------------------------------------
 def _report(state: _State) -> Reply:
-    template = re.search(r"'([^']+)'", state.prompt)
+    template = re.search(r"'([^']{4,})'\.?\s*$", state.prompt.strip())
     project = re.search(r"\(([A-Z][A-Z0-9]+)\)", state.prompt)
     if "GoogleDrive_gdrive_search" not in state.results:
         calls = [_call("GoogleDrive_gdrive_search", query=template.group(1) if template else "weekly report template",

@@ -189,6 +189,10 @@ class ToolBackend:
         slots = common_free_slots(busy, first, last, self.tz, start_clock, end_clock,
                                   min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
                                   include_weekends=args.include_weekends)
+        # Time before the reference now is gone: slots start at the next quarter hour at the earliest.
+        earliest = self.now.replace(second=0, microsecond=0) + timedelta(minutes=-self.now.minute % 15)
+        minimum = timedelta(minutes=max(args.min_duration_minutes, args.slot_minutes or 0))
+        slots = [(max(s, earliest), e) for s, e in slots if e - max(s, earliest) >= minimum]
         if args.slot_minutes:
             length = timedelta(minutes=args.slot_minutes)
             pieces = []
