@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -93,8 +93,9 @@ _ERROR_TEXT: dict[str, tuple[str, str]] = {
 class SimServer:
     """An embedded sim provider. Use ``async with SimServer(...) as sim: sim.base_url``.
 
-    ``on_complete(key)`` is called after each completed request (tests use it to
-    act at an exact point, e.g. kill a client after its N-th completed call).
+    ``on_complete(key)`` is called after each completed request and ``gate(key)``
+    is awaited before each reply (tests use them to act at an exact point, e.g.
+    hold some requests open and kill the client after its N-th completed call).
     """
 
     def __init__(
@@ -105,9 +106,11 @@ class SimServer:
         host: str = "127.0.0.1",
         port: int = 0,
         on_complete: Callable[[str], None] | None = None,
+        gate: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.seed = seed
         self.on_complete = on_complete
+        self.gate = gate
         self.defaults = defaults or FaultSpec()
         self.host = host
         self.port = port
@@ -227,6 +230,8 @@ class SimServer:
             self._count(self.stats.faults, fault)
             return await self._inject(request, fault, spec)
 
+        if self.gate is not None:
+            await self.gate(key)
         try:
             reply = policy(body)
         except Exception as exc:  # a policy bug is the sim's 500, never a crashed handler
