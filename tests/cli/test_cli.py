@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -65,3 +66,56 @@ class TestBenchClient:
         assert 2 == main(["bench", "client", "--transports", "native,carrier-pigeon"])
         assert "error: --transports: unknown transport(s) carrier-pigeon; choose native, openai\n" == (
             capsys.readouterr().err)
+
+
+class TestGenerateCommands:
+    def test_seed_compatible_world_state_module(self, tmp_path):
+        """`python -m mpcbench_async.generator.world_state_generator` writes the world state offline."""
+        from tests.conftest import REPO
+
+        proc = subprocess.run(
+            [sys.executable, "-m", "mpcbench_async.generator.world_state_generator", "--scenario-id",
+             "sc01_berth_appointments", "--data-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=60, cwd=REPO)
+        assert 0 == proc.returncode, proc.stderr
+        assert (REPO / "data" / "sc01_berth_appointments_world_state.json").read_bytes() == (
+            tmp_path / "sc01_berth_appointments_world_state.json").read_bytes()
+
+    def test_unknown_scenario_is_one_clear_error(self, capsys, tmp_path, monkeypatch):
+        """A scenario id with no file is reported with the path tried, exit code 2."""
+        from tests.conftest import REPO
+
+        monkeypatch.chdir(REPO)
+        assert 2 == main(["generate", "sources", "--scenario-id", "nope", "--data-dir", str(tmp_path)])
+        assert "error: scenarios/nope.json: no such scenario (--scenario-id 'nope')\n" == capsys.readouterr().err
+
+    def test_bad_scenario_field_names_file_and_path(self, capsys, tmp_path):
+        """A wrong-typed scenario field stops `generate all` before any call, naming file and field."""
+        from tests.conftest import REPO
+
+        scenarios = tmp_path / "scenarios"
+        scenarios.mkdir()
+        doc = json.loads((REPO / "scenarios" / "sc01_berth_appointments.json").read_text())
+        doc["noise_level"] = "high"
+        (scenarios / "sc01_berth_appointments.json").write_text(json.dumps(doc))
+        code = main(["generate", "all", "--scenarios-dir", str(scenarios), "--data-dir", str(tmp_path / "d"),
+                     "--config", str(REPO / "model_config.json"), "--prompts", str(REPO / "prompt_config.json"),
+                     "--schemas-dir", str(REPO / "schemas")])
+        assert 2 == code
+        assert (f"error: {scenarios / 'sc01_berth_appointments.json'}: Expected `float`, got `str` - at "
+                "`$.noise_level`\n") == capsys.readouterr().err
+        assert not (tmp_path / "d").exists()
+
+
+class TestSweepCommand:
+    def test_sweep_prints_the_summary_and_writes_every_file(self, tmp_path):
+        """`mpcbench-async sweep` runs offline and leaves the six output files."""
+        from tests.conftest import REPO
+
+        out = tmp_path / "sweep"
+        proc = subprocess.run([sys.executable, "-m", "mpcbench_async", "sweep", "--out", str(out), "--tasks",
+                               "sc01_*", "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert 0 == proc.returncode, proc.stderr
+        assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
+        assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "summary.json",
+                       "summary.md"]) == sorted(p.name for p in out.iterdir())
