@@ -4,8 +4,9 @@ Agents are ``sim/echo`` (one call per run, no tools) and the judge is
 ``sim/judge``, both at a fixed simulated latency (default 200 ms), served by a
 sim in its own process. Each size runs ``mpcbench-async sweep`` in a child
 process (peak RSS from ``wait4``), then reruns it to time the resume of a
-finished sweep. The Little's-law bound is calls × latency / concurrency per
-stage; the ratio wall/bound shows the runner's own overhead. Also compares a
+finished sweep. The Little's-law bound is ⌈runs / concurrency⌉ × latency for
+the agent stage plus one latency for the last judge (judges overlap the
+runs); the ratio wall/bound shows the runner's own overhead. Also compares a
 small sweep run sequentially (concurrency 1, as the original MPCBench ran)
 with the runner at full concurrency.
 
@@ -15,6 +16,7 @@ with the runner at full concurrency.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import subprocess
@@ -66,7 +68,8 @@ def main() -> None:
             wall, rss, code = run_sweep(root, out, trials, args.concurrency)
             resume, resume_rss, _ = run_sweep(root, out, trials, args.concurrency)
             calls = 2 * units
-            bound = units * args.latency_ms / 1000 / args.concurrency
+            latency = args.latency_ms / 1000
+            bound = math.ceil(units / args.concurrency) * latency + latency  # agent waves, then the last judge
             rows.append((units, calls, wall, units / wall, rss, resume, bound, code))
             print(f"{units:>7} runs: wall {wall:7.1f} s  {units / wall:7.1f} runs/s  peak RSS {rss:6.0f} MiB  "
                   f"resume {resume:5.2f} s  bound {bound:6.1f} s  ratio {wall / bound:4.2f}  exit {code}",
