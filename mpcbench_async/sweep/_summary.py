@@ -19,9 +19,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..records import LLMCallRecord
 from ..runtime import iter_jsonl
-from ._records import AgentRunRecord, JudgeRecord, Manifest
+from ._records import Manifest
 
 __all__ = ["AxisStats", "ModelSummary", "Summary", "render_markdown", "render_table", "summarize"]
 
@@ -73,6 +72,58 @@ class Summary(msgspec.Struct, kw_only=True):
     calls: int = 0
 
 
+class _Stop(msgspec.Struct):
+    stop_reason: str = ""
+
+
+class _Passed(msgspec.Struct):
+    passed: bool = False
+
+
+class _RunView(msgspec.Struct):
+    """The fields of a run record the summary needs; msgspec skips the rest (the payload) unparsed."""
+
+    key: str
+    status: str
+    model: str
+    task_id: str
+    run: _Stop | None = None
+    checks: list[_Passed] = []
+
+
+class _Score(msgspec.Struct):
+    score: int
+
+
+class _Scores(msgspec.Struct):
+    answer_requirements_satisfaction: _Score
+    source_grounded_reasoning: _Score
+
+
+class _JudgementView(msgspec.Struct):
+    verdict: str
+    scores: _Scores | None = None
+
+
+class _JudgeView(msgspec.Struct):
+    key: str
+    run_key: str
+    status: str
+    task_type: str
+    agent_model: str
+    judge_model: str
+    judgement: _JudgementView | None = None
+
+
+class _CallView(msgspec.Struct):
+    model: str
+    key: str
+    status: str
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    usage: dict[str, int] = {}
+
+
 def _axis(values: list[int]) -> AxisStats:
     if not values:
         return AxisStats()
@@ -101,8 +152,8 @@ def _percentile(values: list[float], q: float) -> float | None:
 def summarize(out_dir: str | Path) -> Summary:
     """Build the summary of a sweep directory from its JSONL files."""
     out_dir = Path(out_dir)
-    runs: dict[str, AgentRunRecord] = _latest(iter_jsonl(out_dir / "runs.jsonl", type_=AgentRunRecord))  # type: ignore[assignment]
-    judgements: dict[str, JudgeRecord] = _latest(iter_jsonl(out_dir / "judgements.jsonl", type_=JudgeRecord))  # type: ignore[assignment]
+    runs: dict[str, _RunView] = _latest(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView))  # type: ignore[assignment]
+    judgements: dict[str, _JudgeView] = _latest(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView))  # type: ignore[assignment]
     models: dict[str, ModelSummary] = {}
     trials: dict[tuple[str, str], list[bool]] = defaultdict(list)
     scores: dict[tuple[str, str, str], dict[str, list[int]]] = defaultdict(lambda: {"ars": [], "sgr": []})
@@ -161,18 +212,18 @@ def summarize(out_dir: str | Path) -> Summary:
     latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
     judge_calls: dict[str, dict[str, float]] = {}
     total_calls = 0
-    for call in iter_jsonl(out_dir / "calls.jsonl", type_=LLMCallRecord):
+    for call in iter_jsonl(out_dir / "calls.jsonl", type_=_CallView):
         total_calls += 1
         role = "judge" if call.key.startswith("judge-") else "agent"
         if role == "agent":
             summary = models.setdefault(call.model, ModelSummary(model=call.model))
             summary.calls += 1
-            summary.tokens += call.usage.total_tokens
+            summary.tokens += call.usage.get("total_tokens", 0)
             summary.cost_usd += call.cost_usd
         else:
             bucket = judge_calls.setdefault(call.model, {"calls": 0, "tokens": 0, "cost_usd": 0.0})
             bucket["calls"] += 1
-            bucket["tokens"] += call.usage.total_tokens
+            bucket["tokens"] += call.usage.get("total_tokens", 0)
             bucket["cost_usd"] += call.cost_usd
         if call.status == "ok":
             latencies[(role, call.model)].append(call.latency_s)
