@@ -11,11 +11,12 @@ p50/p95. The latest record per key counts (a resumed unit replaces its error).
 from __future__ import annotations
 
 import math
-import statistics
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -124,24 +125,49 @@ class _CallView(msgspec.Struct):
     usage: dict[str, int] = {}
 
 
-def _axis(values: list[int]) -> AxisStats:
-    if not values:
-        return AxisStats()
-    mean = statistics.fmean(values)
-    stderr = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return AxisStats(n=len(values), mean=round(mean, 3), stderr=round(stderr, 3))
+class _Moments:
+    """Count, sum and sum of squares: a mean and its standard error without keeping the values."""
+
+    __slots__ = ("n", "total", "squares")
+
+    def __init__(self) -> None:
+        self.n, self.total, self.squares = 0, 0.0, 0.0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        self.squares += value * value
+
+    def stats(self) -> AxisStats:
+        if not self.n:
+            return AxisStats()
+        mean = self.total / self.n
+        variance = max(0.0, (self.squares - self.n * mean * mean) / (self.n - 1)) if self.n > 1 else 0.0
+        return AxisStats(n=self.n, mean=round(mean, 3), stderr=round(math.sqrt(variance / self.n), 3))
 
 
-def _latest(records: Iterable[msgspec.Struct]) -> dict[str, msgspec.Struct]:
-    latest: dict[str, msgspec.Struct] = {}
+def _final(records: Iterable[Any]) -> Iterator[Any]:
+    """Each key's final record, streamed: the first ``ok`` one, else its last error.
+
+    Memory is one integer per finished key plus the (rare) keys still in error —
+    not the records — so summaries of 10^5-unit sweeps stay small.
+    """
+    done: set[int] = set()
+    failing: dict[int, Any] = {}
     for record in records:
-        previous = latest.get(record.key)  # type: ignore[attr-defined]
-        if previous is None or previous.status != "ok":  # type: ignore[attr-defined]
-            latest[record.key] = record  # type: ignore[attr-defined]
-    return latest
+        h = hash(record.key)
+        if h in done:
+            continue
+        if record.status == "ok":
+            done.add(h)
+            failing.pop(h, None)
+            yield record
+        else:
+            failing[h] = record
+    yield from failing.values()
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def _percentile(values: array, q: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
@@ -150,16 +176,15 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def summarize(out_dir: str | Path) -> Summary:
-    """Build the summary of a sweep directory from its JSONL files."""
+    """Build the summary of a sweep directory from its JSONL files, streaming them once each."""
     out_dir = Path(out_dir)
-    runs: dict[str, _RunView] = _latest(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView))  # type: ignore[assignment]
-    judgements: dict[str, _JudgeView] = _latest(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView))  # type: ignore[assignment]
     models: dict[str, ModelSummary] = {}
-    trials: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    scores: dict[tuple[str, str, str], dict[str, list[int]]] = defaultdict(lambda: {"ars": [], "sgr": []})
     views: dict[tuple[str, str], JudgeView] = {}
-    ars_by_run: dict[str, list[int]] = defaultdict(list)
-    for record in judgements.values():
+    moments: dict[tuple[str, str, str, str], _Moments] = defaultdict(_Moments)
+    ars_by_run: dict[int, tuple[float, int]] = {}
+    judgement_count = 0
+    for record in _final(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView)):
+        judgement_count += 1
         view = views.setdefault((record.agent_model, record.judge_model), JudgeView(judge_model=record.judge_model))
         judgement = record.judgement
         if record.status == "error" or judgement is None:
@@ -171,16 +196,20 @@ def summarize(out_dir: str | Path) -> Summary:
             ars = judgement.scores.answer_requirements_satisfaction.score
             sgr = judgement.scores.source_grounded_reasoning.score
             for task_type in ("*", record.task_type):
-                bucket = scores[(record.agent_model, record.judge_model, task_type)]
-                bucket["ars"].append(ars)
-                bucket["sgr"].append(sgr)
-            ars_by_run[record.run_key].append(ars)
-    for record in runs.values():
+                moments[(record.agent_model, record.judge_model, task_type, "ars")].add(ars)
+                moments[(record.agent_model, record.judge_model, task_type, "sgr")].add(sgr)
+            total, n = ars_by_run.get(hash(record.run_key), (0.0, 0))
+            ars_by_run[hash(record.run_key)] = (total + ars, n + 1)
+    trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # [runs, passed]
+    run_count = 0
+    for record in _final(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView)):
+        run_count += 1
         summary = models.setdefault(record.model, ModelSummary(model=record.model))
         summary.runs += 1
+        counts = trials[(record.model, record.task_id)]
+        counts[0] += 1
         if record.status != "ok":
             summary.errors += 1
-            trials[(record.model, record.task_id)].append(False)
             continue
         summary.ok += 1
         summary.max_turns += bool(record.run and record.run.stop_reason == "max_turns")
@@ -189,27 +218,28 @@ def summarize(out_dir: str | Path) -> Summary:
         if record.checks:
             passed = all(c.passed for c in record.checks)
         else:
-            ars = ars_by_run.get(record.key)
-            passed = bool(ars) and statistics.fmean(ars) >= 4
-        trials[(record.model, record.task_id)].append(passed)
+            total, n = ars_by_run.get(hash(record.key), (0.0, 0))
+            passed = n > 0 and total / n >= 4
+        counts[1] += passed
     for (model, judge), view in views.items():
-        for task_type_key, bucket in scores.items():
-            if task_type_key[:2] != (model, judge):
+        for (m, j, task_type, axis), values in moments.items():
+            if (m, j) != (model, judge) or axis != "ars":
                 continue
-            if task_type_key[2] == "*":
-                view.ars, view.sgr = _axis(bucket["ars"]), _axis(bucket["sgr"])
+            pair = {"ars": values.stats(), "sgr": moments[(m, j, task_type, "sgr")].stats()}
+            if task_type == "*":
+                view.ars, view.sgr = pair["ars"], pair["sgr"]
             else:
-                view.by_task_type[task_type_key[2]] = {"ars": _axis(bucket["ars"]), "sgr": _axis(bucket["sgr"])}
+                view.by_task_type[task_type] = pair
         models.setdefault(model, ModelSummary(model=model)).judges.append(view)
     for model, summary in models.items():
         summary.judges.sort(key=lambda v: v.judge_model)
         if summary.checks_total:
             summary.check_pass_rate = round(summary.checks_passed / summary.checks_total, 4)
-        per_task = [flags for (m, _), flags in trials.items() if m == model]
+        per_task = [counts for (m, _), counts in trials.items() if m == model]
         if per_task:
-            summary.k = min(len(flags) for flags in per_task)
-            summary.pass_at_k = round(sum(all(flags) for flags in per_task) / len(per_task), 4)
-    latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
+            summary.k = min(runs for runs, _ in per_task)
+            summary.pass_at_k = round(sum(passed == runs for runs, passed in per_task) / len(per_task), 4)
+    latencies: dict[tuple[str, str], array] = defaultdict(lambda: array("d"))
     judge_calls: dict[str, dict[str, float]] = {}
     total_calls = 0
     for call in iter_jsonl(out_dir / "calls.jsonl", type_=_CallView):
@@ -241,7 +271,7 @@ def summarize(out_dir: str | Path) -> Summary:
         if manifest.finished_at:
             wall = (datetime.fromisoformat(manifest.finished_at) - datetime.fromisoformat(manifest.started_at)).total_seconds()
     return Summary(out_dir=str(out_dir), models=sorted(models.values(), key=lambda m: m.model),
-                   judge_calls=judge_calls, wall_s=wall, runs=len(runs), judgements=len(judgements), calls=total_calls)
+                   judge_calls=judge_calls, wall_s=wall, runs=run_count, judgements=judgement_count, calls=total_calls)
 
 
 def _fmt(axis: AxisStats) -> str:
