@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ._exceptions import InputError
-from .records import decode_json
+from .records import load_json_file
 
 __all__ = ["PromptConfig", "PromptTemplate", "load_prompts"]
 
@@ -50,9 +50,4 @@ class PromptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 def load_prompts(path: str | Path) -> PromptConfig:
     """Load ``prompt_config.json``; errors name the file and field."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read prompt config ({exc.strerror})") from exc
-    return decode_json(data, PromptConfig, source=str(path))
+    return load_json_file(path, PromptConfig)

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import msgspec
 
 from .._exceptions import InputError
-from ..records import decode_json
+from ..records import load_json_file
 
 __all__ = [
     "GlobalSettings",
@@ -141,11 +141,7 @@ def _check(scenario: Scenario, source: str) -> None:
 def load_scenario(path: str | Path) -> Scenario:
     """Load and check one scenario file; errors name the file and field."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read scenario ({exc.strerror})") from exc
-    scenario = decode_json(data, Scenario, source=str(path))
+    scenario = load_json_file(path, Scenario)
     _check(scenario, str(path))
     if path.stem != scenario.scenario_id:
         raise InputError(f"{path}: $.scenario_id {scenario.scenario_id!r} must match the file name {path.stem!r}")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from .._exceptions import InputError
-from ..records import decode_json
+from ..records import load_json_file
 
 __all__ = ["PlanningFacts", "Task", "TaskFacts", "load_task", "list_tasks"]
 
@@ -58,11 +58,7 @@ class Task(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaul
 def load_task(path: str | Path, *, scenario_id: str | None = None) -> Task:
     """Load a task; ``task_type`` defaults to the folder name, ``scenario_id`` to the argument."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read task ({exc.strerror})") from exc
-    task = decode_json(data, Task, source=str(path))
+    task = load_json_file(path, Task)
     if task.task_type is None:
         folder = path.parent.name
         if folder not in TASK_TYPES:

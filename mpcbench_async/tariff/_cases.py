@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from .._exceptions import InputError
-from ..records import decode_json
+from ..records import load_json_file
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
@@ -72,12 +72,8 @@ class Case(_Strict):
 
 
 def load_case(path: str | Path) -> Case:
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read case ({exc.strerror})") from exc
-    return decode_json(data, Case, source=str(path))
+    """Load one case; unknown keys and wrong types are errors naming the file and JSON path."""
+    return load_json_file(path, Case)
 
 
 def list_cases(cases_dir: str | Path) -> list[Path]:
