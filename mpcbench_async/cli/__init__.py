@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
 from ..runtime import configure_logging
-from . import _bench, _evaluate, _generate, _sim, _sweep, _tariff
+from . import _bench, _evaluate, _generate, _profile, _sim, _sweep, _tariff
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (_sweep, _generate, _evaluate, _tariff, _sim, _bench)
+_GROUPS = (_sweep, _generate, _evaluate, _tariff, _profile, _sim, _bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

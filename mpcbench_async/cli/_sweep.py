@@ -96,6 +96,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         versions=_versions(), started_at=datetime.now(timezone.utc).isoformat(),
         agent_models=plan.agent_models, judge_models=plan.judge_models, tasks=sorted(plan.tasks),
         trials=plan.trials, units={"agent_run": plan.agent_unit_count, "judge": plan.judge_unit_count},
+        caps={m: config.settings_for(m).limits.max_concurrency for m in {*plan.agent_models, *plan.judge_models}},
     )
     manifest_path = args.out / "manifest.json"
     atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)

@@ -138,6 +138,12 @@ class ModelConfig:
         self._cache[name] = settings
         return settings
 
+    def with_overrides(self, name: str, overrides: dict[str, Any]) -> ModelConfig:
+        """A copy in which ``name``'s settings are merged with ``overrides`` (e.g. limits for a profile run)."""
+        raw = msgspec.structs.replace(self.raw, models={**self.raw.models,
+                                                         name: _merge(self.raw.models.get(name, {}), overrides)})
+        return ModelConfig(raw, source=self.source)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "<model config>") -> ModelConfig:
         try:

@@ -71,4 +71,5 @@ class Manifest(msgspec.Struct, kw_only=True):
     tasks: list[str] = []
     trials: int = 1
     units: dict[str, int] = {}
+    caps: dict[str, int] = {}
     interrupted: bool = False

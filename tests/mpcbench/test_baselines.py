@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcbench_async.llm import LLMClient, ModelConfig
+from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import (
     build_judge_input,
     list_tasks,
