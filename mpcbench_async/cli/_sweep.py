@@ -18,7 +18,9 @@ from .._exceptions import InputError, Interrupted
 from ..llm import load_model_config
 from ..mpcbench import load_prompts
 from ..runtime import atomic_write_bytes
+from ..mpcbench import safe_name
 from ..sweep import Manifest, Runner, build_plan, render_markdown, render_table, summarize
+from ..tariff import build_report, load_pack, load_suite, render_report, run_cases
 from ._progress import ProgressLine
 
 
@@ -41,7 +43,13 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="units in flight per stage; each model's limits still apply (default: 32)")
     sweep.add_argument("--retry-errors", action="store_true", help="also rerun units that ended in a task-level error")
     sweep.add_argument("--max-turns", type=int, default=12, help="agent turns per run (default: 12)")
-    sweep.add_argument("--suite", default="mpcbench", help="benchmark suites, comma-separated (default: mpcbench)")
+    sweep.add_argument("--suite", default="mpcbench",
+                       help="benchmark suites, comma-separated: mpcbench, tariff (default: mpcbench); tariff runs every "
+                       "case live with each model of tariff_models, through the same client and limits")
+    sweep.add_argument("--tariff-path", type=Path, default=Path("storage/benchmarks/tariff"),
+                       help="tariff suite directory with cases/ (default: storage/benchmarks/tariff)")
+    sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
+                       help="tariff pack directory (default: storage/packs/tariff)")
     sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
     sweep.add_argument("--data-dir", type=Path, default=Path("data"))
     sweep.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
@@ -77,40 +85,70 @@ def write_summary(out: Path) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    suites = {s.strip() for s in args.suite.split(",") if s.strip()}
-    if suites - {"mpcbench"}:
-        raise InputError(f"--suite: unknown or not yet available suite(s) {', '.join(sorted(suites - {'mpcbench'}))}; "
-                         "available: mpcbench")
+    suites = {x.strip() for x in args.suite.split(",") if x.strip()}
+    if not suites or suites - {"mpcbench", "tariff"}:
+        raise InputError(f"--suite: unknown suite(s) {', '.join(sorted(suites - {'mpcbench', 'tariff'})) or '(none)'}; "
+                         "available: mpcbench, tariff")
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1")
     config = load_model_config(args.config)
     prompts = load_prompts(args.prompts)
-    plan = build_plan(config=config, prompts=prompts, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
-                      scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
-                      judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns)
+    plan = None
+    if "mpcbench" in suites:
+        plan = build_plan(config=config, prompts=prompts, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
+                          scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
+                          judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns)
+    tariff = _tariff_setup(args, config) if "tariff" in suites else None
     args.out.mkdir(parents=True, exist_ok=True)
+    agents = plan.agent_models if plan else []
+    judges = plan.judge_models if plan else []
     manifest = Manifest(
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         config_hash=hashlib.sha256(args.config.read_bytes()).hexdigest()[:16],
         prompts_hash=hashlib.sha256(args.prompts.read_bytes()).hexdigest()[:16],
         versions=_versions(), started_at=datetime.now(timezone.utc).isoformat(),
-        agent_models=plan.agent_models, judge_models=plan.judge_models, tasks=sorted(plan.tasks),
-        trials=plan.trials, units={"agent_run": plan.agent_unit_count, "judge": plan.judge_unit_count},
-        caps={m: config.settings_for(m).limits.max_concurrency for m in {*plan.agent_models, *plan.judge_models}},
+        agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
+        trials=args.trials,
+        units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
+               "tariff_case": len(tariff[0]) * len(tariff[2]) if tariff else 0},
+        caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *(tariff[2] if tariff else [])}},
     )
     manifest_path = args.out / "manifest.json"
     atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
     runner = Runner(config, prompts=prompts, out_dir=args.out, concurrency=args.concurrency,
                     retry_errors=args.retry_errors, handle_signals=True)
+    tariff_reports: list[str] = []
+
+    async def run_tariff(model: str) -> None:
+        assert tariff is not None and runner.client is not None
+        cases, pack, _ = tariff
+        records = await run_cases(cases, pack=pack, prompts=prompts, mode="live", model=model, client=runner.client,
+                                  results_path=args.out / f"tariff_{safe_name(model)}.jsonl",
+                                  fixtures_dir=args.tariff_path / "fixtures", concurrency=args.concurrency,
+                                  retry_errors=args.retry_errors)
+        report = build_report(records, suite="tariff", mode="live", model=model,
+                              created_at=datetime.now(timezone.utc).isoformat())
+        base = args.out / f"tariff_{safe_name(model)}"
+        atomic_write_bytes(base.with_suffix(".json"), msgspec.json.format(msgspec.json.encode(report)) + b"\n",
+                           fsync=False)
+        atomic_write_bytes(base.with_suffix(".md"), render_report(report).encode(), fsync=False)
+        t = report.totals
+        tariff_reports.append(f"tariff  {model:24} {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
+                              f"average score {t.average_score:.3f}, {report.errors} error(s)")
 
     async def main() -> None:
         async with runner:
             assert runner.client is not None
+            runner.client.check_models(tariff[2] if tariff else [])
             progress = ProgressLine(runner.stats, quiet=args.quiet, retries=lambda: runner.client.retries,
                                     in_flight=lambda: sum(p.in_flight for p in runner._pools))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(progress.run)
-                await runner.run(plan)
+                async with anyio.create_task_group() as work:
+                    if plan is not None:
+                        work.start_soon(runner.run, plan)
+                    for model in tariff[2] if tariff else []:
+                        work.start_soon(run_tariff, model)
                 tg.cancel_scope.cancel()
             progress.emit(final=True)
 
@@ -118,11 +156,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     manifest.finished_at = datetime.now(timezone.utc).isoformat()
     manifest.interrupted = runner.stats.interrupted
     atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
-    print(write_summary(args.out))
-    print(f"written to {args.out}/ (runs.jsonl, judgements.jsonl, calls.jsonl, summary.md, summary.json)")
+    if plan is not None:
+        print(write_summary(args.out))
+    for line in sorted(tariff_reports):
+        print(line)
+    print(f"written to {args.out}/")
     if runner.stats.interrupted:
         raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
     return 1 if runner.stats.errors else 0
+
+
+def _tariff_setup(args: argparse.Namespace, config):
+    """Cases, pack and models of the tariff part of a sweep, all validated before any call."""
+    cases = load_suite(args.tariff_path / "cases")
+    if not cases:
+        raise InputError(f"{args.tariff_path / 'cases'}: no tariff cases")
+    pack = load_pack(args.pack)
+    models = _models(args.models) if args.models and "mpcbench" not in args.suite else None
+    return cases, pack, models or config.tariff_models or ["sim/tariff"]
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:

@@ -82,3 +82,28 @@ class TestCompare:
             [c for c, _, _ in diff.regressed], diff.improved, diff.new_failures, diff.added, diff.removed)
         text = render_diff(diff, "a.json", "b.json")
         assert "- `pos_a`: 1.00 → 0.00 (-1.00)" in text
+
+
+class TestSweepSuite:
+    def test_tariff_cases_join_the_sweep(self, pack, tmp_path, capsys):
+        """`sweep --suite tariff` runs every case live with sim/tariff and writes its report beside the sweep."""
+        from mpcbench_async.cli import main
+
+        suite = tmp_path / "suite"
+        for case in CASES:
+            folder = suite / "cases" / case.case_type
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{case.id}.json").write_bytes(msgspec.json.encode(case))
+        config = tmp_path / "model_config.json"
+        config.write_bytes(orjson.dumps({"tariff_models": ["sim/tariff"]}))
+        out = tmp_path / "out"
+        code = main(["sweep", "--suite", "tariff", "--tariff-path", str(suite), "--pack", str(pack.root),
+                     "--config", str(config), "--prompts", str(REPO / "prompt_config.json"), "--out", str(out),
+                     "--quiet"])
+        assert 0 == code
+        printed = capsys.readouterr().out
+        assert "tariff  sim/tariff" in printed
+        lines = (out / "tariff_sim_tariff.jsonl").read_bytes().splitlines()
+        assert len(CASES) == len(lines)
+        assert {"ok"} == {orjson.loads(line)["status"] for line in lines}
+        assert (out / "tariff_sim_tariff.md").exists()
