@@ -96,3 +96,33 @@ async def test_schema_minimums_are_enforced(make_client, tmp_path, reply):
     gen = generator(make_client, tmp_path, [{"content": reply}], max_repairs=0)
     outcome = await gen.source(SCENARIO, {}, "contacts", {}, set())
     assert "error" == outcome.status
+
+
+class TestCrossSourceRepair:
+    async def test_calendar_attendee_missing_from_contacts_is_repaired(self, sim, make_client, tmp_path):
+        """After all six sources, a calendar attendee who is not a contact is sent back and the fix is written."""
+        others = {
+            "slack": {"channels": [{"id": "C1", "name": "g"}], "users": [{"id": "U1", "name": "Ana", "email": "ana@x.io"}],
+                      "messages": []},
+            "gmail": {"threads": []},
+            "contacts": GOOD_CONTACTS,
+            "jira": {"projects": [{"key": "AB", "name": "A"}], "issues": []},
+            "drive": {"files": [{"id": "f1", "name": "n", "mimeType": "text/plain", "content": "c",
+                                 "modifiedTime": "2026-03-25T10:00:00+00:00"}]},
+        }
+        for name, doc in others.items():
+            (tmp_path / f"sc_test_{name}.json").write_bytes(orjson.dumps(doc))
+
+        def calendar(email):
+            return {"calendars": [{"id": "cal1", "email": "ana@x.io"}],
+                    "events": [{"id": "e1", "title": "Sync", "start": "2026-03-30T10:00:00+01:00",
+                                "end": "2026-03-30T10:30:00+01:00", "attendees": [{"email": email}]}]}
+
+        steps = [{"content": orjson.dumps(calendar("ghost@x.io")).decode()},
+                 {"content": orjson.dumps(calendar("ana@x.io")).decode()}]
+        gen = generator(make_client, tmp_path, steps)
+        outcomes = await gen.sources(SCENARIO, {"people": []})
+        written = [(o.name, o.status, o.calls) for o in outcomes if o.status == "written"]
+        assert [("calendar", "written", 1), ("calendar", "written", 1)] == written
+        assert calendar("ana@x.io") == orjson.loads((tmp_path / "sc_test_calendar.json").read_bytes())
+        assert 2 == sim.stats.total_completed
