@@ -6,6 +6,9 @@ yields a ``Ticket``. Windows are *sliding*: a limiter set to R per minute never
 lets more than R units start in any 60-second span (a token bucket would allow
 up to 2R across a refill boundary, which is exactly what earns 429s).
 
+Windows are also paced (``LimitSettings.pacing``, on by default): the budget
+flows evenly through the minute with bursts of at most 1/20 of it.
+
 Concurrency is AIMD: a 429 episode halves the cap (429s from requests started
 before the last decrease belong to the same episode and are ignored); every
 cap's worth of successes while the cap is saturated adds 1, up to the
@@ -33,20 +36,29 @@ class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     rpm: int | None = None
     tpm: int | None = None
     adaptive: bool = True
+    pacing: bool = True
 
 
 class SlidingWindow:
     """At most ``capacity`` units may be acquired within any ``window`` seconds.
 
-    Waiters are served first-come first-served (one lock), so a large request
-    is not starved by a stream of small ones.
+    With ``burst`` set, admissions are also paced (GCRA): units flow at
+    ``capacity / window`` per second with at most ``burst`` back to back, so a
+    minute's budget is spread over the minute instead of spent in one burst at
+    its start (which providers with smaller buckets answer with 429s). Waiters
+    are served first-come first-served (one lock), so a large request is not
+    starved by a stream of small ones.
     """
 
-    def __init__(self, capacity: int, *, window: float = 60.0, clock: Clock | None = None) -> None:
+    def __init__(self, capacity: int, *, window: float = 60.0, clock: Clock | None = None,
+                 burst: int | None = None) -> None:
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = capacity
         self.window = window
+        self.burst = burst
+        self._emission = window / capacity
+        self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
         self._clock = clock or MonotonicClock()
         self._entries: deque[tuple[float, int]] = deque()
         self._used = 0
@@ -67,8 +79,14 @@ class SlidingWindow:
                 return started + self.window - now
         return 0.0
 
+    def _pace_wait(self, cost: int, now: float) -> float:
+        if self.burst is None:
+            return 0.0
+        start = max(self._tat, now)
+        return start + cost * self._emission - max(self.burst, cost) * self._emission - now
+
     async def acquire(self, cost: int = 1) -> float:
-        """Wait until ``cost`` units fit in the window, take them, return seconds waited.
+        """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited.
 
         A cost above the capacity is clamped to it: such a request can never fit,
         and the server, not this limiter, should be the one to reject it.
@@ -79,11 +97,14 @@ class SlidingWindow:
             while True:
                 now = self._clock.now()
                 self._expire(now)
-                if self._used + cost <= self.capacity:
+                fits = self._used + cost <= self.capacity
+                pace = self._pace_wait(cost, now)
+                if fits and pace <= 1e-9:
                     self._entries.append((now, cost))
                     self._used += cost
+                    self._tat = max(self._tat, now) + cost * self._emission
                     return now - start
-                await self._clock.sleep(self._wait_needed(cost, now))
+                await self._clock.sleep(max(pace, 0.0 if fits else self._wait_needed(cost, now)))
 
 
 class AdaptiveConcurrency:
@@ -166,8 +187,13 @@ class ModelLimiter:
         self.concurrency = AdaptiveConcurrency(
             settings.max_concurrency, adaptive=settings.adaptive, clock=self._clock
         )
-        self.requests = SlidingWindow(settings.rpm, clock=self._clock) if settings.rpm else None
-        self.tokens = SlidingWindow(settings.tpm, clock=self._clock) if settings.tpm else None
+        self.requests = self._window(settings.rpm) if settings.rpm else None
+        self.tokens = self._window(settings.tpm) if settings.tpm else None
+
+    def _window(self, capacity: int) -> SlidingWindow:
+        """A sliding window, paced with a burst of 1/20 of the budget unless pacing is off."""
+        burst = max(1, capacity // 20) if self.settings.pacing else None
+        return SlidingWindow(capacity, clock=self._clock, burst=burst)
 
     @asynccontextmanager
     async def slot(self, token_cost: int = 0) -> AsyncIterator[Ticket]:

@@ -91,7 +91,7 @@ class TestSlidingWindow:
 
 class TestModelLimiter:
     async def test_rpm_limits_concurrent_slots(self):
-        """Fifty slots at rpm=10 from several tasks never start more than ten per minute and end at t=240."""
+        """Fifty slots at rpm=10 from several tasks never start more than ten per minute, paced 6 s apart."""
         clock = FakeClock()
         limiter = ModelLimiter(LimitSettings(max_concurrency=8, rpm=10), clock=clock)
         starts: list[float] = []
@@ -108,7 +108,7 @@ class TestModelLimiter:
 
         assert 50 == len(starts)
         assert 10 == max_in_any_window([(t, 1) for t in starts])
-        assert 240.0 == max(starts)
+        assert [6.0 * i for i in range(50)] == sorted(starts)
         assert 0 == limiter.concurrency.in_flight
 
     async def test_tpm_costs_are_respected(self):
@@ -273,3 +273,23 @@ class TestAdaptiveConcurrency:
             await cap.on_success()
             await admitted.wait()
         assert 2 == cap.in_flight
+
+
+class TestPacing:
+    async def test_paced_window_spreads_admissions_after_the_burst(self):
+        """With a burst of 3 at 60 per minute, three start at once and the rest one second apart."""
+        clock = FakeClock()
+        window = SlidingWindow(60, clock=clock, burst=3)
+        starts = []
+        for _ in range(8):
+            await window.acquire()
+            starts.append(clock.now())
+        assert [0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0] == starts
+
+    async def test_a_cost_above_the_burst_waits_for_an_empty_bucket(self):
+        """A request costing more than the burst is admitted once the pacing bucket has drained."""
+        clock = FakeClock()
+        window = SlidingWindow(600, clock=clock, burst=30)
+        await window.acquire(30)
+        await window.acquire(100)
+        assert 3.0 == clock.now()
