@@ -9,7 +9,6 @@ concurrency reaching 90% of the peak request rate.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -17,6 +16,7 @@ import anyio
 import msgspec
 
 from .._exceptions import LLMError, RateLimitError
+from .._numbers import percentile
 from ..llm import LLMClient, ModelConfig
 from ..records import Message
 from ._svg import line_chart
@@ -48,13 +48,6 @@ class EndpointProfile(msgspec.Struct, kw_only=True):
     levels: list[LevelResult]
     peak_requests_per_s: float
     knee_concurrency: int | None
-
-
-def _pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 4)
 
 
 async def _level(config: ModelConfig, model: str, concurrency: int, duration: float, prompt: str, max_tokens: int,
@@ -97,7 +90,7 @@ async def _level(config: ModelConfig, model: str, concurrency: int, duration: fl
         concurrency=concurrency, requests=counts["requests"], ok=counts["ok"], errors=counts["errors"],
         rate_limited=counts["rate_limited"], duration_s=round(elapsed, 3),
         requests_per_s=round(counts["ok"] / elapsed, 2), output_tokens_per_s=round(counts["output_tokens"] / elapsed, 1),
-        latency_p50_s=_pct(latencies, 0.5), latency_p95_s=_pct(latencies, 0.95), latency_p99_s=_pct(latencies, 0.99),
+        latency_p50_s=percentile(latencies, 0.5), latency_p95_s=percentile(latencies, 0.95), latency_p99_s=percentile(latencies, 0.99),
         error_rate=round(counts["errors"] / total, 4), rate_limited_rate=round(counts["rate_limited"] / total, 4))
 
 

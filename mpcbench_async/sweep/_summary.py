@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from .._numbers import percentile
 from ..runtime import iter_jsonl
 from ._records import Manifest
 
@@ -167,14 +168,6 @@ def _final(records: Iterable[Any]) -> Iterator[Any]:
     yield from failing.values()
 
 
-def _percentile(values: array, q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
-    return round(ordered[index], 4)
-
-
 def summarize(out_dir: str | Path) -> Summary:
     """Build the summary of a sweep directory from its JSONL files, streaming them once each."""
     out_dir = Path(out_dir)
@@ -259,11 +252,11 @@ def summarize(out_dir: str | Path) -> Summary:
             latencies[(role, call.model)].append(call.latency_s)
     for model, summary in models.items():
         summary.cost_usd = round(summary.cost_usd, 6)
-        summary.latency_p50_s = _percentile(latencies[("agent", model)], 0.5)
-        summary.latency_p95_s = _percentile(latencies[("agent", model)], 0.95)
+        summary.latency_p50_s = percentile(latencies[("agent", model)], 0.5)
+        summary.latency_p95_s = percentile(latencies[("agent", model)], 0.95)
     for model, bucket in judge_calls.items():
-        bucket["latency_p50_s"] = _percentile(latencies[("judge", model)], 0.5) or 0.0
-        bucket["latency_p95_s"] = _percentile(latencies[("judge", model)], 0.95) or 0.0
+        bucket["latency_p50_s"] = percentile(latencies[("judge", model)], 0.5) or 0.0
+        bucket["latency_p95_s"] = percentile(latencies[("judge", model)], 0.95) or 0.0
     wall = None
     manifest_path = out_dir / "manifest.json"
     if manifest_path.exists():
