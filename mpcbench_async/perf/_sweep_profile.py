@@ -74,6 +74,7 @@ class SweepProfile(msgspec.Struct, kw_only=True):
     models: list[ModelTime]
     tool_s: float
     agent_model_s: float
+    agent_other_s: float = 0.0
     caps: dict[str, int] = {}
     timeline_bucket_s: float = 1.0
     calls_per_s: list[tuple[float, float]] = []
@@ -124,7 +125,7 @@ def profile_sweep(out_dir: str | Path, *, buckets: int = 60) -> SweepProfile:
     per_bucket = [0] * buckets
     for _, _, end in intervals:
         per_bucket[min(buckets - 1, int((end - t0) / width))] += 1
-    tool_s = model_s = 0.0
+    tool_s = model_s = other_s = 0.0
     critical: dict[str, float | str] = {}
     for run in iter_jsonl(out_dir / "runs.jsonl", type_=_Run):
         if run.run is None:
@@ -132,6 +133,7 @@ def profile_sweep(out_dir: str | Path, *, buckets: int = 60) -> SweepProfile:
         timing = run.run
         tool_s += timing.timings.tools_s
         model_s += timing.timings.model_s
+        other_s += max(0.0, timing.timings.total_s - timing.timings.model_s - timing.timings.tools_s)
         if timing.timings.total_s > float(critical.get("total_s", -1.0)):
             critical = {"key": run.key, "task_id": run.task_id, "model": run.model, "turns": timing.turns,
                         "total_s": round(timing.timings.total_s, 4), "model_s": round(timing.timings.model_s, 4),
@@ -147,7 +149,7 @@ def profile_sweep(out_dir: str | Path, *, buckets: int = 60) -> SweepProfile:
     return SweepProfile(
         out_dir=str(out_dir), wall_s=wall, calls=len(calls), tokens=sum(m.tokens for m in models.values()),
         models=sorted(models.values(), key=lambda m: m.model), tool_s=round(tool_s, 4),
-        agent_model_s=round(model_s, 4), caps=caps, timeline_bucket_s=round(width, 4),
+        agent_model_s=round(model_s, 4), agent_other_s=round(other_s, 4), caps=caps, timeline_bucket_s=round(width, 4),
         calls_per_s=[(round(b * width, 3), round(n / width, 3)) for b, n in enumerate(per_bucket)],
         concurrency=concurrency, critical_path=critical)
 
@@ -165,8 +167,10 @@ def render_sweep_profile(profile: SweepProfile) -> tuple[str, str]:
         lines.append(f"| {m.model} | {m.calls} | {m.attempts} | {m.waiting_s:.2f} | {m.queued_s:.2f} | "
                      f"{m.retry_wait_s:.2f} | {m.peak_concurrency} | {m.mean_concurrency:.2f} | "
                      f"{cap if cap is not None else '–'} |")
-    lines += ["", f"Tool execution inside agent runs: {profile.tool_s:.3f} s in total; model time inside agent runs "
-              f"{profile.agent_model_s:.2f} s.", ""]
+    lines += ["", f"Inside agent runs: model calls {profile.agent_model_s:.2f} s (including limiter queueing and "
+              f"retries), tool execution {profile.tool_s:.3f} s, everything else (prompt building, parsing, "
+              f"bookkeeping) {profile.agent_other_s:.3f} s. Records are appended once per finished unit (one "
+              "write and flush each), so file I/O is part of the time between units, not inside them.", ""]
     if profile.critical_path:
         c = profile.critical_path
         lines += [f"Critical path: the longest agent run, `{c['task_id']}` with `{c['model']}` ({c['turns']} turns): "
