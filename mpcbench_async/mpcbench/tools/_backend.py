@@ -20,7 +20,7 @@ import orjson
 from ...records import FunctionSchema, ToolSchema
 from .._data import ScenarioData, parse_timestamp
 from . import _params as p
-from ._calendar import busy_intervals, common_free_slots, event_interval
+from ._calendar import attendee_emails, busy_intervals, common_free_slots, event_interval
 from ._dates import DateError, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
 from ..._text import rank, words
@@ -82,8 +82,9 @@ def _clock(text: str | None, default: time) -> time:
 
 
 def _matches_person(value: str, needle: str) -> bool:
-    needle = needle.lower().strip()
-    return needle in value.lower() or all(w in words(value) for w in words(needle))
+    """Whole-word match of a name or e-mail: 'Dan' finds Dan Ray, not Jordan; an address must match fully."""
+    wanted = words(needle)
+    return bool(wanted) and set(wanted) <= set(words(value))
 
 
 class ToolBackend:
@@ -132,6 +133,11 @@ class ToolBackend:
         parsed = parse_timestamp(stamp, self.tz)
         return parsed.astimezone(self.tz).isoformat() if parsed else (stamp if isinstance(stamp, str) else None)
 
+    def _instant(self, stamp: Any) -> float:
+        """A sortable instant for recency ties (offsets differ between records)."""
+        parsed = parse_timestamp(stamp, self.tz)
+        return parsed.timestamp() if parsed else float("-inf")
+
     def _user(self, user_id: Any) -> dict[str, Any]:
         return self._users.get(str(user_id)) or {}
 
@@ -152,7 +158,7 @@ class ToolBackend:
             return [(str(m.get("text", "")), 3.0), (str(self._user(m.get("user_id")).get("name", "")), 1.0),
                     (str(self._channels.get(str(m.get("channel_id")), {}).get("name", "")), 1.0)]
 
-        ranked = rank(messages, args.query, fields, recency=lambda m: str(m.get("timestamp", "")))
+        ranked = rank(messages, args.query, fields, recency=lambda m: self._instant(m.get("timestamp")))
         out = []
         for _, m in ranked[:args.limit]:
             user = self._user(m.get("user_id"))
@@ -219,19 +225,17 @@ class ToolBackend:
         lo = datetime.combine(first, time(0), tzinfo=self.tz)
         hi = datetime.combine(last + timedelta(days=1), time(0), tzinfo=self.tz)
         calendar = self.data.source("calendar")
-        if args.attendee_email:
-            wanted = {args.attendee_email.lower()}
-            selected_busy = busy_intervals({"events": calendar.get("events"), "calendars": calendar.get("calendars")},
-                                           wanted, self.tz)
-            allowed = set(selected_busy)
+        owners = {str(c.get("id")): str(c.get("email", "")).lower()
+                  for c in calendar.get("calendars") or () if isinstance(c, dict)}
+        wanted = args.attendee_email.lower() if args.attendee_email else None
         out = []
         for event in calendar.get("events") or ():
-            if not isinstance(event, dict):
+            if not isinstance(event, dict) or str(event.get("status", "")).lower() == "cancelled":
                 continue
             interval = event_interval(event, self.tz)
             if interval is None or interval[1] <= lo or interval[0] >= hi:
                 continue
-            if args.attendee_email and interval not in allowed:
+            if wanted and wanted not in attendee_emails(event) | {owners.get(str(event.get("calendar_id")), "")}:
                 continue
             if args.query and not rank([event], args.query, lambda e: [(str(e.get("title", "")), 1.0),
                                                                        (str(e.get("description", "")), 1.0)]):
@@ -303,7 +307,7 @@ class ToolBackend:
     def drive_search(self, args: p.SearchFiles) -> dict[str, Any]:
         ranked = rank(self._files(), args.query,
                       lambda f: [(str(f.get("name", "")), 3.0), (str(f.get("content", "")), 1.0)],
-                      recency=lambda f: str(f.get("modifiedTime", "")))
+                      recency=lambda f: self._instant(f.get("modifiedTime")))
         return {"files": [{"id": f.get("id"), "name": f.get("name"), "mimeType": f.get("mimeType"),
                            "modifiedTime": self._local(f.get("modifiedTime")),
                            "snippet": str(f.get("content", ""))[:SNIPPET]} for _, f in ranked[:args.limit]],

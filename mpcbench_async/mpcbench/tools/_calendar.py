@@ -14,7 +14,7 @@ from typing import Any
 from .._data import parse_timestamp
 from ._dates import local_datetime
 
-__all__ = ["Interval", "busy_intervals", "common_free_slots", "event_interval", "merge"]
+__all__ = ["Interval", "attendee_emails", "busy_intervals", "common_free_slots", "event_interval", "merge"]
 
 Interval = tuple[datetime, datetime]
 
@@ -41,7 +41,8 @@ def event_interval(event: dict[str, Any], tz: tzinfo) -> Interval | None:
     return start, end
 
 
-def _attendee_emails(event: dict[str, Any]) -> set[str]:
+def attendee_emails(event: dict[str, Any]) -> set[str]:
+    """Lower-cased e-mails of an event's attendees and organizer."""
     emails = set()
     for attendee in event.get("attendees") or ():
         email = attendee.get("email") if isinstance(attendee, dict) else attendee
@@ -64,7 +65,7 @@ def busy_intervals(calendar: dict[str, Any], emails: Iterable[str], tz: tzinfo) 
     for event in calendar.get("events") or ():
         if not isinstance(event, dict) or str(event.get("status", "")).lower() == "cancelled":
             continue
-        people = _attendee_emails(event)
+        people = attendee_emails(event)
         owner = calendar_owner.get(str(event.get("calendar_id")))
         if owner:
             people.add(owner)

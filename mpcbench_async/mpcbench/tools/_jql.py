@@ -47,7 +47,8 @@ class _Ctx:
 Predicate = Callable[[dict[str, Any]], bool]
 
 
-def _tokens(jql: str) -> list[tuple[str, str]]:
+def _tokens(jql: str) -> list[tuple[str, str, int, int]]:
+    """(kind, value, start, end) for each token; positions let clauses be reported as written."""
     out, pos = [], 0
     while pos < len(jql):
         if jql[pos:].strip() == "":
@@ -57,9 +58,10 @@ def _tokens(jql: str) -> list[tuple[str, str]]:
             raise JqlError(f"cannot read the JQL at position {pos}: {jql[pos:pos + 20]!r}")
         kind = match.lastgroup or "word"
         value = match.group(kind)
+        start = match.start(kind)
         if kind == "str":
             value = re.sub(r"\\(.)", r"\1", value[1:-1])
-        out.append((kind, value))
+        out.append((kind, value, start, match.end()))
         pos = match.end()
     return out
 
@@ -90,14 +92,17 @@ def _field_values(issue: dict[str, Any], name: str) -> list[str]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], ctx: _Ctx) -> None:
+    """Recursive descent; an unsupported clause parses to ``None`` and drops out of its AND/OR/NOT."""
+
+    def __init__(self, tokens: list[tuple[str, str, int, int]], ctx: _Ctx, source: str) -> None:
         self.tokens = tokens
         self.pos = 0
         self.ctx = ctx
+        self.source = source
 
     def peek(self, offset: int = 0) -> tuple[str, str] | None:
         index = self.pos + offset
-        return self.tokens[index] if index < len(self.tokens) else None
+        return self.tokens[index][:2] if index < len(self.tokens) else None
 
     def is_word(self, *words_: str, offset: int = 0) -> bool:
         token = self.peek(offset)
@@ -110,27 +115,37 @@ class _Parser:
         self.pos += 1
         return token
 
+    def text(self, start: int) -> str:
+        """The source text of tokens ``start`` .. the current position, exactly as written."""
+        return self.source[self.tokens[start][2]:self.tokens[self.pos - 1][3]]
+
     def expect(self, value: str) -> None:
         token = self.take()
         if token[1] != value:
             raise JqlError(f"expected {value!r} but found {token[1]!r}")
 
     # expr := term (OR term)*
-    def expr(self) -> Predicate:
+    def expr(self) -> Predicate | None:
         parts = [self.term()]
         while self.is_word("or"):
             self.take()
             parts.append(self.term())
-        return parts[0] if len(parts) == 1 else (lambda issue: any(p(issue) for p in parts))
+        applied = [p for p in parts if p is not None]
+        if len(applied) <= 1:
+            return applied[0] if applied else None
+        return lambda issue: any(p(issue) for p in applied)
 
-    def term(self) -> Predicate:
+    def term(self) -> Predicate | None:
         parts = [self.factor()]
         while self.is_word("and"):
             self.take()
             parts.append(self.factor())
-        return parts[0] if len(parts) == 1 else (lambda issue: all(p(issue) for p in parts))
+        applied = [p for p in parts if p is not None]
+        if len(applied) <= 1:
+            return applied[0] if applied else None
+        return lambda issue: all(p(issue) for p in applied)
 
-    def factor(self) -> Predicate:
+    def factor(self) -> Predicate | None:
         token = self.peek()
         if token == ("op", "("):
             self.take()
@@ -140,7 +155,7 @@ class _Parser:
         if self.is_word("not") and not self.is_word("in", offset=1):
             self.take()
             inner = self.factor()
-            return lambda issue: not inner(issue)
+            return None if inner is None else (lambda issue: not inner(issue))
         return self.clause()
 
     def _values(self) -> list[str]:
@@ -156,7 +171,7 @@ class _Parser:
                 values.append(value)
         return values
 
-    def clause(self) -> Predicate:
+    def clause(self) -> Predicate | None:
         start = self.pos
         _, name = self.take()
         field_name = name.lower()
@@ -175,15 +190,21 @@ class _Parser:
             op, values = ("is not" if negate else "is"), [empty]
         else:
             kind, op = self.take()
-            if kind != "op":
+            if kind != "op" and op.lower() not in HISTORY_OPERATORS:
                 raise JqlError(f"expected an operator after {name!r}, found {op!r}")
+            if kind != "op":  # a history operator outside the subset (WAS, CHANGED): skip its operands
+                while self.peek() is not None and not self.is_word("and", "or", "order") and self.peek() != ("op", ")"):
+                    if self.peek() == ("op", "("):
+                        self._values()
+                    else:
+                        self.take()
+                self.ctx.unsupported.append(self.text(start))
+                return None
             _, value = self.take()
             values = [value]
-        text = " ".join(v for _, v in self.tokens[start:self.pos])
         predicate = self._predicate(field_name, op, values)
         if predicate is None:
-            self.ctx.unsupported.append(text)
-            return lambda issue: True
+            self.ctx.unsupported.append(self.text(start))
         return predicate
 
     def _predicate(self, name: str, op: str, values: list[str]) -> Predicate | None:
@@ -191,7 +212,9 @@ class _Parser:
             bound = _date_value(values[0], self.ctx)
             if bound is None:
                 return None
-            compare = {"=": lambda a, b: a.date() == b.date(), "!=": lambda a, b: a.date() != b.date(),
+            tz_ = self.ctx.tz
+            compare = {"=": lambda a, b: a.astimezone(tz_).date() == b.astimezone(tz_).date(),
+                       "!=": lambda a, b: a.astimezone(tz_).date() != b.astimezone(tz_).date(),
                        ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
                        "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}[op]
             tz = self.ctx.tz
@@ -244,6 +267,16 @@ def _date_value(value: str, ctx: _Ctx) -> datetime | None:
     return parsed
 
 
+HISTORY_OPERATORS = {"was", "changed"}
+PRIORITY_RANK = {"lowest": 1, "low": 2, "medium": 3, "high": 4, "highest": 5, "critical": 5, "blocker": 6}
+
+
+def _key_order(issue: dict[str, Any]) -> tuple[str, int]:
+    """Jira orders keys by project, then issue number (APP-2 before APP-10)."""
+    project, _, number = str(issue.get("key", "")).partition("-")
+    return project, int(number) if number.isdigit() else 0
+
+
 @dataclass
 class JqlQuery:
     """A parsed query: a predicate, the ordering, and the clauses it could not apply."""
@@ -258,35 +291,41 @@ class JqlQuery:
             if name in DATE_FIELDS:
                 epoch = datetime.min.replace(tzinfo=tz)
                 selected.sort(key=lambda i: parse_timestamp(i.get(name), tz) or epoch, reverse=descending)
+            elif name == "key":
+                selected.sort(key=_key_order, reverse=descending)
+            elif name == "priority":
+                selected.sort(key=lambda i: PRIORITY_RANK.get(" ".join(_field_values(i, name)).lower(), 0),
+                              reverse=descending)
             else:
                 selected.sort(key=lambda i: " ".join(_field_values(i, name)).lower(), reverse=descending)
         return selected
 
 
 def parse_jql(jql: str, *, now: datetime, tz: tzinfo) -> JqlQuery:
-    """Parse ``jql``; raise ``JqlError`` for syntax errors, collect unsupported clauses."""
+    """Parse ``jql``; raise ``JqlError`` for syntax errors, collect unsupported clauses as written."""
     ctx = _Ctx(now=now, tz=tz)
     tokens = _tokens(jql)
     order_at = next((i for i in range(len(tokens) - 1)
                      if tokens[i][1].lower() == "order" and tokens[i + 1][1].lower() == "by"), len(tokens))
     where, order = tokens[:order_at], tokens[order_at + 2:]
-    predicate: Predicate = lambda issue: True  # noqa: E731
+    predicate: Predicate | None = None
     if where:
-        parser = _Parser(where, ctx)
+        parser = _Parser(where, ctx, jql)
         predicate = parser.expr()
         if parser.peek() is not None:
             raise JqlError(f"unexpected {parser.peek()[1]!r} after a complete condition")  # type: ignore[index]
     order_by: list[tuple[str, bool]] = []
-    items = [t[1] for t in order if t[1] != ","]
-    i = 0
-    while i < len(items):
-        name = items[i].lower()
-        descending = i + 1 < len(items) and items[i + 1].lower() == "desc"
-        if i + 1 < len(items) and items[i + 1].lower() in ("asc", "desc"):
-            i += 1
-        if name in ORDER_FIELDS:
-            order_by.append((name, descending))
+    groups: list[list[tuple[str, str, int, int]]] = [[]]
+    for token in order:
+        if token[1] == "," and token[0] == "op":
+            groups.append([])
         else:
-            ctx.unsupported.append(f"ORDER BY {items[i] if name == items[i].lower() else name}")
-        i += 1
-    return JqlQuery(predicate=predicate, order_by=order_by, unsupported=ctx.unsupported)
+            groups[-1].append(token)
+    for group in (g for g in groups if g):
+        name = group[0][1].lower()
+        direction = group[1][1].lower() if len(group) > 1 else "asc"
+        if name in ORDER_FIELDS and len(group) <= 2 and direction in ("asc", "desc"):
+            order_by.append((name, direction == "desc"))
+        else:
+            ctx.unsupported.append("ORDER BY " + jql[group[0][2]:group[-1][3]])
+    return JqlQuery(predicate=predicate or (lambda issue: True), order_by=order_by, unsupported=ctx.unsupported)

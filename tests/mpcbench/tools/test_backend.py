@@ -297,13 +297,11 @@ class TestFindFreeSlots:
 
 class TestListEvents:
     def test_events_in_range_sorted_by_start(self):
-        """Events overlapping the range come sorted by start, in local time (the code also lists cancelled ones)."""
+        """Events overlapping the range come sorted by start, in local time (cancelled ones are left out)."""
         result = _backend().call("GoogleCalendar_ListEvents", {"start_date": "2025-11-24", "end_date": "2025-11-24"})
-        expected = {"timezone": "Europe/London", "total": 2, "events": [
+        expected = {"timezone": "Europe/London", "total": 1, "events": [
             {"id": "e1", "title": "Planning", "start": "2025-11-24T10:00:00+00:00", "end": "2025-11-24T11:00:00+00:00",
-             "attendees": ["ann@acme.io", "bo@acme.io"], "description": "Quarterly planning"},
-            {"id": "e4", "title": "Cancelled sync", "start": "2025-11-24T14:00:00+00:00",
-             "end": "2025-11-24T15:00:00+00:00", "attendees": ["ann@acme.io"]}]}
+             "attendees": ["ann@acme.io", "bo@acme.io"], "description": "Quarterly planning"}]}
         assert expected == result
 
     def test_multi_day_event_is_listed_on_every_day_it_spans(self):
@@ -322,18 +320,13 @@ class TestListEvents:
     def test_limit_and_total(self):
         """limit caps the events while total counts them all."""
         result = _backend().call("GoogleCalendar_ListEvents", {"start_date": "next_week", "limit": 2})
-        assert (["e1", "e4"], 5) == ([e["id"] for e in result["events"]], result["total"])
+        assert (["e1", "e2"], 4) == ([e["id"] for e in result["events"]], result["total"])
 
-    @pytest.mark.xfail(reason="BUG: ListEvents lists cancelled events, without their status, although the free-slot "
-                              "tool and the attendee_email filter ignore them", strict=True, raises=AssertionError)
     def test_cancelled_events_are_not_listed(self):
         """A cancelled event is not listed, as in Google Calendar's events.list."""
         result = _backend().call("GoogleCalendar_ListEvents", {"start_date": "2025-11-24", "end_date": "2025-11-24"})
         assert ["e1"] == [e["id"] for e in result["events"]]
 
-    @pytest.mark.xfail(reason="BUG: attendee_email keeps any event whose (start, end) equals one of the person's "
-                              "events, so other people's events at the same time leak in", strict=True,
-                       raises=AssertionError)
     def test_attendee_filter_ignores_other_peoples_events_at_the_same_time(self):
         """An event Bo alone attends is not listed for Ann even when it has the same times as Ann's event."""
         calendar = {"events": [
