@@ -151,3 +151,20 @@ class TestKill:
         ok_judges = Counter(r["key"] for r in judgements if r["status"] == "ok")
         assert (16, {1}) == (len(ok_runs), set(ok_runs.values()))
         assert (16, {1}) == (len(ok_judges), set(ok_judges.values()))
+
+
+class TestSummaryFromJsonl:
+    def test_a_resumed_error_counts_once_as_ok(self, tmp_path):
+        """A unit whose error record is followed by an ok record counts once, as ok; a lone error counts as error."""
+        import msgspec
+
+        from mpcbench_async.sweep import AgentRunRecord
+
+        def run(key, status):
+            return AgentRunRecord(key=key, status=status, task_id="t", task_type="planning", scenario_id="s",
+                                  model="m", trial=0)
+
+        lines = [run("a", "error"), run("b", "ok"), run("a", "ok"), run("c", "error")]
+        (tmp_path / "runs.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in lines))
+        [model] = summarize(tmp_path).models
+        assert (3, 2, 1) == (model.runs, model.ok, model.errors)
