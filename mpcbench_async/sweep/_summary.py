@@ -170,7 +170,8 @@ def summarize(out_dir: str | Path) -> Summary:
     models: dict[str, ModelSummary] = {}
     views: dict[tuple[str, str], JudgeView] = {}
     moments: dict[tuple[str, str, str, str], _Moments] = defaultdict(_Moments)
-    ars_by_run: dict[int, tuple[float, int]] = {}
+    # Per run: ARS sum × 16 + judge count, one small int per run (needed only for runs without checks).
+    ars_by_run: dict[int, int] = {}
     judgement_count = 0
     for record in _final(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView)):
         judgement_count += 1
@@ -187,8 +188,8 @@ def summarize(out_dir: str | Path) -> Summary:
             for task_type in ("*", record.task_type):
                 moments[(record.agent_model, record.judge_model, task_type, "ars")].add(ars)
                 moments[(record.agent_model, record.judge_model, task_type, "sgr")].add(sgr)
-            total, n = ars_by_run.get(hash(record.run_key), (0.0, 0))
-            ars_by_run[hash(record.run_key)] = (total + ars, n + 1)
+            run = hash(record.run_key)
+            ars_by_run[run] = ars_by_run.get(run, 0) + ars * 16 + 1
     trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # [runs, passed]
     run_count = 0
     for record in _final(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView)):
@@ -207,7 +208,8 @@ def summarize(out_dir: str | Path) -> Summary:
         if record.checks:
             passed = all(c.passed for c in record.checks)
         else:
-            total, n = ars_by_run.get(hash(record.key), (0.0, 0))
+            packed = ars_by_run.get(hash(record.key), 0)
+            total, n = divmod(packed, 16)
             passed = n > 0 and total / n >= 4
         counts[1] += passed
     for (model, judge), view in views.items():
