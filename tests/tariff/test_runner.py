@@ -107,3 +107,26 @@ class TestSweepSuite:
         assert len(CASES) == len(lines)
         assert {"ok"} == {orjson.loads(line)["status"] for line in lines}
         assert (out / "tariff_sim_tariff.md").exists()
+
+
+class TestCaseLoading:
+    def test_unknown_key_and_wrong_type_name_file_and_field(self, tmp_path):
+        """A case with an unknown key or a wrong type is rejected naming the file and the JSON path."""
+        import pytest
+
+        from mpcbench_async import RecordDecodeError
+        from mpcbench_async.tariff import load_case
+
+        data = msgspec.to_builtins(CASES[0])
+        data["expected"]["colour"] = "red"
+        path = tmp_path / "c.json"
+        path.write_bytes(orjson.dumps(data))
+        with pytest.raises(RecordDecodeError) as caught:
+            load_case(path)
+        assert f"{path}: Object contains unknown field `colour` - at `$.expected`" == str(caught.value)
+        data["expected"].pop("colour")
+        data["input"]["options"]["max_iters"] = "three"
+        path.write_bytes(orjson.dumps(data))
+        with pytest.raises(RecordDecodeError) as caught:
+            load_case(path)
+        assert f"{path}: Expected `int`, got `str` - at `$.input.options.max_iters`" == str(caught.value)
