@@ -5,7 +5,7 @@ from ._files import atomic_write_bytes
 from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
 from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
 from ._logging import configure_logging, redact, redact_text, register_secret
-from ._pool import WorkerPool
+from ._pool import WorkerPool, stop_on_signals
 from ._retry import RetryPolicy, parse_duration, retry_after_from_headers, retrying
 
 __all__ = [
@@ -32,4 +32,5 @@ __all__ = [
     "register_secret",
     "retry_after_from_headers",
     "retrying",
+    "stop_on_signals",
 ]

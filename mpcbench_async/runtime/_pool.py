@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-__all__ = ["WorkerPool"]
+__all__ = ["WorkerPool", "stop_on_signals"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -112,26 +112,10 @@ class WorkerPool(Generic[T, R]):
                         break
 
     async def _watch_signals(self) -> None:
-        """First signal: stop taking work and start the grace timer; second: abandon now."""
-        async with anyio.create_task_group() as tg:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    name = signal.Signals(signum).name
-                    if self.interrupted:
-                        log.warning("pool.abandon", signal=name, in_flight=self.in_flight)
-                        self.abandon()
-                        tg.cancel_scope.cancel()
-                        return
-                    self.interrupted = True
-                    log.warning("pool.stopping", signal=name, in_flight=self.in_flight,
-                                grace_period=self.grace_period)
-                    self.stop()
-                    tg.start_soon(self._abandon_after_grace)
+        def interrupted() -> None:
+            self.interrupted = True
 
-    async def _abandon_after_grace(self) -> None:
-        await anyio.sleep(self.grace_period)
-        log.warning("pool.grace_period_over", in_flight=self.in_flight)
-        self.abandon()
+        await stop_on_signals([self], grace_period=self.grace_period, on_interrupt=interrupted)
 
     @asynccontextmanager
     async def stream(self, items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[ObjectReceiveStream[R]]:
@@ -160,3 +144,44 @@ class WorkerPool(Generic[T, R]):
     async def _run_in_scope(scope: anyio.CancelScope, fn: Callable[[], Awaitable[None]]) -> None:
         with scope:
             await fn()
+
+
+async def stop_on_signals(
+    pools: Sequence[WorkerPool[Any, Any]],
+    *,
+    grace_period: float,
+    on_interrupt: Callable[[], None] = lambda: None,
+) -> None:
+    """Watch SIGINT/SIGTERM for ``pools`` until cancelled.
+
+    The first signal calls ``on_interrupt`` and makes every pool stop taking
+    work; in-flight items get ``grace_period`` seconds. A second signal, or the
+    end of the grace period, abandons them.
+    """
+
+    def abandon() -> None:
+        for pool in pools:
+            pool.abandon()
+
+    async def after_grace() -> None:
+        await anyio.sleep(grace_period)
+        log.warning("pool.grace_period_over", in_flight=sum(p.in_flight for p in pools))
+        abandon()
+
+    interrupted = False
+    async with anyio.create_task_group() as tg:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                name = signal.Signals(signum).name
+                in_flight = sum(p.in_flight for p in pools)
+                if interrupted:
+                    log.warning("pool.abandon", signal=name, in_flight=in_flight)
+                    abandon()
+                    tg.cancel_scope.cancel()
+                    return
+                interrupted = True
+                log.warning("pool.stopping", signal=name, in_flight=in_flight, grace_period=grace_period)
+                on_interrupt()
+                for pool in pools:
+                    pool.stop()
+                tg.start_soon(after_grace)

@@ -20,7 +20,6 @@ Library use::
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from pathlib import Path
@@ -28,20 +27,18 @@ from typing import Any
 
 import anyio
 import msgspec
-import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..records import LLMCallRecord
-from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl
+from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, stop_on_signals
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["Runner", "SweepStats"]
 
-log = structlog.get_logger(__name__)
 Record = AgentRunRecord | JudgeRecord
 
 
@@ -185,31 +182,10 @@ class Runner:
         return list(found.values())
 
     async def _watch_signals(self) -> None:
-        """First signal: stop taking units, finish in-flight ones within the grace period; second: abandon."""
+        def interrupted() -> None:
+            self.stats.interrupted = True
 
-        def abandon() -> None:
-            for pool in self._pools:
-                pool.abandon()
-
-        async def after_grace() -> None:
-            await anyio.sleep(self.grace_period)
-            log.warning("sweep.grace_period_over")
-            abandon()
-
-        async with anyio.create_task_group() as tg:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    name = signal.Signals(signum).name
-                    if self.stats.interrupted:
-                        log.warning("sweep.abandon", signal=name)
-                        abandon()
-                        tg.cancel_scope.cancel()
-                        return
-                    self.stats.interrupted = True
-                    log.warning("sweep.stopping", signal=name, grace_period=self.grace_period)
-                    for pool in self._pools:
-                        pool.stop()
-                    tg.start_soon(after_grace)
+        await stop_on_signals(self._pools, grace_period=self.grace_period, on_interrupt=interrupted)
 
     async def _run(self, plan: SweepPlan, out: ObjectSendStream[Record]) -> None:
         runs_path, judges_path = self.out_dir / "runs.jsonl", self.out_dir / "judgements.jsonl"
