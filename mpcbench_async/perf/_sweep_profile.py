@@ -17,22 +17,11 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from ..records import LLMCallRecord
 from ..runtime import iter_jsonl
 from ._svg import line_chart
 
 __all__ = ["SweepProfile", "profile_sweep", "render_sweep_profile"]
-
-
-class _Call(msgspec.Struct):
-    model: str
-    key: str
-    status: str
-    started_at: float = 0.0
-    latency_s: float = 0.0
-    queued_s: float = 0.0
-    retry_wait_s: float = 0.0
-    attempts: int = 1
-    usage: dict[str, int] = {}
 
 
 class _Timings(msgspec.Struct):
@@ -86,13 +75,13 @@ def profile_sweep(out_dir: str | Path, *, buckets: int = 60) -> SweepProfile:
     out_dir = Path(out_dir)
     if not (out_dir / "calls.jsonl").exists():
         raise InputError(f"{out_dir}: no calls.jsonl here; is it a sweep output directory?")
-    calls = list(iter_jsonl(out_dir / "calls.jsonl", type_=_Call))
+    calls = list(iter_jsonl(out_dir / "calls.jsonl", type_=LLMCallRecord))
     models: dict[str, ModelTime] = {}
     for call in calls:
         m = models.setdefault(call.model, ModelTime(model=call.model))
         m.calls += 1
         m.attempts += call.attempts
-        m.tokens += call.usage.get("total_tokens", 0)
+        m.tokens += call.usage.total_tokens
         m.waiting_s += call.latency_s
         m.queued_s += call.queued_s
         m.retry_wait_s += call.retry_wait_s

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from ..records import LLMCallRecord
 from ..runtime import iter_jsonl
 from ._records import Manifest
 
@@ -113,15 +114,6 @@ class _JudgeView(msgspec.Struct):
     agent_model: str
     judge_model: str
     judgement: _JudgementView | None = None
-
-
-class _CallView(msgspec.Struct):
-    model: str
-    key: str
-    status: str
-    latency_s: float = 0.0
-    cost_usd: float = 0.0
-    usage: dict[str, int] = {}
 
 
 class _Moments:
@@ -256,18 +248,18 @@ def summarize(out_dir: str | Path) -> Summary:
     latencies: dict[tuple[str, str], _Quantiles] = defaultdict(_Quantiles)
     judge_calls: dict[str, dict[str, float]] = {}
     total_calls = 0
-    for call in iter_jsonl(out_dir / "calls.jsonl", type_=_CallView):
+    for call in iter_jsonl(out_dir / "calls.jsonl", type_=LLMCallRecord):
         total_calls += 1
         role = "judge" if call.key.startswith("judge-") else "agent"
         if role == "agent":
             summary = models.setdefault(call.model, ModelSummary(model=call.model))
             summary.calls += 1
-            summary.tokens += call.usage.get("total_tokens", 0)
+            summary.tokens += call.usage.total_tokens
             summary.cost_usd += call.cost_usd
         else:
             bucket = judge_calls.setdefault(call.model, {"calls": 0, "tokens": 0, "cost_usd": 0.0})
             bucket["calls"] += 1
-            bucket["tokens"] += call.usage.get("total_tokens", 0)
+            bucket["tokens"] += call.usage.total_tokens
             bucket["cost_usd"] += call.cost_usd
         if call.status == "ok":
             latencies[(role, call.model)].add(call.latency_s)

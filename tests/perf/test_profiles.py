@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from mpcbench_async.llm import LLMClient, ModelConfig, load_model_config
+from mpcbench_async.llm import ModelConfig, load_model_config
 from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.perf import profile_endpoint, profile_sweep, render_endpoint_profile, render_sweep_profile
 from mpcbench_async.sim import FaultSpec, SimServer
