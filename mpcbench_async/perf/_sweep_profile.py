@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from ..mpcbench import RunTimings
 from ..records import LLMCallRecord
 from ..runtime import iter_jsonl
 from ._svg import line_chart
@@ -24,14 +25,8 @@ from ._svg import line_chart
 __all__ = ["SweepProfile", "profile_sweep", "render_sweep_profile"]
 
 
-class _Timings(msgspec.Struct):
-    total_s: float = 0.0
-    model_s: float = 0.0
-    tools_s: float = 0.0
-
-
 class _RunTimings(msgspec.Struct):
-    timings: _Timings = msgspec.field(default_factory=_Timings)
+    timings: RunTimings = msgspec.field(default_factory=RunTimings)
     turns: int = 0
 
 
