@@ -99,7 +99,7 @@ def find_slots(text: str, anchor: date) -> list[tuple[date, time, time]]:
     dates = find_dates(text, anchor)
     for i, (end_pos, day) in enumerate(dates):
         limit = dates[i + 1][0] if i + 1 < len(dates) else len(text)
-        segment = text[end_pos:min(limit, end_pos + 80)] if i + 1 >= len(dates) else text[end_pos:limit][:80]
+        segment = text[end_pos:min(limit, end_pos + 80)]
         for m in _RANGE.finditer(segment):
             start = _clock(m.group(1), m.group(2), m.group(3), m.group(6))
             end = _clock(m.group(4), m.group(5), m.group(6), m.group(3))
