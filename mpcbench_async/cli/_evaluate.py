@@ -34,6 +34,9 @@ from ..mpcbench import (
 from ..records import decode_json
 
 
+_SCENARIO_HELP = "scenario for a task that names none (original MPCBench task files)"
+
+
 def _common(parser: argparse.ArgumentParser, *, data: bool = True) -> None:
     parser.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
     parser.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
@@ -49,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                               description="Run an agent model on a task with the nine tools over the scenario's "
                               "data; writes <logs>/<task_id>__agent-<M>_run.json.")
     run.add_argument("--task", type=Path, required=True)
-    run.add_argument("--scenario-id", default=None, help="scenario (default: the task's scenario_id)")
+    run.add_argument("--scenario-id", default=None, help=_SCENARIO_HELP)
     run.add_argument("--agent-model", required=True)
     _common(run)
     run.set_defaults(handler=cmd_run_task)
@@ -76,7 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                                description="Run every agent model of the config on a task and score each run "
                                "with every judge model, concurrently; prints a score table.")
     both.add_argument("--task", type=Path, required=True)
-    both.add_argument("--scenario-id", default=None)
+    both.add_argument("--scenario-id", default=None, help=_SCENARIO_HELP)
     both.add_argument("--agent-models", default=None, help="comma-separated (default: agent_models of the config)")
     both.add_argument("--judge-models", default=None, help="comma-separated (default: judge_models of the config)")
     _common(both)

@@ -53,6 +53,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
     sweep.add_argument("--data-dir", type=Path, default=Path("data"))
     sweep.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
+    sweep.add_argument("--scenario-id", default=None,
+                       help="scenario for tasks that name none (original MPCBench task files)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -97,7 +99,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if "mpcbench" in suites:
         plan = build_plan(config=config, prompts=prompts, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
                           scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
-                          judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns)
+                          judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns,
+                          scenario_id=args.scenario_id)
     tariff = _tariff_setup(args, config) if "tariff" in suites else None
     args.out.mkdir(parents=True, exist_ok=True)
     agents = plan.agent_models if plan else []

@@ -4,9 +4,13 @@ Each task names its scenario, the prompt the agent gets, checkable
 ``answer_requirements`` for the judge, and — where the truth is computable —
 machine-checkable facts for the deterministic checks (planning: participants,
 duration, window; email reply: the Jira issue and its target date; weekly
-report: the metrics). Files of the original MPCBench (no ``scenario_id`` or
-``task_type``) load too: the type comes from the folder, the scenario from the
-caller.
+report: the metrics).
+
+Files of the original MPCBench load as they are: the type comes from the
+folder when ``task_type`` is absent; the scenario from ``scenario_id``, else
+``data_dependencies.scenario_id``, else the caller's default (``--scenario-id``);
+``expected_tool_sequence`` items written as ``{"tool", "reason"}`` are read as
+``{"tool_name", "description"}``.
 """
 
 from __future__ import annotations
@@ -55,25 +59,51 @@ class Task(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaul
     facts: TaskFacts = msgspec.field(default_factory=TaskFacts)
 
 
+def _scenario_of(task: Task, path: Path, default: str | None) -> str:
+    """The scenario the task names (``scenario_id``, then ``data_dependencies.scenario_id``), else ``default``."""
+    nested = task.data_dependencies.get("scenario_id")
+    if nested is not None and not (isinstance(nested, str) and nested):
+        raise InputError(f"{path}: $.data_dependencies.scenario_id must be a non-empty string, got {nested!r}")
+    if task.scenario_id and nested and nested != task.scenario_id:
+        raise InputError(f"{path}: $.scenario_id is {task.scenario_id!r} but $.data_dependencies.scenario_id is "
+                         f"{nested!r}; keep one")
+    named = task.scenario_id or nested or default
+    if not named:
+        raise InputError(f"{path}: the task names no scenario (neither $.scenario_id nor "
+                         "$.data_dependencies.scenario_id is set); pass --scenario-id, the scenario for tasks "
+                         "that name none")
+    return named
+
+
+def _tool_steps(steps: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """Steps with ``tool_name`` and ``description``, read from the original's ``tool``/``reason`` spelling too.
+
+    Any other key of a step is kept as it is.
+    """
+    out = []
+    for i, step in enumerate(steps):
+        tool = step.get("tool_name", step.get("tool"))
+        if not isinstance(tool, str) or not tool:
+            raise InputError(f"{path}: $.expected_tool_sequence[{i}] names no tool (tool_name or tool)")
+        rest = {k: v for k, v in step.items() if k not in ("tool", "reason")}
+        out.append(rest | {"tool_name": tool, "description": str(step.get("description", step.get("reason", "")))})
+    return out
+
+
 def load_task(path: str | Path, *, scenario_id: str | None = None) -> Task:
-    """Load a task; ``task_type`` defaults to the folder name, ``scenario_id`` to the argument."""
+    """Load a task; ``task_type`` defaults to the folder name, the scenario to ``scenario_id`` when it names none."""
     path = Path(path)
     task = load_json_file(path, Task)
-    if task.task_type is None:
-        folder = path.parent.name
-        if folder not in TASK_TYPES:
-            raise InputError(f"{path}: $.task_type is missing and the folder {folder!r} is not one of "
+    task_type = task.task_type
+    if task_type is None:
+        task_type = path.parent.name
+        if task_type not in TASK_TYPES:
+            raise InputError(f"{path}: $.task_type is missing and the folder {task_type!r} is not one of "
                              f"{', '.join(TASK_TYPES)}")
-        task = msgspec.structs.replace(task, task_type=folder)  # type: ignore[arg-type]
-    if scenario_id:
-        if task.scenario_id and task.scenario_id != scenario_id:
-            raise InputError(f"{path}: $.scenario_id is {task.scenario_id!r} but --scenario-id is {scenario_id!r}")
-        task = msgspec.structs.replace(task, scenario_id=scenario_id)
-    if not task.scenario_id:
-        raise InputError(f"{path}: $.scenario_id is missing (pass --scenario-id)")
     if not task.answer_requirements:
         raise InputError(f"{path}: $.answer_requirements must list at least one requirement")
-    return task
+    return msgspec.structs.replace(task, task_type=task_type, scenario_id=_scenario_of(task, path, scenario_id),
+                                   expected_tool_sequence=_tool_steps(task.expected_tool_sequence, path))
 
 
 def list_tasks(directory: str | Path, pattern: str = "*") -> list[Path]:

@@ -104,8 +104,12 @@ def build_plan(
     judge_models: Sequence[str] | None = None,
     trials: int = 1,
     max_turns: int = 12,
+    scenario_id: str | None = None,
 ) -> SweepPlan:
-    """Load and validate every task and its scenario data up front, then describe the units."""
+    """Load and validate every task and its scenario data up front, then describe the units.
+
+    ``scenario_id`` is the scenario of tasks that name none (original MPCBench files).
+    """
     agents = list(agent_models or config.agent_models)
     judges = list(judge_models if judge_models is not None else config.judge_models)
     if not agents:
@@ -119,7 +123,7 @@ def build_plan(
     tasks: dict[str, Task] = {}
     task_hashes: dict[str, str] = {}
     for path in paths:
-        task = load_task(path)
+        task = load_task(path, scenario_id=scenario_id)
         if task.task_id in tasks:
             raise InputError(f"{path}: $.task_id {task.task_id!r} is used by another task file too")
         tasks[task.task_id] = task
