@@ -5,14 +5,33 @@ LLM output). Where such data lacks what the tools need — a reference now,
 ``project_key``, a string ``seed``, a timezone — the loader derives or
 normalises it and logs one warning naming the file and field. It never drops
 records: source documents are kept as they are, and schema problems are
-reported (one warning per file) rather than fatal.
+reported (one warning per file) rather than fatal. Calendar rows that state
+availability rather than busy time (``_availability``) are reported once each.
+
+The reference now, in priority order:
+
+1. ``reference_now`` in the world state, else in the scenario file;
+2. the request that starts the storyline: the earliest message (an event with
+   a sender and a text or body, not a calendar entry) among the world state's
+   storyline events — ``timeline_events`` not marked ``is_noise`` and
+   ``sub_scenarios_expanded[*].events``; noise scenarios never count;
+3. the earliest storyline event of any kind;
+4. the earliest Slack or Gmail message in the sources.
+
+A planning window the world state states (``time_window.week_of``,
+``planning_window.week_of``, ``timeline.planning_window_start`` …) outside the
+week after the reference now's week is reported, since a task's "next week"
+would then mean another week than the storyline's.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, timezone, tzinfo
+from decimal import Decimal, InvalidOperation
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -21,23 +40,67 @@ import orjson
 import structlog
 
 from .._exceptions import InputError
+from ._availability import calendar_rows, title_of
 from ._generation import data_path
 from ._scenario import Scenario
 from ._schemas import SOURCES, SchemaSet
 
-__all__ = ["ScenarioData", "load_scenario_data", "parse_timestamp"]
+__all__ = ["GMAIL_TIME_KEYS", "SLACK_TIME_KEYS", "ScenarioData", "first_of", "load_scenario_data", "parse_timestamp"]
 
 log = structlog.get_logger(__name__)
 _HHMM = re.compile(r"^(\d{1,2}):(\d{2})$")
+_EPOCH = re.compile(r"^(?:\d{9,10}|\d{12,13})(?:\.\d+)?$")  # seconds (Slack's "1732366021.003000") or milliseconds
+SLACK_TIME_KEYS = ("timestamp", "ts")
+GMAIL_TIME_KEYS = ("date", "timestamp", "sent_at", "internalDate")
+EVENT_TIME_KEYS = ("timestamp", "ts", "time", "date", "sent_at", "datetime")
+SENDER_KEYS = ("from", "sender", "user", "user_id", "author")
+TEXT_KEYS = ("text", "body", "message")
+WINDOW_FIELDS = [(holder, name) for holder in ("time_window", "planning_window", "timeline", "scheduling_window")
+                 for name in ("week_of", "planning_window_start", "window_start", "start", "start_date")]
+
+
+def first_of(record: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of ``keys`` the record has a value for: exports name the same field differently."""
+    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+
+
+def _from_epoch(text: str) -> datetime | None:
+    """An epoch stamp, exactly (no float rounding): seconds, or milliseconds when it has 12–13 digits."""
+    try:
+        seconds = Decimal(text)
+    except InvalidOperation:
+        return None
+    if seconds >= 10**11:
+        seconds /= 1000
+    whole = int(seconds)
+    micro = int(((seconds - whole) * 1_000_000).to_integral_value())
+    return datetime.fromtimestamp(whole, timezone.utc) + timedelta(microseconds=micro)
+
+
+def _parse(value: Any) -> datetime | None:
+    """A datetime from any stamp form real exports use; naive when the stamp states no offset."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = str(value).strip()
+    if _EPOCH.match(text):
+        return _from_epoch(text)
+    if not isinstance(value, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(text)  # e-mail Date headers: "Mon, 24 Nov 2025 10:02:15 -0500"
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def parse_timestamp(value: Any, tz: tzinfo) -> datetime | None:
-    """An aware datetime from an ISO string (``Z`` allowed); naive values are read in ``tz``."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
+    """An aware datetime from ISO 8601 (``Z``, ``+09:00``, ``+0900``), epoch seconds or milliseconds (numbers or
+    strings such as Slack's ``"1732366021.003000"``) or an e-mail date; naive values are read in ``tz``."""
+    parsed = _parse(value)
+    if parsed is None:
         return None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=tz)
 
@@ -87,6 +150,17 @@ def _read(path: Path) -> dict[str, Any]:
     return doc
 
 
+def _source_messages(sources: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, Any]]:
+    """(source, JSON path, raw stamp) of every Slack and Gmail message, in file order."""
+    for i, message in enumerate((sources.get("slack") or {}).get("messages") or ()):
+        if isinstance(message, dict):
+            yield "slack", f"$.messages[{i}]", first_of(message, SLACK_TIME_KEYS)
+    for i, thread in enumerate((sources.get("gmail") or {}).get("threads") or ()):
+        for j, message in enumerate((thread.get("messages") or ()) if isinstance(thread, dict) else ()):
+            if isinstance(message, dict):
+                yield "gmail", f"$.threads[{i}].messages[{j}]", first_of(message, GMAIL_TIME_KEYS)
+
+
 def _timezone(ws: dict[str, Any], scenario: Scenario | None, path: Path, norm: _Normaliser,
               sources: dict[str, dict[str, Any]]) -> tzinfo:
     candidates = [(ws.get("global_settings") or {}).get("timezone"), (ws.get("company") or {}).get("timezone")]
@@ -98,62 +172,125 @@ def _timezone(ws: dict[str, Any], scenario: Scenario | None, path: Path, norm: _
                 return ZoneInfo(name)
             except (ZoneInfoNotFoundError, ValueError):
                 norm.warn(path, "$.global_settings.timezone", f"{name!r} is not an IANA zone; ignored")
-    for stamp in _all_timestamps(sources):
-        if stamp.tzinfo is not None:
-            offset = stamp.utcoffset() or timedelta(0)
+    for _, _, raw in _source_messages(sources):
+        stamp = _parse(raw) if isinstance(raw, str) and not _EPOCH.match(raw.strip()) else None
+        if stamp is not None and stamp.tzinfo is not None:
             norm.warn(path, "$.global_settings.timezone", f"missing; using the fixed offset {stamp.tzinfo} of "
                       "the first timestamp in the sources")
-            return timezone(offset)
+            return timezone(stamp.utcoffset() or timedelta(0))
     norm.warn(path, "$.global_settings.timezone", "missing; using UTC")
     return timezone.utc
 
 
-def _all_timestamps(sources: dict[str, dict[str, Any]]) -> list[datetime]:
-    """Communication timestamps (Slack, Gmail) first, then everything else that looks like one."""
-    out: list[datetime] = []
-    for message in (sources.get("slack") or {}).get("messages") or ():
-        if isinstance(message, dict) and (t := parse_timestamp(message.get("timestamp"), timezone.utc)):
-            out.append(t)
-    for thread in (sources.get("gmail") or {}).get("threads") or ():
-        for message in (thread or {}).get("messages") or () if isinstance(thread, dict) else ():
-            if isinstance(message, dict) and (t := parse_timestamp(message.get("date"), timezone.utc)):
-                out.append(t)
-    return out
-
-
-def _story_start(ws: dict[str, Any], tz: tzinfo) -> datetime | None:
-    """The earliest event timestamp of the world state's storylines (original MPCBench layout)."""
-    stamps = []
-    for event in ws.get("timeline_events") or ():
+def _storyline(ws: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(JSON path, event) of the world state's storyline events; noise never counts."""
+    for i, event in enumerate(ws.get("timeline_events") or ()):
         if isinstance(event, dict) and not event.get("is_noise"):
-            stamps.append(parse_timestamp(event.get("timestamp"), tz))
-    for sub in ws.get("sub_scenarios_expanded") or ():
-        for event in (sub or {}).get("events") or () if isinstance(sub, dict) else ():
-            if isinstance(event, dict):
-                stamps.append(parse_timestamp(event.get("timestamp"), tz))
-    stamps = [s for s in stamps if s is not None]
-    return min(stamps) if stamps else None
+            yield f"$.timeline_events[{i}]", event
+    for i, sub in enumerate(ws.get("sub_scenarios_expanded") or ()):
+        for j, event in enumerate((sub.get("events") or ()) if isinstance(sub, dict) else ()):
+            if isinstance(event, dict) and not event.get("is_noise"):
+                yield f"$.sub_scenarios_expanded[{i}].events[{j}]", event
 
 
-def _reference_now(ws: dict[str, Any], scenario: Scenario | None, tz: tzinfo, path: Path, norm: _Normaliser,
-                   sources: dict[str, dict[str, Any]]) -> datetime:
-    for value, origin in ((ws.get("reference_now"), None),
-                          (scenario.reference_now if scenario else None, "the scenario file")):
-        parsed = parse_timestamp(value, tz)
-        if parsed is not None:
-            if origin:
-                norm.warn(path, "$.reference_now", f"missing; taken from {origin}")
-            return parsed.astimezone(tz)
-    start = _story_start(ws, tz)
-    if start is not None:
-        norm.warn(path, "$.reference_now", f"missing; derived as the first storyline event, {start.isoformat()}")
-        return start.astimezone(tz)
-    stamps = _all_timestamps(sources)
-    if stamps:
-        first = min(stamps)
-        norm.warn(path, "$.reference_now", f"missing; derived as the earliest message, {first.isoformat()}")
-        return first.astimezone(tz)
+def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The event and the records directly inside it (``data``, ``details``, a ``messages`` list …)."""
+    parts = [event]
+    for value in event.values():
+        if isinstance(value, dict):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, dict))
+    return parts
+
+
+def _is_message(event: dict[str, Any]) -> bool:
+    """An e-mail, Slack or chat message: a sender and a text or body, and not a calendar entry."""
+    parts = _parts(event)
+    kind = " ".join(str(event.get(k, "")) for k in ("source", "channel", "type", "kind")).lower()
+    if "calendar" in kind and not any(word in kind for word in ("mail", "slack", "chat", "message")):
+        return False
+    return all(any(isinstance(p.get(k), str) and p[k].strip() for p in parts for k in keys)
+               for keys in (SENDER_KEYS, TEXT_KEYS))
+
+
+def _event_time(event: dict[str, Any], tz: tzinfo) -> datetime | None:
+    """When a storyline event happened: its own stamp, else one inside it (``data.sent_at``)."""
+    for part in _parts(event):
+        if (stamp := parse_timestamp(first_of(part, EVENT_TIME_KEYS), tz)) is not None:
+            return stamp
+    return None
+
+
+def _earliest(found: Iterator[tuple[str, datetime | None]]) -> tuple[str, datetime] | None:
+    """The (where, when) with the earliest instant; the first written wins a tie."""
+    dated = [(when, index, where) for index, (where, when) in enumerate(found) if when is not None]
+    if not dated:
+        return None
+    when, _, where = min(dated)
+    return where, when
+
+
+def _reference_now(ws: dict[str, Any], scenario: Scenario | None, tz: tzinfo, paths: dict[str, Path],
+                   norm: _Normaliser, sources: dict[str, dict[str, Any]]) -> datetime:
+    """The reference now by the module's rule, warning once on ``$.reference_now`` what it was derived from."""
+    path = paths["world_state"]
+    given = parse_timestamp(ws.get("reference_now"), tz)
+    if given is not None:
+        return given.astimezone(tz)
+    from_scenario = parse_timestamp(scenario.reference_now if scenario else None, tz)
+    if from_scenario is not None:
+        now = from_scenario.astimezone(tz)
+        norm.warn(path, "$.reference_now", f"missing; taken from the scenario file ({now.isoformat()})")
+        return now
+    story = list(_storyline(ws))
+    candidates = [
+        ("the request that starts the storyline",
+         _earliest((where, _event_time(e, tz)) for where, e in story if _is_message(e))),
+        ("the earliest storyline event (no storyline event is a message)",
+         _earliest((where, _event_time(e, tz)) for where, e in story)),
+        ("the earliest Slack/Gmail message (the world state has no dated storyline events)",
+         _earliest((f"{paths[source].name} {where}", parse_timestamp(raw, tz))
+                   for source, where, raw in _source_messages(sources))),
+    ]
+    for origin, found in candidates:
+        if found is not None:
+            where, when = found
+            now = when.astimezone(tz)
+            norm.warn(path, "$.reference_now", f"missing; derived from {origin}, {where} ({now.isoformat()})")
+            return now
     raise InputError(f"{path}: $.reference_now is missing and no timestamp in the data to derive it from")
+
+
+def _check_planning_windows(ws: dict[str, Any], now: datetime, tz: tzinfo, path: Path, norm: _Normaliser) -> None:
+    """Warn about each stated planning window that does not start in the week after the reference now's week."""
+    monday = now.date() - timedelta(days=now.weekday()) + timedelta(days=7)
+    holders = [("$", ws)] + [(f"$.sub_scenarios_expanded[{i}]", sub)
+                             for i, sub in enumerate(ws.get("sub_scenarios_expanded") or ()) if isinstance(sub, dict)]
+    for where, holder in holders:
+        for container, name in WINDOW_FIELDS:
+            box = holder.get(container)
+            stamp = parse_timestamp(box.get(name), tz) if isinstance(box, dict) else None
+            day = stamp.astimezone(tz).date() if stamp else None
+            if day is not None and not monday <= day <= monday + timedelta(days=6):
+                norm.warn(path, f"{where}.{container}.{name}",
+                          f"{day.isoformat()} is not in the week after the reference now "
+                          f"({now.isoformat()}), {monday.isoformat()} to {(monday + timedelta(days=6)).isoformat()}")
+
+
+def _report_calendar_rows(calendar: dict[str, Any], path: Path, norm: _Normaliser) -> None:
+    """One warning per calendar row (or free-slot list) read as availability or left unclear."""
+    reported: set[str] = set()
+    for row in calendar_rows(calendar):
+        if row.reading.kind == "busy" or row.report_path in reported:
+            continue
+        reported.add(row.report_path)
+        title = title_of(row.record)
+        what = repr(title) if title else (f"the slots of {row.owner}" if row.report_path != row.path else "the row")
+        if row.reading.kind == "available":
+            norm.warn(path, row.report_path, f"{what} read as availability, not busy time ({row.reading.why})")
+        else:
+            norm.warn(path, row.report_path, f"{what} is unclear ({row.reading.why}); counted as busy time")
 
 
 def _clock(value: Any, default: time, path: Path, field_path: str, norm: _Normaliser) -> time:
@@ -186,18 +323,20 @@ def load_scenario_data(data_dir: str | Path, scenario_id: str, *, scenario: Scen
                        schemas: SchemaSet | None = None) -> ScenarioData:
     """Load ``data/<scenario_id>_*.json``; normalise what the tools need, warning once per field."""
     norm = _Normaliser()
-    ws_path = data_path(data_dir, scenario_id, "world_state")
+    paths = {name: data_path(data_dir, scenario_id, name) for name in ("world_state", *SOURCES)}
+    ws_path = paths["world_state"]
     world_state = _read(ws_path)
-    sources = {name: _read(data_path(data_dir, scenario_id, name)) for name in SOURCES}
+    sources = {name: _read(paths[name]) for name in SOURCES}
     if schemas is not None:
         for name, doc in sources.items():
             problems = schemas.problems(name, doc, limit=200)
             if problems:
-                norm.warn(data_path(data_dir, scenario_id, name), "$",
-                          f"{len(problems)} schema problem(s), kept as is; first: {problems[0]}")
+                norm.warn(paths[name], "$", f"{len(problems)} schema problem(s), kept as is; first: {problems[0]}")
     _normalise_world_state(world_state, ws_path, norm, sources)
+    _report_calendar_rows(sources["calendar"], paths["calendar"], norm)
     tz = _timezone(world_state, scenario, ws_path, norm, sources)
-    now = _reference_now(world_state, scenario, tz, ws_path, norm, sources)
+    now = _reference_now(world_state, scenario, tz, paths, norm, sources)
+    _check_planning_windows(world_state, now, tz, ws_path, norm)
     settings = world_state.get("global_settings") or {}
     start = _clock(settings.get("workday_start", "09:00"), time(9), ws_path, "$.global_settings.workday_start", norm)
     end = _clock(settings.get("workday_end", "18:00"), time(18), ws_path, "$.global_settings.workday_end", norm)

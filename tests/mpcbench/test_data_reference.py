@@ -40,7 +40,8 @@ class TestReferenceData:
         assert [
             f"{path}: $.sub_scenarios_expanded[0].seed: int 12345 converted to a string",
             f"{path}: $.projects[0].project_key: missing; derived 'MP' from the Jira projects",
-            f"{path}: $.reference_now: missing; derived as the first storyline event, 2025-01-06T10:02:00-05:00",
+            f"{path}: $.reference_now: missing; derived from the request that starts the storyline, "
+            "$.sub_scenarios_expanded[0].events[0] (2025-01-06T10:02:00-05:00)",
         ] == data.warnings
         assert "MP" == data.world_state["projects"][0]["project_key"]
 

@@ -9,6 +9,7 @@ Tools read only the loaded data; nothing the model sends reaches the file system
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from functools import lru_cache
@@ -18,10 +19,11 @@ import msgspec
 import orjson
 
 from ...records import FunctionSchema, ToolSchema
-from .._data import ScenarioData, parse_timestamp
+from .._availability import title_of
+from .._data import GMAIL_TIME_KEYS, SLACK_TIME_KEYS, ScenarioData, first_of, parse_timestamp
 from . import _params as p
-from ._calendar import attendee_emails, busy_intervals, common_free_slots, event_interval
-from ._dates import DateError, resolve_date, resolve_range
+from ._calendar import Block, Interval, calendar_blocks, common_free_slots, intersect, merge
+from ._dates import DateError, local_datetime, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
 from ..._text import rank, words
 
@@ -42,6 +44,7 @@ _ARGS: dict[str, type[msgspec.Struct]] = dict(zip(TOOL_NAMES, (
     p.SearchMessages, p.SearchContacts, p.FindFreeSlots, p.ListEvents, p.SearchThreads, p.GetThread,
     p.SearchFiles, p.ReadFile, p.JiraSearch)))
 SNIPPET = 240
+USER_KEYS = ("user_id", "user")
 
 
 def api_name(name: str) -> str:
@@ -81,6 +84,11 @@ def _clock(text: str | None, default: time) -> time:
         raise DateError(f"cannot read the time {text!r}; use HH:MM") from None
 
 
+def _bare(channel: Any) -> str:
+    """A channel name without its leading ``#``."""
+    return str(channel).strip().lstrip("#").strip()
+
+
 def _matches_person(value: str, needle: str) -> bool:
     """Whole-word match of a name or e-mail: 'Dan' finds Dan Ray, not Jordan; an address must match fully."""
     wanted = words(needle)
@@ -96,7 +104,8 @@ class ToolBackend:
         self.now = data.reference_now
         slack = data.source("slack")
         self._users = {str(u.get("id")): u for u in slack.get("users") or () if isinstance(u, dict)}
-        self._channels = {str(c.get("id")): c for c in slack.get("channels") or () if isinstance(c, dict)}
+        self._channel_names = {str(c.get("id")): _bare(c["name"]) for c in slack.get("channels") or ()
+                               if isinstance(c, dict) and c.get("name")}
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = dict(zip(TOOL_NAMES, (
             self.search_messages, self.search_contacts, self.find_free_slots, self.list_events,
             self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search)))
@@ -129,47 +138,91 @@ class ToolBackend:
             return {"error": f"{dotted} failed: {type(exc).__name__}: {exc}"}
 
     # -- helpers ---------------------------------------------------------------
+    def _when(self, stamp: Any) -> datetime | None:
+        return stamp if isinstance(stamp, datetime) else parse_timestamp(stamp, self.tz)
+
     def _local(self, stamp: Any) -> str | None:
-        parsed = parse_timestamp(stamp, self.tz)
+        """A stamp in any form as ISO 8601 in the scenario's zone; an unreadable one as written."""
+        parsed = self._when(stamp)
         return parsed.astimezone(self.tz).isoformat() if parsed else (stamp if isinstance(stamp, str) else None)
 
     def _instant(self, stamp: Any) -> float:
-        """A sortable instant for recency ties (offsets differ between records)."""
-        parsed = parse_timestamp(stamp, self.tz)
+        """A sortable instant for recency ties (offsets and stamp forms differ between records)."""
+        parsed = self._when(stamp)
         return parsed.timestamp() if parsed else float("-inf")
 
-    def _user(self, user_id: Any) -> dict[str, Any]:
-        return self._users.get(str(user_id)) or {}
+    def _author(self, message: dict[str, Any]) -> dict[str, Any]:
+        return self._users.get(str(first_of(message, USER_KEYS))) or {}
 
     # -- Slack -------------------------------------------------------------------
+    def _channel(self, message: dict[str, Any]) -> tuple[str, set[str]]:
+        """The label printed for a message's channel, and every name the channel filter may use for it.
+
+        The label is the channel's name without ``#`` (data stores ``#general`` or ``general``), or the
+        channel id as written when the channel list does not name it; passed back as ``channel`` it always
+        finds the message.
+        """
+        raw = str(first_of(message, ("channel_id", "channel")) or "")
+        label = self._channel_names.get(raw) or _bare(raw)
+        return label, {label.lower(), raw.lower(), _bare(raw).lower()}
+
+    def _messages(self) -> list[dict[str, Any]]:
+        return [m for m in self.data.source("slack").get("messages") or () if isinstance(m, dict)]
+
+    def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
+        """Printed stamps of messages by (channel, whole second): replies find their root in whatever form
+        either stamp is written (epoch, ISO with any offset, naive local)."""
+        roots: dict[tuple[str, int], str] = {}
+        for m in messages:
+            stamp = parse_timestamp(first_of(m, SLACK_TIME_KEYS), self.tz)
+            if stamp is not None:
+                roots.setdefault((self._channel(m)[0], math.floor(stamp.timestamp())), self._local(stamp))
+        return roots
+
+    def _root_stamp(self, thread_ts: Any, channel: str, roots: dict[tuple[str, int], str]) -> str | None:
+        """A reply's thread stamp printed exactly as its root's timestamp is (as written when unreadable)."""
+        stamp = parse_timestamp(thread_ts, self.tz)
+        if stamp is None:
+            return self._local(thread_ts)
+        return roots.get((channel, math.floor(stamp.timestamp()))) or self._local(stamp)
+
+    def _channel_keys(self, messages: list[dict[str, Any]]) -> set[str]:
+        """Every name the channel filter knows: the channel list's ids and names, and those messages use."""
+        keys = {k.lower() for pair in self._channel_names.items() for k in pair}
+        return keys.union(*(self._channel(m)[1] for m in messages))
+
     def search_messages(self, args: p.SearchMessages) -> dict[str, Any]:
-        messages = [m for m in self.data.source("slack").get("messages") or () if isinstance(m, dict)]
+        messages = all_messages = self._messages()
         if args.channel:
-            wanted = args.channel.lstrip("#").lower()
-            messages = [m for m in messages if wanted in (
-                str(self._channels.get(str(m.get("channel_id")), {}).get("name", "")).lower(),
-                str(m.get("channel_id", "")).lower())]
+            wanted = _bare(args.channel).lower()
+            messages = [m for m in messages if wanted in self._channel(m)[1]]
         if args.user:
             messages = [m for m in messages if _matches_person(
-                f"{self._user(m.get('user_id')).get('name', '')} {self._user(m.get('user_id')).get('email', '')} "
-                f"{m.get('user_id', '')}", args.user)]
+                f"{self._author(m).get('name', '')} {self._author(m).get('email', '')} "
+                f"{first_of(m, USER_KEYS) or ''}", args.user)]
 
         def fields(m: dict[str, Any]) -> list[tuple[str, float]]:
-            return [(str(m.get("text", "")), 3.0), (str(self._user(m.get("user_id")).get("name", "")), 1.0),
-                    (str(self._channels.get(str(m.get("channel_id")), {}).get("name", "")), 1.0)]
+            return [(str(m.get("text", "")), 3.0), (str(self._author(m).get("name", "")), 1.0),
+                    (self._channel(m)[0], 1.0)]
 
-        ranked = rank(messages, args.query, fields, recency=lambda m: self._instant(m.get("timestamp")))
+        ranked = rank(messages, args.query, fields,
+                      recency=lambda m: self._instant(first_of(m, SLACK_TIME_KEYS)))
+        roots = self._thread_roots(all_messages)
         out = []
         for _, m in ranked[:args.limit]:
-            user = self._user(m.get("user_id"))
-            item = {"id": m.get("id"), "channel": self._channels.get(str(m.get("channel_id")), {}).get(
-                        "name", m.get("channel_id")),
-                    "author": user.get("name", m.get("user_id")), "author_email": user.get("email"),
-                    "timestamp": self._local(m.get("timestamp")), "text": m.get("text")}
+            user = self._author(m)
+            channel = self._channel(m)[0]
+            item = {"id": m.get("id"), "channel": channel, "author": user.get("name", first_of(m, USER_KEYS)),
+                    "author_email": user.get("email"), "timestamp": self._local(first_of(m, SLACK_TIME_KEYS)),
+                    "text": m.get("text")}
             if m.get("thread_ts"):
-                item["thread_ts"] = self._local(m.get("thread_ts"))
+                item["thread_ts"] = self._root_stamp(m["thread_ts"], channel, roots)
             out.append(item)
-        return {"messages": out, "total_matches": len(ranked)}
+        result: dict[str, Any] = {"messages": out, "total_matches": len(ranked)}
+        if args.channel and _bare(args.channel).lower() not in self._channel_keys(all_messages):
+            labels = sorted({self._channel(m)[0] for m in all_messages} | set(self._channel_names.values()))
+            result["note"] = f"no channel matches {args.channel!r}; channels: {', '.join(labels)}"
+        return result
 
     # -- Contacts ----------------------------------------------------------------
     def search_contacts(self, args: p.SearchContacts) -> dict[str, Any]:
@@ -180,6 +233,32 @@ class ToolBackend:
         return {"contacts": [{k: c[k] for k in keys if c.get(k)} for _, c in ranked[:args.limit]]}
 
     # -- Calendar ----------------------------------------------------------------
+    def _slot_list(self, free: list[Interval], args: p.FindFreeSlots) -> list[dict[str, Any]]:
+        """Free intervals as the model sees them: none before the reference now, each long enough, optionally
+        cut into meeting-length slots."""
+        # Time before the reference now is gone: slots start at the next quarter hour at the earliest.
+        earliest = self.now.replace(second=0, microsecond=0) + timedelta(minutes=-self.now.minute % 15)
+        minimum = timedelta(minutes=max(args.min_duration_minutes, args.slot_minutes or 0))
+        slots = [(max(s, earliest), e) for s, e in free if e - max(s, earliest) >= minimum]
+        if args.slot_minutes:
+            length = timedelta(minutes=args.slot_minutes)
+            pieces = []
+            for start, end in slots:
+                while start + length <= end:
+                    pieces.append((start, start + length))
+                    start += length
+            slots = pieces
+        return [{"start": s.astimezone(self.tz).isoformat(), "end": e.astimezone(self.tz).isoformat(),
+                 "duration_minutes": int((e - s).total_seconds() // 60)} for s, e in slots]
+
+    def _row_view(self, block: Block, who: set[str]) -> dict[str, Any]:
+        """A stated-availability or unclear row as the free-slot tool lists it."""
+        view = {"who": sorted(block.people & who), "start": self._local(block.interval[0]),
+                "end": self._local(block.interval[1]), "title": title_of(block.row.record) or None}
+        if block.row.reading.kind == "unclear":
+            view["why"] = f"{block.row.reading.why}; counted as busy"
+        return view
+
     def find_free_slots(self, args: p.FindFreeSlots) -> dict[str, Any]:
         first, last = resolve_range(args.start_date, args.end_date, self.now)
         start_clock = _clock(args.workday_start, self.data.workday_start)
@@ -191,30 +270,29 @@ class ToolBackend:
         known |= {str(c.get("email", "")).lower() for c in self.data.source("contacts").get("contacts") or ()
                   if isinstance(c, dict)}
         emails = [e.strip().lower() for e in args.email_addresses]
-        busy = busy_intervals(calendar, emails, self.tz)
-        slots = common_free_slots(busy, first, last, self.tz, start_clock, end_clock,
-                                  min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
-                                  include_weekends=args.include_weekends)
-        # Time before the reference now is gone: slots start at the next quarter hour at the earliest.
-        earliest = self.now.replace(second=0, microsecond=0) + timedelta(minutes=-self.now.minute % 15)
-        minimum = timedelta(minutes=max(args.min_duration_minutes, args.slot_minutes or 0))
-        slots = [(max(s, earliest), e) for s, e in slots if e - max(s, earliest) >= minimum]
-        if args.slot_minutes:
-            length = timedelta(minutes=args.slot_minutes)
-            pieces = []
-            for start, end in slots:
-                while start + length <= end:
-                    pieces.append((start, start + length))
-                    start += length
-            slots = pieces
+        blocks = [b for b in calendar_blocks(calendar, self.tz) if b.people & set(emails)]
+        free = common_free_slots([b.interval for b in blocks if b.row.reading.kind != "available"], first, last,
+                                 self.tz, start_clock, end_clock,
+                                 min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
+                                 include_weekends=args.include_weekends)
         result: dict[str, Any] = {
             "timezone": self.data.timezone_name,
             "date_range": {"start": first.isoformat(), "end": last.isoformat()},
             "working_hours": f"{start_clock:%H:%M}-{end_clock:%H:%M}",
             "weekends_included": args.include_weekends,
-            "slots": [{"start": s.astimezone(self.tz).isoformat(), "end": e.astimezone(self.tz).isoformat(),
-                       "duration_minutes": int((e - s).total_seconds() // 60)} for s, e in slots],
+            "slots": self._slot_list(free, args),
         }
+        lo, hi = local_datetime(first, time(0), self.tz), local_datetime(last + timedelta(days=1), time(0), self.tz)
+        shown = [b for b in blocks if b.row.reading.kind != "busy" and b.interval[1] > lo and b.interval[0] < hi]
+        stated = [b for b in shown if b.row.reading.kind == "available"]
+        if stated:
+            result["stated_availability"] = [self._row_view(b, set(emails)) for b in stated]
+            for email in emails:  # the same free time, kept to the windows each person states
+                windows = merge(b.interval for b in stated if email in b.people)
+                free = intersect(free, windows) if windows else free
+            result["slots_within_stated_availability"] = self._slot_list(free, args)
+        if unclear := [b for b in shown if b.row.reading.kind == "unclear"]:
+            result["unclear_rows"] = [self._row_view(b, set(emails)) for b in unclear]
         unknown = [e for e in emails if e not in known]
         if unknown:
             result["unknown_emails"] = unknown
@@ -222,37 +300,43 @@ class ToolBackend:
 
     def list_events(self, args: p.ListEvents) -> dict[str, Any]:
         first, last = resolve_range(args.start_date, args.end_date, self.now)
-        lo = datetime.combine(first, time(0), tzinfo=self.tz)
-        hi = datetime.combine(last + timedelta(days=1), time(0), tzinfo=self.tz)
-        calendar = self.data.source("calendar")
-        owners = {str(c.get("id")): str(c.get("email", "")).lower()
-                  for c in calendar.get("calendars") or () if isinstance(c, dict)}
+        lo = local_datetime(first, time(0), self.tz)
+        hi = local_datetime(last + timedelta(days=1), time(0), self.tz)
         wanted = args.attendee_email.lower() if args.attendee_email else None
         out = []
-        for event in calendar.get("events") or ():
-            if not isinstance(event, dict) or str(event.get("status", "")).lower() == "cancelled":
+        for block in calendar_blocks(self.data.source("calendar"), self.tz):
+            row, (start, end) = block.row, block.interval
+            if row.owner and row.reading.kind != "available":
+                continue  # busy free/busy slots repeat the events; stated availability exists only there
+            if end <= lo or start >= hi or (wanted and wanted not in block.people):
                 continue
-            interval = event_interval(event, self.tz)
-            if interval is None or interval[1] <= lo or interval[0] >= hi:
+            if args.query and not rank([row.record], args.query, lambda e: [(title_of(e), 1.0),
+                                                                            (str(e.get("description", "")), 1.0)]):
                 continue
-            if wanted and wanted not in attendee_emails(event) | {owners.get(str(event.get("calendar_id")), "")}:
-                continue
-            if args.query and not rank([event], args.query, lambda e: [(str(e.get("title", "")), 1.0),
-                                                                       (str(e.get("description", "")), 1.0)]):
-                continue
-            out.append((interval[0], {
-                "id": event.get("id"), "title": event.get("title"),
-                "start": interval[0].astimezone(self.tz).isoformat(), "end": interval[1].astimezone(self.tz).isoformat(),
-                "attendees": [a.get("email") if isinstance(a, dict) else a for a in event.get("attendees") or ()],
-                **({"description": event["description"]} if event.get("description") else {}),
-            }))
-        out.sort(key=lambda item: item[0])
+            record = row.record
+            attendees = [a.get("email") if isinstance(a, dict) else a for a in record.get("attendees") or ()]
+            item = {"id": record.get("id"), "title": title_of(record) or ("Available" if row.owner else None),
+                    "start": self._local(start), "end": self._local(end),
+                    "attendees": [row.owner] if row.owner else attendees}
+            if record.get("description"):
+                item["description"] = record["description"]
+            if row.reading.kind == "available":
+                item["availability"] = True
+            elif row.reading.kind == "unclear":
+                item["availability_unclear"] = f"{row.reading.why}; counted as busy"
+            out.append((start, item))
+        out.sort(key=lambda pair: pair[0])
         return {"timezone": self.data.timezone_name, "events": [e for _, e in out[:args.limit]],
                 "total": len(out)}
 
     # -- Gmail -------------------------------------------------------------------
     def _threads(self) -> list[dict[str, Any]]:
         return [t for t in self.data.source("gmail").get("threads") or () if isinstance(t, dict)]
+
+    def _dates(self, messages: Any) -> list[datetime]:
+        """The readable dates of a thread's messages, whatever form each is written in."""
+        stamps = (parse_timestamp(first_of(m, GMAIL_TIME_KEYS), self.tz) for m in messages if isinstance(m, dict))
+        return [s for s in stamps if s is not None]
 
     def search_threads(self, args: p.SearchThreads) -> dict[str, Any]:
         threads = self._threads()
@@ -266,7 +350,7 @@ class ToolBackend:
             if args.recipient and not any(_matches_person(" ".join(map(str, (m.get("to") or []) + (m.get("cc") or []))),
                                                           args.recipient) for m in messages):
                 return False
-            days = [d.astimezone(self.tz).date() for m in messages if (d := parse_timestamp(m.get("date"), self.tz))]
+            days = [d.astimezone(self.tz).date() for d in self._dates(messages)]
             if after and not any(d >= after for d in days):
                 return False
             return not (before and not any(d <= before for d in days))
@@ -275,19 +359,18 @@ class ToolBackend:
             bodies = " ".join(str(m.get("body", "")) for m in thread.get("messages") or () if isinstance(m, dict))
             return [(str(thread.get("subject", "")), 3.0), (bodies, 1.0)]
 
-        def latest(thread: dict[str, Any]) -> str:
-            stamps = [parse_timestamp(m.get("date"), self.tz) for m in thread.get("messages") or () if isinstance(m, dict)]
-            stamps = [s for s in stamps if s]
-            return max(stamps).astimezone(self.tz).isoformat() if stamps else ""
+        def latest(thread: dict[str, Any]) -> datetime | None:
+            return max(self._dates(thread.get("messages") or ()), default=None)
 
-        ranked = rank([t for t in threads if keep(t)], args.query or "", fields, recency=latest)
+        ranked = rank([t for t in threads if keep(t)], args.query or "", fields,
+                      recency=lambda t: self._instant(latest(t)))
         out = []
         for _, thread in ranked[:args.max_results]:
             messages = [m for m in thread.get("messages") or () if isinstance(m, dict)]
             last_body = str(messages[-1].get("body", "")) if messages else ""
             out.append({"id": thread.get("id"), "subject": thread.get("subject"),
                         "participants": sorted({str(m.get("from")) for m in messages if m.get("from")}),
-                        "message_count": len(messages), "last_date": latest(thread),
+                        "message_count": len(messages), "last_date": self._local(latest(thread)) or "",
                         "snippet": last_body[:SNIPPET]})
         return {"threads": out, "total_matches": len(ranked)}
 
@@ -295,7 +378,8 @@ class ToolBackend:
         for thread in self._threads():
             if str(thread.get("id")) == args.thread_id:
                 messages = [{"from": m.get("from"), "to": m.get("to"), "cc": m.get("cc") or [],
-                             "date": self._local(m.get("date")), "subject": m.get("subject"), "body": m.get("body")}
+                             "date": self._local(first_of(m, GMAIL_TIME_KEYS)), "subject": m.get("subject"),
+                             "body": m.get("body")}
                             for m in thread.get("messages") or () if isinstance(m, dict)]
                 return {"id": thread.get("id"), "subject": thread.get("subject"), "messages": messages}
         return {"error": f"no thread with id {args.thread_id!r}; use Gmail_SearchThreads to find thread ids"}
@@ -324,8 +408,9 @@ class ToolBackend:
 
     # -- Jira --------------------------------------------------------------------
     def jira_search(self, args: p.JiraSearch) -> dict[str, Any]:
-        query = parse_jql(args.jql, now=self.now, tz=self.tz)
-        issues = query.run([i for i in self.data.source("jira").get("issues") or () if isinstance(i, dict)], self.tz)
+        jira = self.data.source("jira")
+        query = parse_jql(args.jql, now=self.now, tz=self.tz, projects=jira.get("projects") or ())
+        issues = query.run([i for i in jira.get("issues") or () if isinstance(i, dict)], self.tz)
         keys = ("key", "summary", "status", "assignee", "reporter", "priority", "fixVersions", "description",
                 "comments")
         out = []

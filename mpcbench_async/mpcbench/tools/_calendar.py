@@ -2,46 +2,61 @@
 
 Fixes of the original: working hours in the scenario's IANA zone (DST-aware via
 zoneinfo), weekends skipped unless asked for, events spanning several days or
-given as all-day dates handled, and an optional minimum slot length.
+given as all-day dates handled, and an optional minimum slot length. Rows that
+state availability rather than busy time never block time (the rule is in
+``mpcbench._availability``); rows whose meaning is unclear count as busy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .._availability import CalendarRow, calendar_rows
 from .._data import parse_timestamp
 from ._dates import local_datetime
 
-__all__ = ["Interval", "attendee_emails", "busy_intervals", "common_free_slots", "event_interval", "merge"]
+__all__ = ["Block", "Interval", "attendee_emails", "busy_intervals", "calendar_blocks", "common_free_slots",
+           "event_interval", "intersect", "merge"]
 
 Interval = tuple[datetime, datetime]
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def event_interval(event: dict[str, Any], tz: tzinfo) -> Interval | None:
+def _stamp(value: Any, tz: tzinfo) -> tuple[Any, tzinfo]:
+    """The raw stamp and the zone to read it in: Google's {"dateTime"|"date", "timeZone"} shapes unwrapped."""
+    if not isinstance(value, dict):
+        return value, tz
+    zone = value.get("timeZone")
+    if isinstance(zone, str):
+        try:
+            tz = ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return value.get("dateTime") or value.get("date"), tz
+
+
+def event_interval(event: Mapping[str, Any], tz: tzinfo) -> Interval | None:
     """An event's (start, end) as aware datetimes; all-day dates span whole local days."""
-    start_raw, end_raw = event.get("start"), event.get("end")
-    if isinstance(start_raw, dict):  # Google's {"dateTime": …} / {"date": …} shapes
-        start_raw = start_raw.get("dateTime") or start_raw.get("date")
-    if isinstance(end_raw, dict):
-        end_raw = end_raw.get("dateTime") or end_raw.get("date")
-    if not isinstance(start_raw, str) or not isinstance(end_raw, str):
-        return None
-    if len(start_raw.strip()) == 10 and len(end_raw.strip()) == 10:  # all-day: [start, end) dates
+    (start_raw, start_tz), (end_raw, end_tz) = _stamp(event.get("start"), tz), _stamp(event.get("end"), tz)
+    if all(isinstance(raw, str) and _DATE.match(raw.strip()) for raw in (start_raw, end_raw)):  # all-day: [start, end)
         try:
             first, last = date.fromisoformat(start_raw.strip()), date.fromisoformat(end_raw.strip())
         except ValueError:
             return None
         last = max(last, first + timedelta(days=1))
         return local_datetime(first, time(0), tz), local_datetime(last, time(0), tz)
-    start, end = parse_timestamp(start_raw, tz), parse_timestamp(end_raw, tz)
+    start, end = parse_timestamp(start_raw, start_tz), parse_timestamp(end_raw, end_tz)
     if start is None or end is None or end <= start:
         return None
     return start, end
 
 
-def attendee_emails(event: dict[str, Any]) -> set[str]:
+def attendee_emails(event: Mapping[str, Any]) -> set[str]:
     """Lower-cased e-mails of an event's attendees and organizer."""
     emails = set()
     for attendee in event.get("attendees") or ():
@@ -56,27 +71,36 @@ def attendee_emails(event: dict[str, Any]) -> set[str]:
     return emails
 
 
+@dataclass(frozen=True)
+class Block:
+    """A calendar row with a readable interval and the people whose time it concerns."""
+
+    row: CalendarRow
+    people: frozenset[str]
+    interval: Interval
+
+
+def calendar_blocks(calendar: dict[str, Any], tz: tzinfo) -> list[Block]:
+    """Every row of ``calendar`` that has a readable interval (cancelled events left out)."""
+    owners = {str(c.get("id")): str(c.get("email", "")).lower()
+              for c in calendar.get("calendars") or () if isinstance(c, dict)}
+    blocks = []
+    for row in calendar_rows(calendar):
+        if row.owner:  # a free/busy slot belongs to its block's e-mail
+            people = {row.owner}
+        else:
+            people = attendee_emails(row.record) | {owners.get(str(row.record.get("calendar_id")), "")}
+        if (interval := event_interval(row.record, tz)) is not None:
+            blocks.append(Block(row, frozenset(people - {""}), interval))
+    return blocks
+
+
 def busy_intervals(calendar: dict[str, Any], emails: Iterable[str], tz: tzinfo) -> list[Interval]:
-    """Every interval in which at least one of ``emails`` is busy (events + free_busy blocks)."""
+    """Every interval in which at least one of ``emails`` is busy (events + free_busy blocks; availability rows
+    never count, unclear ones do)."""
     wanted = {e.lower() for e in emails}
-    calendar_owner = {str(c.get("id")): str(c.get("email", "")).lower()
-                      for c in calendar.get("calendars") or () if isinstance(c, dict)}
-    busy: list[Interval] = []
-    for event in calendar.get("events") or ():
-        if not isinstance(event, dict) or str(event.get("status", "")).lower() == "cancelled":
-            continue
-        people = attendee_emails(event)
-        owner = calendar_owner.get(str(event.get("calendar_id")))
-        if owner:
-            people.add(owner)
-        if people & wanted and (interval := event_interval(event, tz)):
-            busy.append(interval)
-    for block in calendar.get("free_busy") or ():  # original MPCBench data: busy time slots per email
-        if isinstance(block, dict) and str(block.get("email", "")).lower() in wanted:
-            for slot in block.get("time_slots") or ():
-                if isinstance(slot, dict) and (interval := event_interval(slot, tz)):
-                    busy.append(interval)
-    return busy
+    return [b.interval for b in calendar_blocks(calendar, tz)
+            if b.people & wanted and b.row.reading.kind != "available"]
 
 
 def merge(intervals: Iterable[Interval]) -> list[Interval]:
@@ -88,6 +112,11 @@ def merge(intervals: Iterable[Interval]) -> list[Interval]:
         else:
             merged.append((start, end))
     return merged
+
+
+def intersect(intervals: Iterable[Interval], windows: Sequence[Interval]) -> list[Interval]:
+    """The parts of ``intervals`` that lie inside ``windows`` (both sorted and disjoint)."""
+    return [(max(s, ws), min(e, we)) for s, e in intervals for ws, we in windows if max(s, ws) < min(e, we)]
 
 
 def common_free_slots(

@@ -1,23 +1,32 @@
 """A JQL subset, parsed and evaluated over in-memory issues.
 
-Supported: ``project``, ``key``, ``status``, ``assignee``, ``reporter``,
-``priority``, ``fixVersion``, ``summary``, ``description``, ``text`` with ``=``,
-``!=``, ``~``, ``!~``, ``IN (…)``, ``NOT IN (…)``; ``updated``/``created`` with
-``= != > >= < <=`` against dates, ``-7d``/``-2w`` offsets and ``now()``,
-``startOfDay()``, ``startOfWeek()``, ``endOfWeek()`` (relative to the scenario's
-reference now); ``AND``, ``OR``, ``NOT``, parentheses; ``ORDER BY f [ASC|DESC], …``.
+Supported: ``project`` (key or name, quoted or not, any case), ``key``,
+``status``, ``assignee``, ``reporter``, ``priority``, ``fixVersion``,
+``summary``, ``description``, ``text``, ``issuetype`` with ``=``, ``!=``, ``~``,
+``!~``, ``IN (…)``, ``NOT IN (…)``, ``IS [NOT] EMPTY`` (also ``= EMPTY``);
+``priority`` also with ``> >= < <=`` (Lowest … Blocker);
+``updated``/``created``/``duedate``/``resolved`` with ``= != > >= < <=``
+against dates, ``-7d``/``-2w`` offsets and ``now()``, ``startOfDay()``,
+``endOfDay()``, ``startOfWeek()``, ``endOfWeek()``, ``startOfMonth()``,
+``endOfMonth()`` with an optional offset (``startOfWeek(-1)``,
+``startOfDay("-7d")``), all relative to the scenario's reference now, and
+with ``IS [NOT] EMPTY``; ``AND``/``&&``, ``OR``/``||``, ``NOT``, parentheses;
+``ORDER BY f [ASC|DESC], …``.
 
-Anything else (a field, operator or function outside the subset) is not
-silently dropped: the clause is left unapplied and named in the result's
-``unsupported_clauses`` so the model knows its filter did not run.
+Anything else — a field, an operator (``WAS``, ``CHANGED``, ``>`` on a text
+field …) or a function (``currentUser()``, ``openSprints()`` …) outside the
+subset, wherever it stands (under ``NOT``, beside ``OR``, in parentheses, in
+``ORDER BY``) — is not silently dropped: the clause is left unapplied and
+named, as written, in the result's ``unsupported_clauses`` so the model knows
+its filter did not run.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from .._data import parse_timestamp
@@ -41,7 +50,16 @@ class JqlError(ValueError):
 class _Ctx:
     now: datetime
     tz: tzinfo
+    projects: dict[str, frozenset[str]] = field(default_factory=dict)  # any project alias -> all its aliases
     unsupported: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """A value as written: a quoted string, a bare word, or a function call with its arguments."""
+
+    text: str
+    kind: str  # "str" | "word" | "func"
 
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -127,7 +145,7 @@ class _Parser:
     # expr := term (OR term)*
     def expr(self) -> Predicate | None:
         parts = [self.term()]
-        while self.is_word("or"):
+        while self.is_word("or", "||"):
             self.take()
             parts.append(self.term())
         applied = [p for p in parts if p is not None]
@@ -137,7 +155,7 @@ class _Parser:
 
     def term(self) -> Predicate | None:
         parts = [self.factor()]
-        while self.is_word("and"):
+        while self.is_word("and", "&&"):
             self.take()
             parts.append(self.factor())
         applied = [p for p in parts if p is not None]
@@ -158,23 +176,40 @@ class _Parser:
             return None if inner is None else (lambda issue: not inner(issue))
         return self.clause()
 
-    def _values(self) -> list[str]:
-        if self.peek() is not None and self.peek()[0] == "word":  # type: ignore[index]
-            return [self.take()[1]]  # a function such as openSprints(): kept for the unsupported report
-        self.expect("(")
-        values = []
-        while True:
-            kind, value = self.take()
-            if value == ")" and kind == "op":
-                break
-            if value != ",":
-                values.append(value)
+    def _operand(self) -> _Operand:
+        """One value; a word followed by ``(`` is a function call, read up to its matching ``)``."""
+        start = self.pos
+        kind, value = self.take()
+        if kind == "op":
+            raise JqlError(f"expected a value but found {value!r}")
+        if kind == "word" and self.peek() == ("op", "("):
+            depth = 0
+            while True:
+                inner_kind, token = self.take()
+                if inner_kind == "op":
+                    depth += {"(": 1, ")": -1}.get(token, 0)
+                if depth == 0:
+                    break
+        is_call = kind == "word" and (value.endswith("()") or self.pos - start > 1)
+        return _Operand(self.text(start) if is_call else value, "func" if is_call else kind)
+
+    def _values(self) -> list[_Operand]:
+        """The operand of IN / NOT IN: a parenthesised list, or one value (a function such as openSprints())."""
+        if self.peek() != ("op", "("):
+            return [self._operand()]
+        self.take()
+        values = [self._operand()]
+        while self.peek() == ("op", ","):
+            self.take()
+            values.append(self._operand())
+        self.expect(")")
         return values
 
     def clause(self) -> Predicate | None:
         start = self.pos
-        _, name = self.take()
-        field_name = name.lower()
+        kind, name = self.take()
+        if kind == "op":
+            raise JqlError(f"expected a field name but found {name!r}")
         if self.is_word("not") and self.is_word("in", offset=1):
             self.pos += 2
             op, values = "not in", self._values()
@@ -186,55 +221,45 @@ class _Parser:
             negate = self.is_word("not")
             if negate:
                 self.take()
-            _, empty = self.take()
-            op, values = ("is not" if negate else "is"), [empty]
+            op, values = ("is not" if negate else "is"), [self._operand()]
+        elif self.is_word(*HISTORY_OPERATORS):
+            # A history operator outside the subset (WAS, CHANGED …): skip its operands and predicates.
+            while self.peek() is not None and not self.is_word("and", "or", "&&", "||") and self.peek() != ("op", ")"):
+                self._values()
+            self.ctx.unsupported.append(self.text(start))
+            return None
         else:
             kind, op = self.take()
-            if kind != "op" and op.lower() not in HISTORY_OPERATORS:
+            if kind != "op" or op in ("(", ")", ","):
                 raise JqlError(f"expected an operator after {name!r}, found {op!r}")
-            if kind != "op":  # a history operator outside the subset (WAS, CHANGED): skip its operands
-                while self.peek() is not None and not self.is_word("and", "or", "order") and self.peek() != ("op", ")"):
-                    if self.peek() == ("op", "("):
-                        self._values()
-                    else:
-                        self.take()
-                self.ctx.unsupported.append(self.text(start))
-                return None
-            _, value = self.take()
-            values = [value]
-        predicate = self._predicate(field_name, op, values)
+            values = [self._operand()]
+        predicate = self._predicate(name.lower(), op, values)
         if predicate is None:
             self.ctx.unsupported.append(self.text(start))
         return predicate
 
-    def _predicate(self, name: str, op: str, values: list[str]) -> Predicate | None:
-        if name in DATE_FIELDS and op in ("=", "!=", ">", ">=", "<", "<="):
-            bound = _date_value(values[0], self.ctx)
-            if bound is None:
-                return None
-            tz_ = self.ctx.tz
-            compare = {"=": lambda a, b: a.astimezone(tz_).date() == b.astimezone(tz_).date(),
-                       "!=": lambda a, b: a.astimezone(tz_).date() != b.astimezone(tz_).date(),
-                       ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-                       "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}[op]
-            tz = self.ctx.tz
-
-            def on_date(issue: dict[str, Any]) -> bool:
-                stamp = parse_timestamp(issue.get(name), tz)
-                return stamp is not None and compare(stamp, bound)
-
-            return on_date
-        if name not in TEXT_FIELDS or any(v.endswith("()") for v in values):
+    def _predicate(self, name: str, op: str, values: list[_Operand]) -> Predicate | None:
+        """The test for one supported clause; None when the field, operator or a value is outside the subset."""
+        if op in ("=", "!=") and values[0].kind == "word" and values[0].text.lower() in ("empty", "null"):
+            op = "is" if op == "=" else "is not"
+        if op in ("is", "is not"):
+            return self._presence(name, op, values[0])
+        if name in DATE_FIELDS:
+            return self._on_date(name, op, values)
+        if name not in TEXT_FIELDS or any(v.kind == "func" for v in values):
             return None
-        wanted = [v.lower() for v in values]
+        if name == "priority" and op in COMPARE:
+            return _priority_compare(op, values[0].text)
+        wanted = {v.text.lower() for v in values}
+        if name == "project":
+            wanted |= {alias for w in wanted for alias in self.ctx.projects.get(w, ())}
         if op in ("=", "!=", "in", "not in"):
             def equal(issue: dict[str, Any]) -> bool:
-                have = {v.lower() for v in _field_values(issue, name)}
-                return any(w in have for w in wanted)
+                return any(v.lower() in wanted for v in _field_values(issue, name))
 
             return equal if op in ("=", "in") else (lambda issue: not equal(issue))
         if op in ("~", "!~"):
-            terms = words(values[0])
+            terms = words(values[0].text)
 
             def contains(issue: dict[str, Any]) -> bool:
                 vocabulary = set(words(" ".join(_field_values(issue, name))))
@@ -242,33 +267,106 @@ class _Parser:
                                            for t in terms)
 
             return contains if op == "~" else (lambda issue: not contains(issue))
-        if op in ("is", "is not") and wanted[0] in ("empty", "null"):
-            present: Predicate = lambda issue: bool(_field_values(issue, name))  # noqa: E731
-            return present if op == "is not" else (lambda issue: not present(issue))
         return None
 
+    def _presence(self, name: str, op: str, value: _Operand) -> Predicate | None:
+        """IS [NOT] EMPTY: a text field has a value, a date field a readable date."""
+        if value.kind != "word" or value.text.lower() not in ("empty", "null") or name not in ORDER_FIELDS:
+            return None
+        tz = self.ctx.tz
+        if name in DATE_FIELDS:
+            present: Predicate = lambda issue: parse_timestamp(issue.get(name), tz) is not None  # noqa: E731
+        else:
+            present = lambda issue: bool(_field_values(issue, name))  # noqa: E731
+        return present if op == "is not" else (lambda issue: not present(issue))
 
-def _date_value(value: str, ctx: _Ctx) -> datetime | None:
+    def _on_date(self, name: str, op: str, values: list[_Operand]) -> Predicate | None:
+        """A comparison against a date, an offset from now or a date function; None for other operators."""
+        if op not in COMPARE and op not in ("=", "!="):
+            return None
+        bound = _date_value(values[0], self.ctx)
+        if bound is None:
+            return None
+        tz = self.ctx.tz
+        compare = {"=": lambda a, b: a.astimezone(tz).date() == b.astimezone(tz).date(),
+                   "!=": lambda a, b: a.astimezone(tz).date() != b.astimezone(tz).date(),
+                   ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+                   "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}[op]
+
+        def on_date(issue: dict[str, Any]) -> bool:
+            stamp = parse_timestamp(issue.get(name), tz)
+            return stamp is not None and compare(stamp, bound)
+
+        return on_date
+
+
+_DATE_FUNCTION = re.compile(r"^(?i:(now|start|end)(?:of(day|week|month))?)"  # name, then an optional offset
+                            r"\(\s*[\"']?(?:([+-]?\d+)([dwhmM]?))?[\"']?\s*\)$")
+OFFSET_UNITS = {"d": "days", "w": "weeks", "h": "hours", "m": "minutes"}
+
+
+def _add_months(day: date, months: int) -> date:
+    """The first of the month ``months`` after ``day``'s month (``day`` is a first of the month)."""
+    index = day.year * 12 + day.month - 1 + months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _function_date(text: str, ctx: _Ctx) -> datetime | None:
+    """now(), startOf/endOf Day|Week|Month with an optional offset (its own unit when none is given)."""
+    match = _DATE_FUNCTION.match(text.replace(" ", ""))
+    if match is None:
+        return None
+    edge, period, amount, unit = match.groups()
+    if edge.lower() == "now":
+        return ctx.now if period is None and amount is None else None
+    if period is None:
+        return None
+    period, count = period.lower(), int(amount or 0)
+    unit = unit or {"day": "d", "week": "w", "month": "M"}[period]
+    today = ctx.now.date()
+    first = {"day": today, "week": today - timedelta(days=today.weekday()), "month": today.replace(day=1)}[period]
+    if unit == "M":
+        if period != "month":
+            return None
+        first = _add_months(first, count)
+    elif unit in ("d", "w"):
+        first += timedelta(days=count * (7 if unit == "w" else 1))
+    if edge.lower() == "end":
+        first = _add_months(first, 1) if period == "month" else first + timedelta(days=7 if period == "week" else 1)
+    moment = datetime.combine(first, time(0), tzinfo=ctx.tz)
+    return moment + timedelta(**{OFFSET_UNITS[unit]: count}) if unit in ("h", "m") else moment
+
+
+def _date_value(value: _Operand, ctx: _Ctx) -> datetime | None:
     """A JQL date operand as an aware datetime, relative ones against the reference now."""
-    text = value.strip().lower()
-    now = ctx.now
-    start_of_day = datetime.combine(now.date(), time(0), tzinfo=ctx.tz)
-    functions = {"now()": now, "startofday()": start_of_day,
-                 "startofweek()": start_of_day - timedelta(days=now.weekday()),
-                 "endofweek()": start_of_day + timedelta(days=7 - now.weekday())}
-    if text in functions:
-        return functions[text]
-    match = re.fullmatch(r"([+-]?)(\d+)([mhdw])", text)
+    if value.kind == "func":
+        return _function_date(value.text, ctx)
+    text = value.text.strip()
+    match = re.fullmatch(r"([+-]?)(\d+)([mhdw])", text.lower())
     if match:
         sign, amount, unit = match.groups()
-        delta = timedelta(**{{"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[unit]: int(amount)})
-        return now - delta if sign == "-" else now + delta
-    parsed = parse_timestamp(value.replace("/", "-").replace(" ", "T"), ctx.tz)
-    return parsed
+        delta = timedelta(**{OFFSET_UNITS[unit]: int(amount)})
+        return ctx.now - delta if sign == "-" else ctx.now + delta
+    return parse_timestamp(text.replace("/", "-"), ctx.tz)
 
 
-HISTORY_OPERATORS = {"was", "changed"}
+COMPARE = (">", ">=", "<", "<=")
+HISTORY_OPERATORS = ("was", "changed")
 PRIORITY_RANK = {"lowest": 1, "low": 2, "medium": 3, "high": 4, "highest": 5, "critical": 5, "blocker": 6}
+
+
+def _priority_compare(op: str, value: str) -> Predicate | None:
+    """priority > High and the like, by rank (Lowest … Blocker); None for a priority name outside the ranks."""
+    bound = PRIORITY_RANK.get(value.lower())
+    if bound is None:
+        return None
+    compare = {">": int.__gt__, ">=": int.__ge__, "<": int.__lt__, "<=": int.__le__}[op]
+    return lambda issue: compare(_priority_rank(issue), bound)
+
+
+def _priority_rank(issue: dict[str, Any]) -> int:
+    """The issue's priority as a rank (0 when it has none or an unknown one)."""
+    return PRIORITY_RANK.get(" ".join(_field_values(issue, "priority")).lower(), 0)
 
 
 def _key_order(issue: dict[str, Any]) -> tuple[str, int]:
@@ -294,19 +392,31 @@ class JqlQuery:
             elif name == "key":
                 selected.sort(key=_key_order, reverse=descending)
             elif name == "priority":
-                selected.sort(key=lambda i: PRIORITY_RANK.get(" ".join(_field_values(i, name)).lower(), 0),
-                              reverse=descending)
+                selected.sort(key=_priority_rank, reverse=descending)
             else:
                 selected.sort(key=lambda i: " ".join(_field_values(i, name)).lower(), reverse=descending)
         return selected
 
 
-def parse_jql(jql: str, *, now: datetime, tz: tzinfo) -> JqlQuery:
-    """Parse ``jql``; raise ``JqlError`` for syntax errors, collect unsupported clauses as written."""
-    ctx = _Ctx(now=now, tz=tz)
+def _project_aliases(projects: Iterable[Any]) -> dict[str, frozenset[str]]:
+    """Each project's key, name and id (lower-cased), so ``project = "API Launch"`` finds issues keyed APP."""
+    aliases: dict[str, frozenset[str]] = {}
+    for project in projects:
+        if isinstance(project, dict):
+            names = frozenset(str(project[k]).lower() for k in ("key", "name", "id") if project.get(k))
+            aliases.update((name, names | aliases.get(name, frozenset())) for name in names)
+    return aliases
+
+
+def parse_jql(jql: str, *, now: datetime, tz: tzinfo, projects: Iterable[Any] = ()) -> JqlQuery:
+    """Parse ``jql``; raise ``JqlError`` for syntax errors, collect unsupported clauses as written.
+
+    ``projects`` (the Jira source's ``projects``: key, name) lets a project be named by its name.
+    """
+    ctx = _Ctx(now=now, tz=tz, projects=_project_aliases(projects))
     tokens = _tokens(jql)
-    order_at = next((i for i in range(len(tokens) - 1)
-                     if tokens[i][1].lower() == "order" and tokens[i + 1][1].lower() == "by"), len(tokens))
+    order_at = next((i for i in range(len(tokens) - 1) if tokens[i][0] == tokens[i + 1][0] == "word"
+                     and tokens[i][1].lower() == "order" and tokens[i + 1][1].lower() == "by"), len(tokens))
     where, order = tokens[:order_at], tokens[order_at + 2:]
     predicate: Predicate | None = None
     if where:

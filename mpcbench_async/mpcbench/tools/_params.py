@@ -27,7 +27,8 @@ class SearchMessages(_Args):
     """Search Slack messages by words (ranked; every result names its author and channel)."""
 
     query: Annotated[str, _d("words to look for, e.g. 'sync next week API launch'")]
-    channel: Annotated[str | None, _d("only this channel (name, with or without #)")] = None
+    channel: Annotated[str | None, _d("only this channel: its name (with or without #) or id, e.g. a result's "
+                                      "'channel'")] = None
     user: Annotated[str | None, _d("only messages by this person (name or email)")] = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=100, description="maximum results (default 20)")] = 20
 
@@ -96,8 +97,9 @@ class ReadFile(_Args):
 class JiraSearch(_Args):
     """Search Jira issues with a JQL subset (unsupported clauses are named in the result)."""
 
-    jql: Annotated[str, _d("e.g. project = APP AND text ~ \"rollout\" ORDER BY updated DESC; fields: project, "
-                           "key, status, assignee, reporter, priority, fixVersion, summary, description, text, "
-                           "updated, created; operators = != ~ !~ IN, NOT IN, > >= < <= for dates (also -7d, "
-                           "startOfWeek()); AND OR NOT ( ); ORDER BY")]
+    jql: Annotated[str, _d("e.g. project = APP AND text ~ \"rollout\" ORDER BY updated DESC; fields: project "
+                           "(key or name), key, status, assignee, reporter, priority, fixVersion, summary, "
+                           "description, text, updated, created; operators = != ~ !~ IN, NOT IN, IS [NOT] EMPTY, "
+                           "> >= < <= for dates and priority (dates also -7d, now(), startOfDay/Week/Month(), "
+                           "endOfDay/Week/Month(), e.g. startOfWeek(-1)); AND OR NOT ( ); ORDER BY")]
     max_results: Annotated[int, msgspec.Meta(ge=1, le=200, description="maximum issues (default 20)")] = 20

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpcbench_async.mpcbench.tools import busy_intervals, common_free_slots
-from mpcbench_async.mpcbench.tools._calendar import event_interval, merge
+from mpcbench_async.mpcbench.tools._calendar import event_interval, intersect, merge
 
 UTC = timezone.utc
 LONDON = ZoneInfo("Europe/London")
@@ -245,6 +245,17 @@ class TestEventInterval:
             event_interval({"start": {"date": "2025-11-20"}, "end": {"date": "2025-11-21"}}, LONDON)])
         assert expected == actual
 
+    def test_google_time_zone_reads_naive_date_times(self):
+        """A naive dateTime with Google's timeZone is read in that zone, not the scenario's."""
+        event = {"start": {"dateTime": "2025-11-20T09:00:00", "timeZone": "Asia/Seoul"},
+                 "end": {"dateTime": "2025-11-20T10:00:00", "timeZone": "Asia/Seoul"}}
+        assert [(_utc(2025, 11, 20, 0), _utc(2025, 11, 20, 1))] == _as_utc([event_interval(event, LONDON)])
+
+    def test_epoch_stamps_are_instants_not_dates(self):
+        """Ten-digit epoch seconds (as strings or numbers) are instants, never mistaken for all-day dates."""
+        actual = [event_interval({"start": "1763629200", "end": 1763632800}, LONDON)]
+        assert [(_utc(2025, 11, 20, 9), _utc(2025, 11, 20, 10))] == _as_utc(actual)
+
     def test_unreadable_or_empty_events_have_no_interval(self):
         """Missing stamps, bad dates and end-before-start give None."""
         events = [{"start": "2025-11-20T10:00:00"}, {"start": "soon", "end": "later"},
@@ -286,6 +297,17 @@ class TestBusyIntervals:
                     (_utc(2025, 11, 21, 10), _utc(2025, 11, 21, 11))]
         assert expected == _as_utc(busy_intervals(self.CALENDAR, ["zed@other.org"], LONDON))
 
+    def test_availability_rows_never_count_and_unclear_rows_do(self):
+        """An 'Available' event and free slots leave time free; an OOO row marked transparent still blocks it."""
+        calendar = {"events": [
+            {"title": "Available", "start": "2025-11-20T09:00:00Z", "end": "2025-11-20T10:00:00Z", "attendees": ["ann@acme.io"]},
+            {"title": "OOO", "transparency": "transparent", "start": "2025-11-20T11:00:00Z", "end": "2025-11-20T12:00:00Z",
+             "attendees": ["ann@acme.io"]}],
+            "free_busy": [{"email": "ann@acme.io", "free_slots": [{"start": "2025-11-21T09:00:00Z",
+                                                                   "end": "2025-11-21T17:00:00Z"}]}]}
+        assert [(_utc(2025, 11, 20, 11), _utc(2025, 11, 20, 12))] == _as_utc(busy_intervals(calendar, ["ann@acme.io"],
+                                                                                             LONDON))
+
     def test_nobody_asked_means_nobody_busy(self):
         """An empty list of people has no busy time."""
         assert [] == busy_intervals(self.CALENDAR, [], LONDON)
@@ -306,6 +328,15 @@ class TestMerge:
                      (datetime(2025, 1, 1, 18, 30, tzinfo=tokyo), datetime(2025, 1, 1, 20, tzinfo=tokyo))]
         expected = [(_utc(2025, 1, 1, 9), _utc(2025, 1, 1, 11))]
         assert expected == _as_utc(merge(intervals))
+
+
+class TestIntersect:
+    def test_keeps_the_parts_inside_the_windows(self):
+        """Each interval is cut to the windows it overlaps; intervals outside every window vanish."""
+        intervals = [(_utc(2025, 1, 1, 9), _utc(2025, 1, 1, 12)), (_utc(2025, 1, 1, 14), _utc(2025, 1, 1, 15))]
+        windows = [(_utc(2025, 1, 1, 8), _utc(2025, 1, 1, 10)), (_utc(2025, 1, 1, 11), _utc(2025, 1, 1, 13))]
+        assert [(_utc(2025, 1, 1, 9), _utc(2025, 1, 1, 10)), (_utc(2025, 1, 1, 11), _utc(2025, 1, 1, 12))] == intersect(
+            intervals, windows)
 
 
 class TestCommonFreeSlots:

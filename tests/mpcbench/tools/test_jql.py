@@ -34,8 +34,8 @@ ISSUES = [
 ALL = ["APP-1", "APP-2", "APP-10", "WEB-3", "WEB-4"]
 
 
-def _keys(jql: str, issues=ISSUES) -> list[str]:
-    return [issue["key"] for issue in parse_jql(jql, now=NOW, tz=LONDON).run(list(issues), LONDON)]
+def _keys(jql: str, issues=ISSUES, projects=()) -> list[str]:
+    return [issue["key"] for issue in parse_jql(jql, now=NOW, tz=LONDON, projects=projects).run(list(issues), LONDON)]
 
 
 def _unsupported(jql: str) -> list[str]:
@@ -54,6 +54,17 @@ class TestParseJqlFields:
     def test_project(self, jql, expected):
         """project matches the project key or name, or the key prefix when the issue has no project field."""
         assert expected == _keys(jql)
+
+    @pytest.mark.parametrize(("jql", "expected"), [
+        ('project = "Web Portal"', ["WEB-3", "WEB-4"]),
+        ("project = 'web portal'", ["WEB-3", "WEB-4"]),
+        ('project in ("Web Portal", APP)', ALL),
+        ('project not in ("WEB PORTAL")', ["APP-1", "APP-2", "APP-10"]),
+        ("project = w1", ["WEB-3", "WEB-4"]),
+    ])
+    def test_project_by_a_name_or_id_from_the_projects_list(self, jql, expected):
+        """A project named by the name or id the Jira projects list gives it finds issues that carry only the key."""
+        assert expected == _keys(jql, projects=[{"key": "WEB", "name": "Web Portal", "id": "w1"}, "junk"])
 
     @pytest.mark.parametrize(("jql", "expected"), [
         ("key = APP-2", ["APP-2"]),
@@ -106,6 +117,27 @@ class TestParseJqlFields:
         """assignee matches display name or email; IS EMPTY tests presence; fixVersion reads version names."""
         assert expected == _keys(jql)
 
+    @pytest.mark.parametrize(("jql", "expected"), [
+        ("assignee = EMPTY", ["APP-10", "WEB-3", "WEB-4"]),
+        ("assignee != null", ["APP-1", "APP-2"]),
+        ('assignee = "EMPTY"', []),
+        ("duedate is empty", ALL),
+        ("updated is not EMPTY", ALL),
+    ])
+    def test_empty_as_a_value_and_on_dates(self, jql, expected):
+        """= EMPTY means IS EMPTY (a quoted "EMPTY" is a name); IS [NOT] EMPTY works on date fields."""
+        assert expected == _keys(jql)
+
+    @pytest.mark.parametrize(("jql", "expected"), [
+        ("priority >= High", ["APP-1", "WEB-3", "WEB-4"]),
+        ("priority > Medium", ["APP-1", "WEB-3", "WEB-4"]),
+        ("priority < medium", ["APP-10"]),
+        ("priority <= Medium", ["APP-2", "APP-10"]),
+    ])
+    def test_priority_compares_by_rank(self, jql, expected):
+        """priority > >= < <= compare by rank, Lowest to Blocker."""
+        assert expected == _keys(jql)
+
 
 class TestParseJqlDates:
     @pytest.mark.parametrize(("jql", "expected"), [
@@ -141,6 +173,21 @@ class TestParseJqlDates:
     ])
     def test_functions(self, jql, expected):
         """startOfWeek() is Monday 00:00 of the reference week; startOfDay() and endOfWeek() likewise."""
+        assert expected == _keys(jql)
+
+    @pytest.mark.parametrize(("jql", "expected"), [
+        ("updated >= startOfWeek(-1)", ALL),
+        ("updated >= startOfWeek(-1) AND updated < startOfWeek()", ["APP-2", "WEB-3", "WEB-4"]),
+        ('updated >= startOfDay("-2d")', ["APP-1", "APP-10"]),
+        ("updated >= startOfDay(-36h)", ["APP-1"]),
+        ("updated < endOfDay(-2)", ["APP-2", "APP-10", "WEB-3", "WEB-4"]),
+        ("updated < endOfWeek(-1)", ["APP-2", "WEB-3", "WEB-4"]),
+        ("updated >= startOfMonth() AND updated < startOfMonth(1)", ALL),
+        ("updated >= endOfMonth()", []),
+        ("created < endOfMonth(-1)", []),
+    ])
+    def test_functions_with_offsets(self, jql, expected):
+        """startOf/endOf Day, Week and Month take an offset, in their own unit unless one is written."""
         assert expected == _keys(jql)
 
     def test_start_of_week_follows_the_zone(self):
@@ -258,6 +305,53 @@ class TestParseJqlUnsupported:
         assert ["APP-1", "WEB-3"] == _keys("status = Done OR labels = x")
 
 
+class TestParseJqlUnsupportedPaths:
+    @pytest.mark.parametrize(("jql", "expected_keys", "expected_unsupported"), [
+        # unknown fields, plain or quoted
+        ("labels = x", ALL, ["labels = x"]),
+        ('"Story Points" > 3', ALL, ['"Story Points" > 3']),
+        ("labels is EMPTY", ALL, ["labels is EMPTY"]),
+        # operators outside the subset
+        ("status WAS Done", ALL, ["status WAS Done"]),
+        ('status WAS NOT IN (Done, "To Do")', ALL, ['status WAS NOT IN (Done, "To Do")']),
+        ("status CHANGED", ALL, ["status CHANGED"]),
+        ("status changed during (startOfWeek(-1), now()) AND project = WEB", ["WEB-3", "WEB-4"],
+         ["status changed during (startOfWeek(-1), now())"]),
+        ("assignee is foo", ALL, ["assignee is foo"]),
+        ("status > Done", ALL, ["status > Done"]),
+        ("summary >= x", ALL, ["summary >= x"]),
+        ("updated ~ 2025", ALL, ["updated ~ 2025"]),
+        ("updated in (2025-11-18)", ALL, ["updated in (2025-11-18)"]),
+        ("priority > Urgent", ALL, ["priority > Urgent"]),
+        # functions outside the subset, with or without arguments
+        ("assignee = currentUser()", ALL, ["assignee = currentUser()"]),
+        ('assignee in membersOf("eng team")', ALL, ['assignee in membersOf("eng team")']),
+        ("updated > someDay()", ALL, ["updated > someDay()"]),
+        ("updated > startOfYear()", ALL, ["updated > startOfYear()"]),
+        ("updated > startOfWeek(soon)", ALL, ["updated > startOfWeek(soon)"]),
+        ("updated > now(-1d)", ALL, ["updated > now(-1d)"]),
+        # inside OR, NOT and parentheses
+        ("status = Done OR labels = x", ["APP-1", "WEB-3"], ["labels = x"]),
+        ("NOT status WAS Done", ALL, ["status WAS Done"]),
+        ("(labels = x OR status = Blocked) AND project = WEB", ["WEB-4"], ["labels = x"]),
+        ("NOT (status changed AND project = WEB)", ["APP-1", "APP-2", "APP-10"], ["status changed"]),
+        ("project = WEB AND (sprint in openSprints() OR (labels = a AND component = b))", ["WEB-3", "WEB-4"],
+         ["sprint in openSprints()", "labels = a", "component = b"]),
+        # ORDER BY an unknown field or direction
+        ("status = Done ORDER BY Rank, cf[10010] DESC", ["APP-1", "WEB-3"], ["ORDER BY Rank", "ORDER BY cf[10010] DESC"]),
+        ("ORDER BY updated sideways", ALL, ["ORDER BY updated sideways"]),
+    ])
+    def test_every_unsupported_path_is_reported(self, jql, expected_keys, expected_unsupported):
+        """Unknown fields, operators and functions are reported as written wherever they stand, never matched to nothing."""
+        assert (expected_keys, expected_unsupported) == (_keys(jql), _unsupported(jql))
+
+    @pytest.mark.parametrize("jql", ["project = WEB && status = Done", "project = WEB and status = Done"])
+    def test_symbolic_and_or(self, jql):
+        """&& and || work like AND and OR."""
+        assert (["WEB-3"], ["APP-1", "WEB-3", "WEB-4"]) == (_keys(jql), _keys(jql.replace("&&", "||").replace(
+            " and ", " or ")))
+
+
 class TestParseJqlErrors:
     @pytest.mark.parametrize(("jql", "message"), [
         ("project = ", "the JQL ends too early"),
@@ -267,6 +361,9 @@ class TestParseJqlErrors:
         ('summary ~ "abc', "cannot read the JQL at position 9: ' \"abc'"),
         ("status in Done, x", "unexpected ',' after a complete condition"),
         ("project = APP AND", "the JQL ends too early"),
+        ("status = (", "expected a value but found '('"),
+        ("= Done", "expected a field name but found '='"),
+        ("status in (Done", "the JQL ends too early"),
     ])
     def test_syntax_errors_raise_jql_error(self, jql, message):
         """Malformed JQL raises JqlError saying what is wrong."""
