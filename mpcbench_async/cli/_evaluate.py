@@ -208,8 +208,8 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
         for judgement in evaluation.judgements:
             _write(log_path.with_name(log_path.name.replace(
                 "_run.json", f"__judge-{safe_name(judgement.judge_model)}_judge_result.json")), judgement)
-        passed = sum(c.passed for c in evaluation.checks)
-        rows.append((agent, evaluation.judgements, passed, len(evaluation.checks)))
+        applied = [c for c in evaluation.checks if c.status != "n/a"]  # n/a checks had nothing to verify
+        rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied)))
 
     async def main() -> None:
         async with client, anyio.create_task_group() as tg:

@@ -1,207 +1,363 @@
 """Deterministic checks beside the judge, where the truth is computable from the data.
 
-* planning — every proposed slot lies inside the participants' true common free
-  time (from the calendar, in working hours, weekdays, inside the window, after
-  the reference now), lasts
-  the requested duration, and the answer names every participant;
-* email_reply — a date or window stated in the answer matches the Jira target
-  (the issue's fixVersion releaseDate);
-* document_generation — every expected metric is quoted, and every percentage
-  the answer quotes exists somewhere in the sources.
+Every check reports ``pass``, ``fail`` or ``n/a`` — ``n/a`` when there is nothing to verify, never a
+pass — and a detail saying what was compared. How answers are read (dates, proposed slots, date
+windows, quantities) is in ``mpcbench_async._answers``.
 
-Slots are read from free text: a date (``2025-11-24``, ``Nov 24``, ``24 November``,
-``Monday 24 Nov``) followed closely by a time range (``10:00-10:45``,
-``10:00 to 10:45``, ``2pm–2:45pm``).
+planning (``facts.planning``)
+    * ``planning.slots_found`` — the answer proposes at least one slot (a date and a time); fail otherwise.
+    * ``planning.slots_free`` — every proposed slot lies in the participants' common free time: a
+      weekday inside the window, after the reference now, inside working hours, clear of every
+      participant's busy time (a slot whose length the answer does not state is taken to last the
+      requested duration). n/a when nothing is proposed.
+    * ``planning.duration`` — every slot whose length the answer states lasts the requested
+      duration. n/a when nothing is proposed or no proposed slot states its length.
+    * ``planning.participants`` — the answer names every participant: by full name, by e-mail, or
+      by first or last name when no other contact shares it (``Nisha`` is not enough when the
+      contacts hold Nisha Gurung and Nisha Rai). Participants given as e-mails are named
+      through the Contacts source (else the calendar's attendee names). n/a when nothing is
+      proposed (the participants belong to a proposal).
+email_reply (``facts.target_date``, else the release date of ``facts.issue_key`` /
+``data_dependencies.jira_issue_key`` in the Jira data)
+    * ``email_reply.target_date`` — a date or window the answer gives for the release contains the
+      target date: the exact day, ``week of <Monday>``, a date range, a month or part of one
+      (``mid-December``), at most 31 days long; or a deadline (``by <date>``) on or at most 31 days
+      after the target. Dates the answer gives for something else — ``I'll follow up by Dec 5``,
+      ``as of Nov 24``, ``your email of Nov 20`` — are not release dates. Fail when no release date
+      or window contains the target (a wrong date, or none at all); n/a when the data has no
+      target date.
+document_generation
+    * ``report.metrics_quoted`` (``facts.metrics``) — the answer states each expected value as the
+      right kind (a ``…_percent`` metric as a percentage, others as numbers) beside a label naming
+      the metric (a shared word, a synonym bug/issue/ticket, closed/resolved, or an acronym); a
+      written direction must agree with the sign (``down 12%`` or ``-12%`` for -12, not ``up 12%``).
+    * ``report.metrics_in_sources`` — every percentage the answer quotes is grounded: some source
+      states the same percentage, with no contradicting direction, beside a label sharing a
+      significant word. Dates, times, ids (``APP-412``) and version numbers ground nothing. n/a when
+      the answer quotes no percentage. Source percentages are read from texts that hold a percentage
+      and from numeric fields whose key names one (``…_percent``, ``…_pct``, ``…_rate``, ``…ratio``).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
-
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
 
 import msgspec
-import orjson
 
+from .._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, fold, same_quantity
 from ._data import ScenarioData
 from ._task import Task
-from .tools import busy_intervals, common_free_slots, words
+from .tools import busy_intervals
 
-__all__ = ["CheckResult", "find_dates", "find_slots", "run_checks"]
+__all__ = ["CheckResult", "run_checks"]
 
-MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"])}
-MONTHS |= {m[:3]: i for m, i in list(MONTHS.items())} | {"sept": 9}
-_MONTH = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_DATE = re.compile(
-    r"(?P<iso>\d{4}-\d{2}-\d{2})"
-    r"|(?:" + _MONTH + r"\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y1>\d{4}))?)"
-    r"|(?:(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon2>" + "|".join(sorted(MONTHS, key=len, reverse=True))
-    + r")\.?(?:,?\s+(?P<y2>\d{4}))?)",
-    re.I,
-)
-_CLOCK = r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
-_RANGE = re.compile(_CLOCK + r"\s*(?:-|–|—|to|until)\s*" + _CLOCK, re.I)
+Status = Literal["pass", "fail", "n/a"]
 
 
-class CheckResult(msgspec.Struct, kw_only=True):
+class CheckResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One check's outcome; ``n/a`` when there was nothing to verify.
+
+    Logs written before checks had a status carry ``"passed": true|false``
+    instead; they decode to ``pass``/``fail`` so old sweeps still resume.
+    """
+
     name: str
-    passed: bool
-    detail: str
+    status: Status | Literal[""] = ""
+    detail: str = ""
+    legacy_passed: bool | None = msgspec.field(default=None, name="passed")
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            if self.legacy_passed is None:
+                raise ValueError("a check needs a status (pass, fail or n/a)")
+            self.status = _status(self.legacy_passed)
+        self.legacy_passed = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
 
 
-def _year_for(month: int, day: int, anchor: date) -> int:
-    """The year that puts month/day closest to the anchor (answers rarely state the year)."""
-    candidates = [date(anchor.year + k, month, day) for k in (-1, 0, 1) if _valid(anchor.year + k, month, day)]
-    return min(candidates, key=lambda d: abs(d - anchor)).year if candidates else anchor.year
+def _status(ok: bool) -> Status:
+    return "pass" if ok else "fail"
 
 
-def _valid(year: int, month: int, day: int) -> bool:
-    try:
-        date(year, month, day)
-    except ValueError:
-        return False
-    return True
+# -- planning ---------------------------------------------------------------------------------------------------
 
-
-def find_dates(text: str, anchor: date) -> list[tuple[int, date]]:
-    """Every date mentioned in ``text`` as (position after it, date)."""
-    found = []
-    for m in _DATE.finditer(text):
-        try:
-            if m.group("iso"):
-                value = date.fromisoformat(m.group("iso"))
-            else:
-                month = MONTHS[(m.group("mon") or m.group("mon2")).lower()]
-                day = int(m.group("d1") or m.group("d2"))
-                year = m.group("y1") or m.group("y2")
-                value = date(int(year) if year else _year_for(month, day, anchor), month, day)
-        except ValueError:
-            continue
-        found.append((m.end(), value))
-    return found
-
-
-def _clock(hour: str, minute: str | None, meridiem: str | None, fallback: str | None) -> time | None:
-    h, mi = int(hour), int(minute or 0)
-    meridiem = (meridiem or fallback or "").lower().replace(".", "")
-    if meridiem == "pm" and h < 12:
-        h += 12
-    if meridiem == "am" and h == 12:
-        h = 0
-    return time(h, mi) if h < 24 and mi < 60 else None
-
-
-def find_slots(text: str, anchor: date) -> list[tuple[date, time, time]]:
-    """(day, start, end) for every time range that follows a date within 80 characters."""
-    slots = []
-    dates = find_dates(text, anchor)
-    for i, (end_pos, day) in enumerate(dates):
-        limit = dates[i + 1][0] if i + 1 < len(dates) else len(text)
-        segment = text[end_pos:min(limit, end_pos + 80)]
-        for m in _RANGE.finditer(segment):
-            start = _clock(m.group(1), m.group(2), m.group(3), m.group(6))
-            end = _clock(m.group(4), m.group(5), m.group(6), m.group(3))
-            if start and end and end > start:
-                slots.append((day, start, end))
-    return slots
-
-
-def _planning(task: Task, run_answer: str, data: ScenarioData) -> list[CheckResult]:
-    facts = task.facts.planning
-    if facts is None:
-        return []
-    tz = data.tz
-    first, last = date.fromisoformat(facts.window_start[:10]), date.fromisoformat(facts.window_end[:10])
-    emails = [p.lower() for p in facts.participants if "@" in p]
-    busy = busy_intervals(data.source("calendar"), emails, tz)
-    free = common_free_slots(busy, first, last, tz, data.workday_start, data.workday_end)
-    proposed = find_slots(run_answer, data.reference_now.date())
-    results = [CheckResult(name="planning.slots_found", passed=bool(proposed),
-                           detail=f"{len(proposed)} slot(s) found in the answer")]
-    inside, exact = [], []
-    for day, start, end in proposed:
-        lo = datetime.combine(day, start, tzinfo=tz)
-        hi = datetime.combine(day, end, tzinfo=tz)
-        inside.append(lo >= data.reference_now and any(s <= lo and hi <= e for s, e in free))
-        exact.append(hi - lo == timedelta(minutes=facts.duration_minutes))
-    label = [f"{d} {s:%H:%M}-{e:%H:%M}" for d, s, e in proposed]
-    results.append(CheckResult(
-        name="planning.slots_free", passed=bool(proposed) and all(inside),
-        detail="; ".join(f"{lab}: {'free' if ok else 'NOT common free time'}" for lab, ok in zip(label, inside))
-        or "no slots"))
-    results.append(CheckResult(
-        name="planning.duration", passed=bool(proposed) and all(exact),
-        detail=f"requested {facts.duration_minutes} min; " + "; ".join(
-            f"{lab}: {'ok' if ok else 'wrong length'}" for lab, ok in zip(label, exact))))
-    people = _participant_names(facts.participants, data)
-    answer_words = set(words(run_answer))
-    missing = [name for name, email in people if not (set(words(name)) <= answer_words or email in run_answer.lower())]
-    results.append(CheckResult(name="planning.participants", passed=not missing,
-                               detail="all participants named" if not missing else f"missing: {', '.join(missing)}"))
-    return results
-
-
-def _participant_names(participants: list[str], data: ScenarioData) -> list[tuple[str, str]]:
-    """(full name, email) for each participant given by email or name."""
-    contacts = [c for c in data.source("contacts").get("contacts") or () if isinstance(c, dict)]
+def _contacts(data: ScenarioData) -> list[tuple[str, str]]:
+    """(name, email) of every contact, in the shapes LLM-written contact lists take."""
     out = []
-    for p in participants:
-        match = next((c for c in contacts if str(c.get("email", "")).lower() == p.lower()
-                      or str(c.get("name", "")).lower() == p.lower()), None)
-        out.append((str(match.get("name")) if match else p, str(match.get("email", "")).lower() if match else p.lower()))
+    for c in data.source("contacts").get("contacts") or ():
+        if not isinstance(c, dict):
+            continue
+        name = c.get("name") or c.get("display_name") or c.get("displayName") or " ".join(
+            str(c.get(k) or "") for k in ("first_name", "last_name")).strip()
+        emails = c.get("emails") if isinstance(c.get("emails"), list) else [c.get("email")]
+        for email in emails:
+            email = email.get("value") if isinstance(email, dict) else email
+            if name or email:
+                out.append((str(name or ""), str(email or "").lower()))
     return out
 
 
-def _target_date(task: Task, data: ScenarioData) -> date | None:
-    if task.facts.target_date:
-        return date.fromisoformat(task.facts.target_date)
-    for issue in data.source("jira").get("issues") or ():
-        if isinstance(issue, dict) and issue.get("key") == task.facts.issue_key:
-            for version in issue.get("fixVersions") or ():
-                if isinstance(version, dict) and version.get("releaseDate"):
-                    return date.fromisoformat(str(version["releaseDate"])[:10])
+def _attendee_names(data: ScenarioData) -> dict[str, str]:
+    """email → name from calendar attendee lists (for people missing from Contacts)."""
+    out: dict[str, str] = {}
+    for event in data.source("calendar").get("events") or ():
+        for person in (event.get("attendees") or ()) if isinstance(event, dict) else ():
+            if isinstance(person, dict) and person.get("email") and person.get("name"):
+                out.setdefault(str(person["email"]).lower(), str(person["name"]))
+    return out
+
+
+def _people(participants: list[str], data: ScenarioData) -> list[tuple[str, str]]:
+    """(name, email) per participant given by e-mail or name; the name through Contacts when it can be."""
+    contacts = _contacts(data)
+    attendees = _attendee_names(data)
+    out = []
+    for p in participants:
+        key = p.strip().lower()
+        match = next(((n, e) for n, e in contacts if e == key or fold(n) == fold(p.strip())), None)
+        if match is None and "@" in key:
+            local = re.sub(r"[._-]+", " ", key.split("@")[0]).title()
+            match = (attendees.get(key, local), key)
+        out.append(match or (p.strip(), ""))
+    return out
+
+
+def _name_parts(name: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", fold(name))
+
+
+def _named(name: str, email: str, answer: str, owners: dict[str, set[str]]) -> bool:
+    """Named by e-mail, by full name, or by a first or last name no other contact shares."""
+    text = fold(answer)
+    if email and email in text:
+        return True
+    parts = _name_parts(name)
+    if parts and re.search(r"\b" + r"[\s.]+".join(map(re.escape, parts)) + r"\b", text):
+        return True
+    words = set(re.findall(r"[a-z0-9]+", text))
+    return any(part in words and len(owners.get(part, ())) <= 1 for part in {parts[0], parts[-1]} if parts)
+
+
+def _name_owners(people: list[tuple[str, str]]) -> dict[str, set[str]]:
+    """First or last name → the distinct people (by e-mail) who carry it."""
+    owners: dict[str, set[str]] = {}
+    for name, email in people:
+        if parts := _name_parts(name):
+            for part in {parts[0], parts[-1]}:
+                owners.setdefault(part, set()).add(email or name)
+    return owners
+
+
+def _label(slot: Slot) -> str:
+    return f"{slot.start:%a %Y-%m-%d %H:%M}–{slot.end:%H:%M}"
+
+
+def _slot_problem(slot: Slot, data: ScenarioData, window: tuple[date, date],
+                  busy: list[tuple[str, list[tuple[datetime, datetime]]]]) -> str | None:
+    """Why the slot is not common free time, or None when it is."""
+    day, end = slot.start.date(), slot.end
+    if not window[0] <= day <= window[1] or end.date() != day:
+        return f"outside the window {window[0]}..{window[1]}"
+    if day.weekday() >= 5:
+        return f"on a {slot.start:%A}"
+    if slot.start < data.reference_now:
+        return f"before the reference now {data.reference_now:%Y-%m-%d %H:%M}"
+    if slot.start.time() < data.workday_start or end.time() > data.workday_end or end <= slot.start:
+        return f"outside working hours {data.workday_start:%H:%M}–{data.workday_end:%H:%M}"
+    clashes = [f"{name} busy {s:%H:%M}–{e:%H:%M}" for name, intervals in busy for s, e in intervals
+               if s < end and slot.start < e]
+    return "; ".join(clashes) or None
+
+
+def _free_check(slots: list[Slot], people: list[tuple[str, str]], data: ScenarioData,
+                window: tuple[date, date]) -> CheckResult:
+    calendar = data.source("calendar")
+    busy = [(name or email, busy_intervals(calendar, [email], data.tz)) for name, email in people if email]
+    problems = [(s, _slot_problem(s, data, window, busy)) for s in slots]
+    return CheckResult(name="planning.slots_free", status=_status(not any(p for _, p in problems)),
+                       detail="; ".join(f"{_label(s)}: {p or 'free'}" for s, p in problems))
+
+
+def _duration_check(slots: list[Slot], minutes: int) -> CheckResult:
+    lengths = [(s, round((s.end - s.start).total_seconds() / 60)) for s in slots if s.length_stated]
+    if not lengths:
+        return CheckResult(name="planning.duration", status="n/a",
+                           detail="n/a: no proposed slot states its end or length")
+    return CheckResult(name="planning.duration", status=_status(all(m == minutes for _, m in lengths)),
+                       detail=f"requested {minutes} min; " + "; ".join(f"{_label(s)}: {m} min" for s, m in lengths))
+
+
+def _participants_check(people: list[tuple[str, str]], answer: str, data: ScenarioData) -> CheckResult:
+    owners = _name_owners(_contacts(data) + people)
+    missing = [name or email for name, email in people if not _named(name, email, answer, owners)]
+    return CheckResult(name="planning.participants", status=_status(not missing),
+                       detail=(f"missing: {', '.join(missing)}" if missing else "named")
+                       + f" (of {', '.join(name or email for name, email in people)})")
+
+
+def _planning(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
+    facts = task.facts.planning
+    if facts is None:
+        return []
+    window = (date.fromisoformat(facts.window_start[:10]), date.fromisoformat(facts.window_end[:10]))
+    # A start without a stated length is taken to last the requested duration (length_stated=False).
+    slots = find_slots(answer, tz=data.tz, anchor=data.reference_now.date(), window=window,
+                       default_minutes=facts.duration_minutes)
+    if not slots:
+        none = "n/a: nothing proposed"
+        return [CheckResult(name="planning.slots_found", status="fail",
+                            detail="no proposed slot (a date with a time) in the answer"),
+                CheckResult(name="planning.slots_free", status="n/a", detail=none),
+                CheckResult(name="planning.duration", status="n/a", detail=none),
+                CheckResult(name="planning.participants", status="n/a", detail=none)]
+    people = _people(facts.participants, data)
+    return [CheckResult(name="planning.slots_found", status="pass",
+                        detail=f"{len(slots)} proposed slot(s) ({data.timezone_name}): " + "; ".join(map(_label, slots))),
+            _free_check(slots, people, data, window), _duration_check(slots, facts.duration_minutes),
+            _participants_check(people, answer, data)]
+
+
+# -- email reply ------------------------------------------------------------------------------------------------
+
+_DATE_KEYS = ("duedate", "due_date", "dueDate", "target_date", "targetDate", "release_date", "releaseDate")
+
+
+def _iso_day(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _issue_target(issue: dict[str, Any]) -> date | None:
+    """An issue's target: its fixVersion's release date, else a due/target/release date field."""
+    fields = issue.get("fields") if isinstance(issue.get("fields"), dict) else {}
+    for holder in (issue, fields):
+        for version in holder.get("fixVersions") or ():
+            if isinstance(version, dict) and (day := _iso_day(version.get("releaseDate") or "")):
+                return day
+    for holder in (issue, fields):
+        for key in _DATE_KEYS:
+            if holder.get(key) and (day := _iso_day(holder[key])):
+                return day
     return None
 
 
+def _target(task: Task, data: ScenarioData) -> tuple[str, date | None] | None:
+    """(what, date) of the release target; None when the task names no target at all."""
+    if task.facts.target_date:
+        return "facts.target_date", date.fromisoformat(task.facts.target_date[:10])
+    key = task.facts.issue_key or task.data_dependencies.get("jira_issue_key")
+    if not key:
+        return None
+    for issue in data.source("jira").get("issues") or ():
+        if isinstance(issue, dict) and str(issue.get("key", "")).upper() == str(key).upper():
+            return str(key), _issue_target(issue)
+    return str(key), None
+
+
+_RELEASE_CUE = re.compile(
+    r"(?i)\b(?:(?P<release>releas\w*|launch\w*|ship\w*|availab\w*|roll(?:ing|ed)?[\s-]?out|rollout|live|deploy\w*"
+    r"|deliver\w*|eta|target\w*|expect\w*|planned|plan|scheduled|land\w*|ready|timeline|time\s*frame|window|date"
+    r"|arriv\w*|go(?:es)?\s+out|ga)"
+    r"|(?P<other>follow(?:ing)?[\s-]?up|an\s+update|get\s+back|check\s+in|reach\s+out|touch\s+base|keep\s+you"
+    r"|your\s+(?:e-?mail|message|note|question|request)|you\s+(?:wrote|asked|mentioned)|as\s+of|since|last\s+week"
+    r"|received|sent|wrote|meeting|call|today|yesterday|on\s+\w+\s+you))\b")
+
+
+def _release_periods(answer: str, anchor: date) -> Iterator[Period]:
+    """The dates and windows the answer gives for the release (the last cue before each, in its sentence)."""
+    for period in find_periods(answer, anchor=anchor):
+        sentence_start = max(answer.rfind(c, 0, period.start) for c in ".!?\n") + 1
+        cues = list(_RELEASE_CUE.finditer(answer, sentence_start, period.start))
+        if not cues or cues[-1].group("release"):
+            yield period
+
+
+def _contains(period: Period, target: date) -> bool:
+    if not period.first <= target <= period.last or (period.last - target).days > 31:
+        return False
+    return period.deadline or (period.last - period.first).days <= 31
+
+
 def _email_reply(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
-    target = _target_date(task, data)
+    target = _target(task, data)
     if target is None:
         return []
-    mentioned = [d for _, d in find_dates(answer, data.reference_now.date())]
-    week_of = re.search(r"week of", answer, re.I) is not None
-    ok = any(d == target or (week_of and d <= target < d + timedelta(days=7)) for d in mentioned)
-    return [CheckResult(name="email_reply.target_date", passed=ok,
-                        detail=f"target {target.isoformat()}; dates in answer: "
-                               f"{', '.join(sorted({d.isoformat() for d in mentioned})) or 'none'}")]
+    source, day = target
+    if day is None:
+        return [CheckResult(name="email_reply.target_date", status="n/a",
+                            detail=f"n/a: no target date for {source} in the Jira data")]
+    periods = list(_release_periods(answer, data.reference_now.date()))
+    read = ", ".join(p.text if p.first == p.last and not p.deadline else f"{p.text} ({p.first}..{p.last})"
+                     for p in periods) or "none"
+    ok = any(_contains(p, day) for p in periods)
+    return [CheckResult(name="email_reply.target_date", status=_status(ok),
+                        detail=f"target {day.isoformat()} ({source}); release dates in the answer: {read}")]
 
 
-_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?")
+# -- weekly report ---------------------------------------------------------------------------------------------
+
+_PERCENT_FIELD = re.compile(r"(?i)percent|pct|_rate\b|ratio")
+_PERCENT_TEXT = re.compile(r"(?i)%|percent|per\s+cent|pct")
 
 
-def _numbers(text: str) -> set[float]:
-    return {abs(float(n.replace("−", "-"))) for n in _NUMBER.findall(text)}
+def _source_percentages(value: Any, path: str = "") -> Iterator[Quantity]:
+    """Percentages in every text of the sources, and percentage fields labelled by their key path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _source_percentages(item, f"{path} {key}")
+    elif isinstance(value, list):
+        for item in value:
+            yield from _source_percentages(item, path)
+    elif isinstance(value, str):
+        if _PERCENT_TEXT.search(value):  # most texts hold none: skip reading them
+            yield from (q for q in find_quantities(value) if q.kind == "percent")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _PERCENT_FIELD.search(path):
+        yield Quantity(value=float(value), kind="percent", label=path.replace("_", " "), start=0, end=0,
+                       direction=-1 if value < 0 else 0)
+
+
+def _states_metric(name: str, expected: float, quantities: list[Quantity]) -> bool:
+    """Some quoted quantity is this metric: right kind, same value, a label naming it, no contrary direction."""
+    kind = "percent" if name.lower().endswith(("_percent", "_pct")) else "number"
+    direction = (1 if expected > 0 else -1) if expected and ("change" in name.lower() or expected < 0) else 0
+    metric = Quantity(value=expected, kind=kind, label=name, start=0, end=0, direction=direction)
+    return any(same_quantity(q, metric) for q in quantities)
 
 
 def _document(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
     results = []
-    quoted = _numbers(answer)
+    quoted = find_quantities(answer)
     if task.facts.metrics:
-        missing = [k for k, v in task.facts.metrics.items() if abs(v) not in quoted]
-        results.append(CheckResult(name="report.metrics_quoted", passed=not missing,
-                                   detail="all expected metrics quoted" if not missing else f"missing: {', '.join(missing)}"))
-    percents = {abs(float(p)) for p in re.findall(r"(\d+(?:\.\d+)?)\s*%", answer)}
-    corpus = _numbers(orjson.dumps(data.sources).decode())
-    invented = sorted(p for p in percents if p not in corpus)
-    results.append(CheckResult(name="report.metrics_in_sources", passed=not invented,
-                               detail="every quoted percentage is in the sources" if not invented
-                               else f"not in any source: {', '.join(f'{p:g}%' for p in invented)}"))
+        missing = [f"{k}={v:g}" for k, v in task.facts.metrics.items() if not _states_metric(k, v, quoted)]
+        results.append(CheckResult(
+            name="report.metrics_quoted", status=_status(not missing),
+            detail=f"missing or misstated: {', '.join(missing)}" if missing
+            else f"all {len(task.facts.metrics)} expected metrics stated"))
+    percents = [q for q in quoted if q.kind == "percent"]
+    if not percents:
+        results.append(CheckResult(name="report.metrics_in_sources", status="n/a",
+                                   detail="n/a: the answer quotes no percentage"))
+        return results
+    sources = list(_source_percentages(data.sources))
+    invented = [q for q in percents if not any(same_quantity(q, s) for s in sources)]
+    results.append(CheckResult(
+        name="report.metrics_in_sources", status=_status(not invented),
+        detail=f"{len(percents) - len(invented)}/{len(percents)} quoted percentages found in the sources with the "
+               "same label" + ("; not found: " + "; ".join(f"{q.value:+g}% ({q.label[:60]})" for q in invented)
+                               if invented else "")))
     return results
 
 
 def run_checks(task: Task, final_answer: str, data: ScenarioData) -> list[CheckResult]:
-    """The deterministic checks that apply to ``task`` (none when it declares no facts)."""
+    """The deterministic checks that apply to ``task`` (none when its type has nothing computable)."""
     if task.task_type == "planning":
         return _planning(task, final_answer, data)
     if task.task_type == "email_reply":
@@ -209,5 +365,3 @@ def run_checks(task: Task, final_answer: str, data: ScenarioData) -> list[CheckR
     if task.task_type == "document_generation":
         return _document(task, final_answer, data)
     return []
-
-

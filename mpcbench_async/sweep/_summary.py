@@ -1,10 +1,11 @@
 """Sweep summaries, rebuilt from the JSONL files alone (``mpcbench-async summarize DIR``).
 
 Per agent model: mean ± standard error of both judge axes (overall and per task
-type, per judge), deterministic-check pass rate, pass^k over trials (a run
-passes when all its checks pass — or, for a task without checks, when its mean
-answer-requirements score is ≥ 4 — and pass^k is the share of tasks whose k
-trials all pass), error and ``unscored`` counts, tokens, cost and call latency
+type, per judge), deterministic-check pass rate (passes over checks that applied:
+``n/a`` checks count in neither), pass^k over trials (a run passes when every
+check that applied passes — or, for a task without applicable checks, when its
+mean answer-requirements score is ≥ 4 — and pass^k is the share of tasks whose
+k trials all pass), error and ``unscored`` counts, tokens, cost and call latency
 p50/p95 (from 2%-wide log buckets, so memory stays constant). The latest record per key counts (a resumed unit replaces its error).
 """
 
@@ -51,7 +52,7 @@ class ModelSummary(msgspec.Struct, kw_only=True):
     errors: int = 0
     max_turns: int = 0
     checks_passed: int = 0
-    checks_total: int = 0
+    checks_total: int = 0  # checks that applied (n/a excluded)
     check_pass_rate: float | None = None
     pass_at_k: float | None = None
     k: int = 0
@@ -78,7 +79,14 @@ class _Stop(msgspec.Struct):
 
 
 class _Passed(msgspec.Struct):
+    """A check's outcome: ``status`` (pass | fail | n/a), or ``passed`` in logs written before ``status`` existed."""
+
+    status: str | None = None
     passed: bool = False
+
+    @property
+    def outcome(self) -> str:
+        return self.status or ("pass" if self.passed else "fail")
 
 
 class _RunView(msgspec.Struct):
@@ -218,10 +226,11 @@ def summarize(out_dir: str | Path) -> Summary:
             continue
         summary.ok += 1
         summary.max_turns += bool(record.run and record.run.stop_reason == "max_turns")
-        summary.checks_total += len(record.checks)
-        summary.checks_passed += sum(c.passed for c in record.checks)
-        if record.checks:
-            passed = all(c.passed for c in record.checks)
+        applied = [c.outcome for c in record.checks if c.outcome != "n/a"]
+        summary.checks_total += len(applied)
+        summary.checks_passed += applied.count("pass")
+        if applied:
+            passed = all(outcome == "pass" for outcome in applied)
         else:
             packed = ars_by_run.get(hash(record.key), 0)
             total, n = divmod(packed, 16)
