@@ -1,20 +1,24 @@
 """``sim/judge`` and ``sim/lazy-agent``: offline baselines for MPCBench evaluation.
 
-``sim/judge`` applies a fixed rubric to the judge input it receives (the
-``JUDGE_INPUT`` block of the prompt), so identical runs always get identical
-scores:
+``sim/judge`` applies a fixed rubric to the judge input it receives (the ``JUDGE_INPUT`` block
+of the prompt) and nothing else — never data files — so identical runs always get identical
+scores, and each score's justification says which rule set it.
 
-* source_grounded_reasoning — the share of concrete claims in the answer
-  (dates, times, numbers, e-mail addresses, capitalised names) that appear in
-  the tool results: 0 with no tool calls and specific claims, else
-  ``round(5 × grounded share)``, at least 1 when tools were used;
-* answer_requirements_satisfaction — 0 for no answer; otherwise 1, +1 for a
-  final (not cut-off) answer, +1 when it states concrete facts, +1 when those
-  are at least 80% grounded, +1 when the answer covers the requirements'
-  key terms (at least 30% of their distinctive words).
+* source_grounded_reasoning — the share of the answer's concrete claims (proposed slots, dates,
+  quantities, issue keys, addresses, people's names) the tool results support
+  (``_judge_grounding``): 0 with no tool calls and specific claims, 1 with nothing checkable,
+  else ``round(5 × grounded share)``, at least 1.
+* answer_requirements_satisfaction — a base for a final, concrete, grounded answer that delivers
+  its task type's output, capped by the rules a wrong answer breaks: a non-answer, a different
+  task type, placeholders or empty sections, and for planning a slot that conflicts with the
+  calendar, falls on a weekend, in another week or lasts the wrong time, or a participant left
+  out; for an e-mail reply no or a contradicted time frame (``_judge_rules``).
 
-``sim/lazy-agent`` answers at once, without tools, with a plausible but
-ungrounded reply in the required JSON format.
+What the judge knows of the scenario (timezone, free slots, events, people, the meeting request)
+comes from the tool results alone (``_judge_evidence``).
+
+``sim/lazy-agent`` answers at once, without tools, with a plausible but ungrounded reply in the
+required JSON format.
 """
 
 from __future__ import annotations
@@ -24,64 +28,34 @@ from typing import Any
 
 import orjson
 
+from ._judge_rules import Reading, read_answer, satisfaction
 from ._policies import Reply, register_policy
 
-__all__ = ["grounded_share", "judge_scores"]
+__all__ = ["judge_scores"]
 
 _BLOCK = re.compile(r"JUDGE_INPUT:\s*```json\s*(.*?)```", re.S)
-_CLAIM = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b|[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z][A-Z0-9]+-\d+\b|-?\d+(?:\.\d+)?%?"
-    r"|\b[A-Z][a-z]+ [A-Z][a-z]+\b"
-)
-_WORD = re.compile(r"[a-z][a-z]+")
-_STOP = set("the and that with from this answer answers should must user about which their there other into "
-            "more than most when what where while also only each every over under".split())
 
 
-def _claims(text: str) -> list[str]:
-    return [c for c in _CLAIM.findall(text) if len(c) > 1]
-
-
-def _normal(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower())
-
-
-def grounded_share(answer: str, evidence: str) -> tuple[int, float]:
-    """(number of claims, share of them found in ``evidence``); 1.0 when there are none."""
-    claims = _claims(answer)
-    if not claims:
-        return 0, 1.0
-    corpus = _normal(evidence)
-    found = sum(1 for c in claims if _normal(c).rstrip("%") in corpus)
-    return len(claims), found / len(claims)
+def _grounding(reading: Reading) -> tuple[int, str]:
+    """The source_grounded_reasoning score and its justification."""
+    found, calls = reading.claims, reading.evidence.calls
+    if not reading.answer.strip():
+        return 0, "[empty] no answer"
+    if calls == 0:
+        return (0 if found else 1), f"no tool calls; {len(found)} specific claim(s) with no source"
+    if not found:
+        return 1, f"{calls} tool call(s) but the answer states nothing that can be traced to them"
+    share = reading.grounded_share
+    missing = [f"{c.kind} {c.text!r}" for c in found if not c.grounded]
+    why = f"{round(share * 100)}% of {len(found)} concrete claim(s) appear in the results of {calls} tool call(s)"
+    return max(1, round(5 * share)), why + (f"; not found: {', '.join(missing[:5])}" if missing else "")
 
 
 def judge_scores(judge_input: dict[str, Any]) -> dict[str, Any]:
     """The rubric's scores and justifications for one judge input."""
-    answer = str(judge_input.get("final_answer") or "")
-    trace = judge_input.get("tool_trace") or []
-    evidence = orjson.dumps([step.get("result") for step in trace if isinstance(step, dict)]).decode()
-    claims, share = grounded_share(answer, evidence)
-    calls = len(trace)
-    if not answer.strip():
-        grounded, why_g = 0, "no answer"
-    elif calls == 0:
-        grounded = 0 if claims else 1
-        why_g = f"no tool calls; {claims} specific claim(s) with no source"
-    else:
-        grounded = max(1, round(5 * share))
-        why_g = f"{round(share * 100)}% of {claims} concrete claim(s) appear in the results of {calls} tool call(s)"
-    requirements = " ".join(str(r) for r in judge_input.get("answer_requirements") or ())
-    terms = {w for w in _WORD.findall(requirements.lower()) if len(w) >= 5 and w not in _STOP}
-    said = set(_WORD.findall((answer + " " + str(judge_input.get("rationale") or "")).lower()))
-    coverage = len(terms & said) / len(terms) if terms else 1.0
-    if not answer.strip():
-        satisfied, why_s = 0, "no final answer"
-    else:
-        satisfied = 1 + (judge_input.get("stop_reason") == "final") + (claims > 0) \
-            + (claims > 0 and calls > 0 and share >= 0.8) + (coverage >= 0.3)
-        why_s = (f"stop={judge_input.get('stop_reason')}; {claims} concrete fact(s); grounded {round(share * 100)}%; "
-                 f"requirement terms covered {round(coverage * 100)}%")
+    reading = read_answer(judge_input)
+    grounded, why_g = _grounding(reading)
+    satisfied, why_s = satisfaction(judge_input, reading)
     return {"answer_requirements_satisfaction": {"score": int(satisfied), "justification": why_s},
             "source_grounded_reasoning": {"score": int(grounded), "justification": why_g}}
 

@@ -1,0 +1,204 @@
+"""sim/judge's rubric on hand-written judge inputs: wrong answers capped, good ones scored well, every score explained."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from mpcbench_async.llm import LLMClient
+from mpcbench_async.mpcbench import load_prompts, run_judge
+from mpcbench_async.sim._judge_evidence import read_evidence
+from mpcbench_async.sim._judge_policy import judge_scores, lazy_agent
+from mpcbench_async.sim._judge_text import (
+    durations, inline_placeholders, is_email, period, sections, states_time_frame,
+)
+from tests.conftest import REPO
+
+CASES_FILE = Path(__file__).with_name("judge_cases.json")
+LABELLED = json.loads(CASES_FILE.read_text())
+BANDS = {">=4": range(4, 6), "3": range(3, 4), "<=2": range(0, 3)}
+
+
+def judge_input(case: dict[str, Any]) -> dict[str, Any]:
+    """The case's base judge input with its answer (and any other fields) replaced, steps derived from the trace."""
+    built = copy.deepcopy(LABELLED["bases"][case["base"]])
+    built.update({k: v for k, v in case.items() if k not in ("id", "base", "band", "rule")})
+    built["tool_trace_steps"] = [f"Step {s['step']}: {s['tool_name']}({orjson.dumps(s['arguments']).decode()})"
+                                 for s in built["tool_trace"]]
+    return built
+
+
+def ars(scores: dict[str, Any]) -> tuple[int, str]:
+    axis = scores["answer_requirements_satisfaction"]
+    return axis["score"], axis["justification"]
+
+
+def base(name: str, answer: str) -> dict[str, Any]:
+    return judge_input({"base": name, "final_answer": answer})
+
+
+def headline(built: dict[str, Any]) -> tuple[int, str]:
+    """The satisfaction score and what set it: the capping rule's clause, or "no rule capped it"."""
+    score, why = ars(judge_scores(built))
+    return score, why.split("; base")[0] if why.startswith("capped") else why.rsplit("; ", 1)[-1]
+
+
+class TestLabelledSet:
+    def test_the_set_covers_every_band_and_wrong_kind(self):
+        """At least 40 labelled pairs: good answers of all three task types and each kind of wrong answer."""
+        cases = LABELLED["cases"]
+        assert 40 <= len(cases)
+        assert len({c["id"] for c in cases}) == len(cases)
+        good_types = {LABELLED["bases"][c["base"]]["task_type"] for c in cases if c["band"] == ">=4"}
+        assert {"planning", "email_reply", "document_generation"} == good_types
+        rules = {c.get("rule") for c in cases if c["band"] == "<=2"}
+        assert {"conflict", "weekend", "participants", "period", "length", "task-type", "placeholder",
+                "empty-template", "empty-section", "non-answer", "empty", "time-frame"} <= rules
+
+    @pytest.mark.parametrize("case", LABELLED["cases"], ids=lambda c: c["id"])
+    def test_each_case_lands_in_its_band_for_the_stated_reason(self, case):
+        """judge_scores puts the answer in its labelled band; a capped answer's justification names the rule."""
+        score, why = ars(judge_scores(judge_input(case)))
+        assert score in BANDS[case["band"]], why
+        if "rule" in case:
+            assert f"[{case['rule']}]" in why, why
+
+    async def test_every_case_lands_in_its_band_through_the_sim_over_http(self, sim):
+        """run_judge → LLMClient → the sim server on loopback scores every pair in its band."""
+        prompts = load_prompts(REPO / "prompt_config.json")
+        misplaced = []
+        async with LLMClient(sim_base_url=sim.base_url) as client:
+            for case in LABELLED["cases"]:
+                judgement = await run_judge(client, "sim/judge", judge_input(case), prompts, agent_model="hand",
+                                            scenario_id="labelled", key=f"labelled/{case['id']}")
+                axis = judgement.scores.answer_requirements_satisfaction
+                if judgement.verdict != "scored" or axis.score not in BANDS[case["band"]]:
+                    misplaced.append((case["id"], case["band"], axis.score, axis.justification))
+        assert [] == misplaced
+
+
+class TestPlanningRules:
+    def test_a_good_answer_gets_full_marks_and_says_no_rule_capped_it(self):
+        """A correct planning answer scores 5/5 and its justification says no rule capped it."""
+        case = base("planning_seoul", "Tue 9 Dec 10:00–10:45 KST with Mina Cho, Taeyang Ko, Jisoo Park and Hyejin Lim.")
+        assert (5, "no rule capped it") == headline(case)
+        assert 5 == judge_scores(case)["source_grounded_reasoning"]["score"]
+
+    def test_the_conflict_detail_names_the_event_and_person(self):
+        """A slot over a listed event is explained with the event's title, time and the busy attendees."""
+        _, why = ars(judge_scores(base("planning_seoul", "Tue Dec 9, 13:30–14:15 KST with Mina Cho, Taeyang Ko, "
+                                                         "Jisoo Park and Hyejin Lim.")))
+        assert ("also [conflict] Tue 2025-12-09 13:30–14:15 overlaps 'Firmware design review' (Tue 13:00–14:30) "
+                "of jisoo.park@haneul.io, taeyang.ko@haneul.io") in why
+
+    def test_weekends_are_allowed_when_the_request_asks_for_them(self):
+        """A Saturday slot is not capped as a weekend when the request says the weekend is fine."""
+        case = base("planning_berlin", "Saturday 22 Nov, 10:00–10:30 — Lena Vogel and Jonas Weber.")
+        case["tool_trace"][0]["result"]["messages"][0]["text"] += " Saturday is fine too."
+        assert (5, "no rule capped it") == headline(case)
+
+    def test_an_already_booked_meeting_is_not_its_own_conflict(self):
+        """A slot identical to a calendar event of all the participants is that meeting, not a clash."""
+        case = base("planning_berlin", "Thursday 20 Nov, 16:00–16:30 — Lena Vogel and Jonas Weber.")
+        case["tool_trace"][2]["result"]["events"].append(
+            {"id": "e9", "title": "Pricing copy check-in", "start": "2025-11-20T16:00:00+01:00",
+             "end": "2025-11-20T16:30:00+01:00", "attendees": ["lena.vogel@preisland.de", "jonas.weber@preisland.de"]})
+        assert (5, "no rule capped it") == headline(case)
+
+    def test_an_ambiguous_first_name_does_not_count_as_naming_the_participant(self):
+        """With two people called Jisoo, "Jisoo" alone does not name Jisoo Park: she is reported missing."""
+        case = base("planning_seoul", "Tue 9 Dec 10:00–10:45 KST with Mina, Taeyang, Jisoo and Hyejin.")
+        case["tool_trace"][2]["result"]["contacts"].append({"name": "Jisoo Han", "email": "jisoo.han@haneul.io"})
+        assert (2, "capped at 2 by [participants] leaves out Jisoo Park (named by the request or its thread)") == (
+            headline(case))
+
+    def test_the_duration_falls_back_to_the_free_slot_search(self):
+        """When no message states the length, FindTimeSlots' min_duration_minutes is the meeting's length."""
+        case = base("planning_seoul", "Wed Dec 10 09:00–09:30 with Mina Cho, Taeyang Ko, Jisoo Park and Hyejin Lim.")
+        message = case["tool_trace"][0]["result"]["messages"][0]
+        message["text"] = message["text"].replace("a 45-minute sync", "a sync")
+        assert (2, "capped at 2 by [length] Wed 2025-12-10 09:00–09:30 lasts 30 min; the meeting is 45 min (stated by "
+                   "the FindTimeSlots call)") == headline(case)
+
+
+class TestEvidence:
+    def test_request_participants_duration_and_window_come_from_the_thread(self):
+        """The request's author, the people it names and those a reply adds; its duration; next week from its date."""
+        evidence = read_evidence(LABELLED["bases"]["planning_newyork"])
+        request = evidence.request
+        assert (["Rosa Delgado", "Liam Walsh", "Priya Nair", "Omar Haddad"], 60, "2026-02-09", "2026-02-15") == (
+            [p.label for p in request.participants], request.duration, request.window[0].isoformat(),
+            request.window[1].isoformat())
+        assert "America/New_York" == evidence.tz_name
+
+    def test_a_relative_search_gives_the_day_of_now(self):
+        """FindTimeSlots called with next_week returns next week's range: now's week is the one before."""
+        evidence = read_evidence(LABELLED["bases"]["planning_seoul"])
+        assert ("2025-12-01", "2025-12-03") == (evidence.anchor.isoformat(), evidence.request.today.isoformat())
+
+    def test_a_noise_request_by_someone_else_is_not_the_request(self):
+        """Of two meeting requests, the one by the person the prompt names is read (not the older 30-minute one)."""
+        request = read_evidence(LABELLED["bases"]["planning_seoul"]).request
+        assert ("Mina Cho", 45) == (request.message.author.label, request.duration)
+
+
+class TestGrounding:
+    def test_dates_and_ids_do_not_ground_a_number(self):
+        """'18 bugs closed' is not grounded by 2025-12-18 or LSY-18 in the results; the real metric is."""
+        case = base("weekly_report", "Summary\n- 18 bugs closed.\n\nKey metrics\n- Connected ledgers: 312")
+        case["tool_trace"][3]["result"]["issues"][0]["key"] = "LSY-18"
+        case["tool_trace"][3]["result"]["issues"][0]["updated"] = "2025-12-18T11:00:00+01:00"
+        axis = judge_scores(case)["source_grounded_reasoning"]
+        assert (2, "50% of 2 concrete claim(s) appear in the results of 5 tool call(s); not found: number '18'") == (
+            axis["score"], axis["justification"])
+
+    def test_no_tool_calls_and_specific_claims_score_zero(self):
+        """Claims with no tool call behind them score 0 on grounding."""
+        case = base("email_reply", "Hi Hannah,\n\nDAT-318 ships 2026-01-22.\n\nBest,\nOwen")
+        case["tool_trace"] = []
+        assert 0 == judge_scores(case)["source_grounded_reasoning"]["score"]
+
+
+class TestTextReaders:
+    def test_durations(self):
+        """Meeting lengths in several styles; spans that are not lengths are skipped."""
+        assert [45, 60, 90, 30, 90] == durations("a 45 mins sync, an hour, 90-minute rehearsal, half an hour, "
+                                                 "1.5 hours; reply within 2 hours; 10 minutes ago")
+
+    def test_periods(self):
+        """The requested period: next week, this week, the next N working days."""
+        assert [(1, None), (0, None), (None, 3)] == [
+            (p.weeks, p.days) for p in (period("sometime next week"), period("before the end of this week"),
+                                        period("within the next three working days"))]
+
+    def test_sections_under_template_headings(self):
+        """Headings in several markups are found; a placeholder line is not content."""
+        found = sections("**1. Summary**\nSee above\n\n## Key metrics\n- 312 ledgers\n\nRisks and blockers:\n- None",
+                         ("Summary", "Key metrics", "Risks and blockers"))
+        assert [("1. Summary", ()), ("Key metrics", ("312 ledgers",)), ("Risks and blockers", ("None",))] == [
+            (s.heading, s.content) for s in found]
+
+    def test_time_frames(self):
+        """Dates, months, quarters and relative weeks name a time frame; "dates may change" does not."""
+        assert [True, True, True, True, False, False] == [states_time_frame(t) for t in (
+            "late January", "in May", "Q1", "the week of the 19th", "dates may change", "we are working on it")]
+
+    def test_inline_placeholders_and_e_mail_shape(self):
+        """Bracketed stand-ins are placeholders (a signature one apart); citations are not; a greeting+sign-off is mail."""
+        assert (["[Customer Name]", "XX%"], ["[Your Name]"]) == inline_placeholders(
+            "Dear [Customer Name], usage is up XX%. [Slack #lsy-team] [Team sync notes]\n[Your Name]")
+        assert (True, False) == (is_email("Hi Hannah,\n\nIt ships in late January.\n\nBest,\nOwen"),
+                                 is_email("Tue 10:00-10:45"))
+
+
+class TestLazyAgent:
+    def test_answers_without_tools_in_the_required_format(self):
+        """sim/lazy-agent replies at once with a final-answer JSON and no tool calls."""
+        reply = lazy_agent({"messages": [{"role": "user", "content": "When does X ship?"}]})
+        assert [] == reply.tool_calls
+        assert {"final_answer", "rationale"} == set(orjson.loads(reply.content))
