@@ -67,7 +67,7 @@ async def evaluate_task(
 ) -> TaskEvaluation:
     """Run the agent, check its answer, and have every judge score it (concurrently)."""
     run = await run_agent(client, agent_model, task, data, prompts, max_turns=max_turns, key=f"{key}/agent")
-    checks = run_checks(task, run.final_answer, data)
+    checks = await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)  # CPU: off the event loop
     judge_input = build_judge_input(run, task)
     judgements: list[Judgement | None] = [None] * len(judge_models)
 

@@ -150,7 +150,9 @@ class Runner:
         except BenchError as exc:
             return AgentRunRecord(**base, status="error", error_class=type(exc).__name__, error_message=str(exc),
                                   finished_at=time.time())
-        checks = run_checks(task, run.final_answer, data) if run.stop_reason != "error" else []
+        # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
+        checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
+                  if run.stop_reason != "error" else [])
         return AgentRunRecord(**base, status="error" if run.stop_reason == "error" else "ok", retryable=run.retryable,
                               run=run, checks=checks, error_class=run.error_class, error_message=run.error,
                               finished_at=time.time())
