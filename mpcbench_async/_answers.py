@@ -26,7 +26,7 @@ Slots (``find_slots``)
     ``Suggested times (45 min):``), else it lasts ``default_minutes`` and is returned with
     ``length_stated=False``. A zone or offset after a time (``UTC``, ``ET``/``EST``/``EDT``, ``PT``,
     ``CET``, ``KST``, ``JST``, ``IST``, ``NPT``, ``NT``, ``+05:45``, ``UTC+9``, ``(Asia/Seoul)``,
-    ``Seoul time``, ``Eastern Time``, ``local time``), named by the table column it sits in
+    ``Seoul time``, ``Eastern Time``, ``2 PM Eastern``, ``local time``), named by the table column it sits in
     (``| Start (UTC) |``), or declared for the answer (``All times in ET``) is converted into the
     scenario zone; an abbreviation with several meanings (``IST``, ``CST``, ``BST``) takes the one
     whose offset equals the scenario zone's, else the first listed. Each time takes the date of its
@@ -82,7 +82,8 @@ Quantities (``find_quantities``)
     ``-12%``, ``↓12%``, ``12% ↓``, ``12% lower``, ``a 12% decrease``) signs the value and sets
     ``direction``; ``improved``/``faster`` set none, and ``rose to 99.2%`` is a level. The label is
     the words of its clause around it (the whole row in a Markdown table), cut at a neighbouring
-    number only across a separator (``,`` ``;`` ``|`` ``/`` ``and``). ``same_quantity`` compares two
+    number only across a separator (``,`` ``;`` ``|`` ``/`` ``and``) — except that a change written
+    just after a level (``Pilot sites: 28, up 12%``) keeps the level's label. ``same_quantity`` compares two
     quantities as a reader would: same kind, same magnitude, no contradicting directions, and
     labels sharing a significant word (stemmed; bug/issue/ticket/defect and
     closed/resolved/fixed/completed are synonyms) or an acronym (``DAU`` ↔ ``daily active users``).
@@ -500,7 +501,8 @@ def _zone_pattern(*, attached: bool) -> re.Pattern[str]:
             rf"|(?P<iana>{edge}[A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)"
             rf"|(?P<long>{edge}(?:[A-Z][\w.'’]*\s+){{1,3}}(?:(?i:standard|daylight|summer)\s+)?(?i:time)(?![a-z]))"
             r"|(?P<local>(?i:local\s+time|your\s+time))"
-            rf"|(?P<abbr>{edge}[A-Z]{{1,5}})(?![A-Za-z/])")
+            + (r"|(?P<region>(?i:eastern|central|mountain|pacific|atlantic|newfoundland))(?![\w-])" if attached else "")
+            + rf"|(?P<abbr>{edge}[A-Z]{{1,5}})(?![A-Za-z/])")
     return re.compile(rf"\s*[(\[]?\s*(?:{body})(?:\s*[)\]])?" if attached else body)
 
 
@@ -539,6 +541,8 @@ def _zone_key(m: re.Match[str]) -> tuple[str, ...] | None:
         return (g("iana"),)
     if g("local"):
         return ("local",)
+    if region := m.groupdict().get("region"):  # "2 PM Eastern": the region's name right after a time
+        return _LONG_NAMES[region.lower()]
     if g("long"):
         words = re.sub(r"(?i)\s+(?:standard|daylight|summer)?\s*time$", "", g("long").strip()).strip()
         key = _normal_city(words)
@@ -993,8 +997,10 @@ _NUMBER = re.compile(
 _DOWN = (r"down|dropped|drop|decreased?|declined?|fell|falling|reduced|reduction|cut|lowered|lower|shr[au]nk|slid"
          r"|decrease|declines?|drops?|less|fewer")
 _UP = r"up|rose|risen|rising|increased?|increases|grew|grown|growth|gained?|gains|jumped|climbed|higher|more|rise|rises"
-_DIRECTION_BEFORE = re.compile(rf"(?i)\b(?:(?P<down>{_DOWN})|(?P<up>{_UP}))\s+(?:(?:by|of|about|around|roughly|nearly"
-                               r"|approximately|approx\.?|a|an|~)\s+)*~?$")
+_FILLER = r"(?:by|of|about|around|roughly|nearly|approximately|approx\.?|a|an|~)"
+_DIRECTION_BEFORE = re.compile(rf"(?i)\b(?:(?P<down>{_DOWN})|(?P<up>{_UP}))\s+(?:{_FILLER}\s+)*~?$")
+# Between a level and the change that qualifies it: "28, up 12%", "1.2M; down by 3%", "41 s, +5%".
+_CHANGE_GAP = re.compile(rf"(?i)\s*(?:[,;/]|\band\b)\s*\(?\s*(?:(?:{_DOWN}|{_UP})\s+(?:{_FILLER}\s+)*)?~?")
 _DIRECTION_AFTER = re.compile(rf"^\s*(?:(?P<down>(?i:{_DOWN})\b|[↓▼])|(?P<up>(?i:{_UP})\b|[↑▲]))")
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
@@ -1052,13 +1058,18 @@ def find_quantities(text: str) -> list[Quantity]:
         found.append((m.start(), m.end(), float(_NUMBER_WORDS[m.group(0).lower()]), "number",
                       _direction(None, before, text[m.end():m.end() + 20])))
     found.sort()
-    out = []
+    out: list[Quantity] = []
+    los: list[int] = []  # where each quantity's label starts
     for index, (start, end, value, kind, direction) in enumerate(found):
         lo, hi = _clause_bounds(text, start, end)
         if not text[lo:hi].lstrip().startswith("|"):
-            lo = max([lo, *(e for s_, e, *_ in found[max(0, index - 8):index]
-                            if e > lo and _LABEL_SEPARATOR.search(text[e:start]))])
+            if direction and index and _CHANGE_GAP.fullmatch(text, found[index - 1][1], start):
+                lo = max(lo, los[-1])  # the change of the level just before it names what that level names
+            else:
+                lo = max([lo, *(e for s_, e, *_ in found[max(0, index - 8):index]
+                                if e > lo and _LABEL_SEPARATOR.search(text[e:start]))])
             hi = min([hi, *(s_ for s_, *_ in found[index + 1:index + 2] if s_ < hi)])
+        los.append(lo)
         label = " ".join((text[lo:start] + " " + text[end:hi]).split())
         out.append(Quantity(value=-value if direction < 0 else value, kind=kind, label=label, start=start, end=end,
                             direction=direction))

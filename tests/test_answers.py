@@ -95,6 +95,8 @@ class TestFindSlots:
     @pytest.mark.parametrize("text, expected", [
         ("Tue Nov 25, 10:00–10:45 UTC", [("2025-11-25 19:00", "19:45", True)]),
         ("Monday Nov 24, 8:00–8:45 PM ET", [("2025-11-25 10:00", "10:45", True)]),
+        ("Monday Nov 24, 8:00–8:45 PM Eastern", [("2025-11-25 10:00", "10:45", True)]),
+        ("Monday Nov 24, 5–5:45 PM Pacific", [("2025-11-25 10:00", "10:45", True)]),
         ("Tue Nov 25 06:00–06:45 CET", [("2025-11-25 14:00", "14:45", True)]),
         ("Tue Nov 25, 10:00–10:45 (Asia/Kathmandu)", [("2025-11-25 13:15", "14:00", True)]),
         ("Tue Nov 25, 10:00 UTC+5:45 – 10:45 UTC+5:45", [("2025-11-25 13:15", "14:00", True)]),
@@ -251,6 +253,19 @@ class TestFindQuantities:
         assert ["Avg gate turnaround: 41 min ( vs last week)"] == [
             q.label for q in find_quantities("Avg gate turnaround: 41 min (−12% vs last week)") if q.kind == "percent"]
         assert ["| Partner API calls | |"] == [q.label for q in find_quantities("| Partner API calls | +34% |")]
+
+    @pytest.mark.parametrize("text, label", [
+        ("Pilot sites onboarded: 28, up 12% from 25", "Pilot sites onboarded: 28, up from"),
+        ("Errors 17, down by 3% WoW", "Errors 17, down by WoW"),
+        ("DAU 1,204, -3% WoW", "DAU 1,204, WoW"),
+    ])
+    def test_change_after_a_level_keeps_its_label(self, text, label):
+        """A change written just after a level names the same metric as that level, across the comma."""
+        assert [label] == [q.label for q in find_quantities(text) if q.kind == "percent"]
+
+    def test_separator_still_cuts_another_metric(self):
+        """A number after a separator that is not a change of the one before keeps only its own words."""
+        assert ", bugs down" == find_quantities("Tickets closed: 23, bugs down 5%")[1].label
 
 
 class TestSameQuantity:

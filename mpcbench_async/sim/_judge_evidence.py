@@ -143,12 +143,17 @@ class Directory:
     def by_email(self, email: str) -> Person | None:
         return self._by_email.get(email.lower())
 
-    def _unique(self, word: str, position: int) -> Person | None:
-        found = [p for p in self.people if len(p.tokens) > position and p.tokens[position] == word]
+    def _unique(self, word: str, position: int, among: frozenset[str] = frozenset()) -> Person | None:
+        """The one person with ``word`` at ``position`` of their name (among ``among``'s addresses, when given)."""
+        found = [p for p in self.people if len(p.tokens) > position and p.tokens[position] == word
+                 and (not among or p.email in among)]
         return found[0] if len(found) == 1 else None
 
-    def named_in(self, text: str, *, loose: bool = False) -> set[Person]:
+    def named_in(self, text: str, *, loose: bool = False, among: frozenset[str] = frozenset()) -> set[Person]:
         """People ``text`` names: an address, a full name, or a first name only one person has.
+
+        A first name several people share names the one of them ``among`` holds (the addresses
+        an e-mail was sent to: "Hi Priya" in a mail to priya.raman@ is Priya Raman).
 
         ``loose`` (used on answers) also accepts a surname only one person has, all of a
         name's words in any order, or an address's local part.
@@ -167,7 +172,8 @@ class Directory:
             elif loose and len(tokens) > 1 and set(tokens) <= words:
                 found.add(person)
         for word in words:
-            if word[0].isupper() and (person := self._unique(word, 0) or (loose and self._unique(word, -1)) or None):
+            if word[0].isupper() and (person := self._unique(word, 0) or (among and self._unique(word, 0, among))
+                                      or (loose and self._unique(word, -1)) or None):
                 found.add(person)
         return found
 
@@ -181,6 +187,7 @@ class Message:
     text: str
     thread: str
     opens_thread: bool
+    recipients: frozenset[str] = frozenset()  # an e-mail's To and Cc addresses
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,8 +349,9 @@ def _messages(key: str, result: dict[str, Any], people: Directory, tz: tzinfo) -
             if isinstance(item, dict) and isinstance(item.get("body"), str):
                 match = _EMAIL.search(str(item.get("from") or ""))
                 author = people.by_email(match.group(0)) if match else None
+                addressed = frozenset(a.lower() for a in _EMAIL.findall(f"{item.get('to')} {item.get('cc')}"))
                 out.append(Message(author=author, when=_when(item.get("date"), tz), text=item["body"],
-                                   thread=str(result.get("id")), opens_thread=index == 0))
+                                   thread=str(result.get("id")), opens_thread=index == 0, recipients=addressed))
     return out
 
 
@@ -429,9 +437,10 @@ def _participants(request: Message | None, thread: list[Message], prompt: str, p
     if request is not None:
         if request.author is not None and (request.author.email or request.author.tokens):
             add({request.author})
+        addressed = request.recipients | {request.author.email} if request.author else request.recipients
         for sentence in _SENTENCE.findall(request.text):
             if not _OPTIONAL.search(sentence):
-                add(people.named_in(sentence))
+                add(people.named_in(sentence, among=addressed))
         for reply in thread[1:]:
             for sentence in _SENTENCE.findall(reply.text):
                 if _INCLUDE.search(sentence) and not _OPTIONAL.search(sentence):

@@ -12,11 +12,12 @@ their distinctive words). Then the lowest cap of the rules the answer breaks:
   "TBD") or an empty section; for planning: no concrete option, a slot that overlaps a listed
   event of a participant or lies outside the free slots FindTimeSlots returned for them, a
   weekend slot (unless the request allows it), a slot outside the requested period, a slot of
-  the wrong length, a participant the request or its thread names left out; for an e-mail
+  the wrong length, a participant the request or its thread names left out; for a report: a
+  percentage no tool result gives with that label and direction (invented, or its sign flipped); for an e-mail
   reply to "when…?": no time frame, or one more than a week away from every tracked target;
 * 3 — a report missing template sections (4 when at most 40% are missing) or not sectioned, a
   reply not written as an e-mail, a release date stated as a promise where the guidance asks
-  for cautious language;
+  for cautious language (a release that has already happened, reported as such, is no promise);
 * 4 — a signature placeholder left in ("[Your Name]").
 
 The justification gives the base, the rule that capped it and the others that fired.
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from .._answers import Slot, find_periods, find_slots
+from .._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
 from ._judge_evidence import Evidence, read_evidence
 from ._judge_grounding import Claim, claims
 from ._judge_text import (
@@ -271,14 +272,28 @@ def _release_days(reading: Reading) -> list[date]:
     return sorted(set(out))
 
 
+def _near(period: Period, targets: list[date]) -> bool:
+    """The period lies within a week of a tracked target."""
+    week = timedelta(days=7)
+    return any(period.first - week <= t <= period.last + week for t in targets)
+
+
 def _addresses_release(reading: Reading, text: str | None = None) -> bool | None:
     """Whether a date/window the answer names lies within a week of a tracked target; None when either is missing."""
     targets = _release_days(reading)
     periods = find_periods(reading.answer if text is None else text, anchor=reading.anchor)
     if not targets or not periods:
         return None
-    week = timedelta(days=7)
-    return any(p.first - week <= t <= p.last + week for p in periods for t in targets)
+    return any(_near(p, targets) for p in periods)
+
+
+def _reports_past_release(reading: Reading) -> bool:
+    """Every date the answer gives near a target is past by the latest message it answers: a fact, not a promise."""
+    evidence = reading.evidence
+    latest = max([reading.anchor, *(m.when.astimezone(evidence.tz).date() for m in evidence.messages if m.when)])
+    targets = _release_days(reading)
+    near = [p for p in find_periods(reading.answer, anchor=reading.anchor) if _near(p, targets)]
+    return bool(near) and all(p.last <= latest for p in near)
 
 
 def _email(reading: Reading, verdict: Verdict) -> None:
@@ -295,13 +310,24 @@ def _email(reading: Reading, verdict: Verdict) -> None:
     elif addressed is None and not states_time_frame(without_deferrals(answer)):
         verdict.cap(2, "time-frame", "does not say when (no date, month, week or time frame)")
     caution = any(_CAUTION_ASKED.search(t) for t in reading.evidence.texts)
-    if caution and addressed and not _HEDGE.search(answer):
+    if caution and addressed and not _HEDGE.search(answer) and not _reports_past_release(reading):
         verdict.cap(3, "promise", "states the date as a promise; the guidance asks for cautious language")
 
 
+def _invented_percentages(reading: Reading) -> list[Quantity]:
+    """Percentages the answer quotes that no tool result states with the same label and no contrary direction."""
+    given = [q for text in reading.evidence.texts if "%" in text or "percent" in text.lower()
+             for q in find_quantities(text) if q.kind == "percent"]
+    return [q for q in find_quantities(reading.answer)
+            if q.kind == "percent" and not any(same_quantity(q, g) for g in given)]
+
+
 def _document(reading: Reading, verdict: Verdict) -> None:
-    """A report: sectioned, each (template) section filled, the template's sections all there."""
+    """A report: sectioned, each (template) section filled, the template's sections all there, no invented figure."""
     answer = reading.answer
+    if invented := _invented_percentages(reading):
+        verdict.cap(2, "invented", "quotes percentages the tool results do not give with that label and direction: "
+                    + "; ".join(f"{q.value:+g}% ({q.label[:50]})" for q in invented))
     found = sections(answer, reading.template)
     if len(found) < 2:
         if not _wrong_type(reading, verdict, "a sectioned report"):

@@ -62,6 +62,7 @@ _NOT_NAMES = frozenset(
 _STOP = frozenset("the a an and or to of for in on at with about is are be we you i it this that our your re fwd "
                   "hi hello thanks please when will can could would what which how draft reply email write "
                   "customer asking question find few possible time slots mentioned".split())
+_DONE = ("done", "closed", "resolved", "released")
 _METRIC_WORDS = ("metrics update WoW week-over-week growth increase decrease improved improvement dropped reduction "
                  "percent KPI dashboard closed users latency")
 
@@ -121,7 +122,8 @@ def _words(text: str) -> list[str]:
 def _task_type(prompt: str) -> str:
     """``report``, ``email`` or ``planning`` from the request's wording."""
     lowered = prompt.lower()
-    if re.search(r"\b(report|status update|weekly update|digest|summary of (?:this|the) week)\b", lowered):
+    if re.search(r"\b(report|status update|weekly update|digest|recap|summary of (?:this|the) week"
+                 r"|week['’]s (?:update|status|summary|recap))\b", lowered):
         return "report"
     replying = re.search(r"\b(reply|respond|answer|write back|get back to|draft (?:an? )?e-?mail)\b", lowered)
     if re.search(r"\b(slots?|meeting|meet|sync|syncing|chat|call|catch[- ]?up|availability|schedule|"
@@ -461,7 +463,7 @@ def _email(state: _State) -> Reply:
                       "No tracking issue was found in Jira.")
     senders = " ".join(str(m.get("from", "")) for m in thread.get("messages") or () if isinstance(m, dict))
     greet = next((n for n in named if _words(n)[0] in _words(senders)), "")  # a name the prompt gives, if they wrote
-    return _reply(issues[0], subject, greet)
+    return _reply(issues[0], subject, greet, state.today)
 
 
 def _playbook(files: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -492,21 +494,27 @@ def _release_date(issue: dict[str, Any]) -> date | None:
     return None
 
 
-def _reply(issue: dict[str, Any], subject: str, customer_name: str) -> Reply:
+def _reply(issue: dict[str, Any], subject: str, customer_name: str, today: date) -> Reply:
     release = _release_date(issue)
     feature = str(issue.get("summary", "the feature"))
     status = str(issue.get("status", ""))
-    if release:
-        monday = release - timedelta(days=release.weekday())
-        when = (f"we are currently targeting the week of {monday:%B} {monday.day}, {monday.year}, with a target date "
-                f"of {release:%B} {release.day}, {release.year} ({release.isoformat()})")
-    else:
-        when = "we do not have a confirmed release date yet"
     greeting = f"Hi {customer_name.split()[0]}," if customer_name else "Hello,"
-    answer = (f"Subject: Re: {subject}\n\n{greeting}\n\nThank you for your patience and for checking in about "
-              f"{feature}. Based on our current plan, {when}. Its current status is \"{status or 'in progress'}\", "
-              "and this timing may still change as we complete testing, so please treat it as a target rather than a "
-              "commitment. We will confirm as soon as the release is scheduled.\n\nBest regards")
+    opening = (f"Subject: Re: {subject}\n\n{greeting}\n\nThank you for your patience and for checking in about "
+               f"{feature}.")
+    if release and release <= today and status.lower() in _DONE:  # shipped: a target "that may change" would mislead
+        answer = (f"{opening} Good news: it was released on {release:%B} {release.day}, {release.year} "
+                  f"({release.isoformat()}) and is available now. Let us know if you need help turning it on."
+                  "\n\nBest regards")
+    else:
+        if release:
+            monday = release - timedelta(days=release.weekday())
+            when = (f"we are currently targeting the week of {monday:%B} {monday.day}, {monday.year}, with a target "
+                    f"date of {release:%B} {release.day}, {release.year} ({release.isoformat()})")
+        else:
+            when = "we do not have a confirmed release date yet"
+        answer = (f"{opening} Based on our current plan, {when}. Its current status is \"{status or 'in progress'}\", "
+                  "and this timing may still change as we complete testing, so please treat it as a target rather "
+                  "than a commitment. We will confirm as soon as the release is scheduled.\n\nBest regards")
     versions = [v.get("name") if isinstance(v, dict) else v for v in issue.get("fixVersions") or ()]
     rationale = (f"Release timing from Jira {issue.get('key')} (status {issue.get('status')}, fixVersion "
                  f"{', '.join(map(str, versions)) or 'none'}); tone from the e-mail thread '{subject}'; cautious ETA "
@@ -556,7 +564,7 @@ def _report(state: _State) -> Reply:
     issues = [i for i in issues if not main or str(i.get("project") or str(i.get("key")).split("-")[0]) == main]
     since = datetime.combine(state.today - timedelta(days=7), datetime.min.time()).isoformat()
     metrics = _metric_statements(state, [d for d in documents if d is not template_doc], issues, since)
-    done = [i for i in issues if str(i.get("status", "")).lower() in ("done", "closed", "resolved")]
+    done = [i for i in issues if str(i.get("status", "")).lower() in _DONE]
     open_ = [i for i in issues if i not in done]
     body = {
         "Highlights": [f"{len(done)} issue(s) completed this week"] + metrics[:2],
@@ -593,7 +601,8 @@ def _main_project(issues: list[dict[str, Any]]) -> str:
 
 def _section_key(section: str, body: dict[str, list[str]]) -> str | None:
     """The body part a template section asks for, by shared words (``Wins`` → Highlights, ``Blockers`` → Risks)."""
-    aliases = {"Highlights": "highlights wins summary achievements goals", "Key metrics": "metrics kpis numbers results",
+    aliases = {"Highlights": "highlights headline wins summary achievements goals",
+               "Key metrics": "metrics kpis numbers results",
                "Completed work": "completed done delivered shipped progress delivery status",
                "In progress": "in progress ongoing current", "Risks": "risks blockers issues concerns mitigations",
                "Next week": "next week plan plans upcoming priorities", "Meetings": "meetings events calendar"}
@@ -629,10 +638,15 @@ def _metric_statements(state: _State, documents: list[dict[str, Any]], issues: l
     return out[:8]
 
 
+# "Median alert latency: 41 s" — a labelled value, not a date ("Date: 2025-03-06"), a time ("Time: 13:00") or a
+# version ("Version: 2.3.1").
+_LABELLED_VALUE = re.compile(r"^[A-Za-z][^:\n]{2,40}:\s*[-+−]?\d+(?:[.,]\d+)?(?![\d:/-]|\.\d)")
+
+
 def _sentences(text: str) -> list[str]:
-    """Sentences or lines that state a percentage, or a count of closed work or covered items."""
+    """Sentences or lines that state a percentage, a labelled value, or a count of closed work or covered items."""
     parts = [p.strip(" -•\t") for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
-    return [p for p in parts if re.search(r"\d\s*%", p) or re.search(
+    return [p for p in parts if re.search(r"\d\s*%", p) or _LABELLED_VALUE.search(p) or re.search(
         r"\b(closed|covered|active|resolved|shipped)\b[^.\n]{0,40}\b\d+\b|\bmetrics? update\b.*\d", p, re.I)]
 
 

@@ -176,3 +176,48 @@ async def test_oracle_replies_to_an_unseen_customer_question(sim):
     assert "April 14, 2026 (2026-04-14)" in run.final_answer
     assert [] == [(c.name, c.detail) for c in checks if c.status == "fail"], run.final_answer
     assert any(c.status == "pass" for c in checks), checks
+
+
+async def test_oracle_says_a_shipped_feature_was_released(sim):
+    """For an issue already Done and released before now, the reply says it was released, not that it is targeted."""
+    shipped = make_data(
+        now=datetime(2026, 3, 9, 10, 0, tzinfo=ZoneInfo("Europe/London")),
+        gmail=TERN.sources["gmail"], slack=TERN.sources["slack"], drive=TERN.sources["drive"],
+        jira={"issues": [{"key": "HB-88", "summary": "Offline mode for driver app", "status": "Done", "project": "HB",
+                          "fixVersions": [{"name": "2026.03", "releaseDate": "2026-03-03"}]}]})
+    task = Task(task_id="tern-shipped", scenario_id="tern", task_type="email_reply", answer_requirements=REQUIREMENTS,
+                user_prompt="Kofi from Tern Logistics wrote in asking when offline mode will ship. Please write back.",
+                facts=TaskFacts(issue_key="HB-88", target_date="2026-03-03"))
+    async with LLMClient(sim_base_url=sim.base_url) as client:
+        run = await run_agent(client, "sim/oracle-agent", task, shipped, PROMPTS, key="oracle/tern-shipped")
+    assert ("Good news: it was released on March 3, 2026 (2026-03-03) and is available now." in run.final_answer
+            and "may still change" not in run.final_answer), run.final_answer
+    assert ["pass"] == [c.status for c in run_checks(task, run.final_answer, shipped)]
+
+
+# Gull (Adelaide, Thursday 2025-11-20 09:00 ACDT): the week's metrics post lists labelled values ("Median alert
+# latency: 41 s") beside percentages, and the template names its first section "Headline".
+ADELAIDE_NOW = datetime(2025, 11, 20, 9, 0, tzinfo=ADELAIDE)
+GULL = make_data(
+    tz=ADELAIDE, now=ADELAIDE_NOW,
+    slack={"channels": [{"id": "C1", "name": "#gull-metrics"}],
+           "users": [{"id": "U1", "name": "Ruth Ng", "email": "ruth@gull.example"}],
+           "messages": [{"id": "m1", "channel_id": "C1", "user_id": "U1", "timestamp": "1763535600.000100",
+                         "text": "Weekly metrics:\n• Uptime: 99.4%\n• Median alert latency: 41 s (was 55 s)\n"
+                                 "• Sites onboarded: 28, up 12% from 25"}]},
+    drive={"files": [{"id": "t1", "name": "Gull Weekly Template", "content": "1. Headline\n\n2. Metrics\n\n3. Done"}]},
+    jira={"issues": [{"key": "GL-4", "summary": "Alert batching", "status": "Done", "project": "GL",
+                      "updated": "2025-11-19T10:00:00+10:30"}]},
+)
+
+
+async def test_oracle_report_quotes_labelled_values_and_fills_the_headline(sim):
+    """Asked for "this week's update", the oracle quotes every line of the metrics post and fills "Headline"."""
+    task = Task(task_id="gull", scenario_id="gull", task_type="document_generation", answer_requirements=REQUIREMENTS,
+                user_prompt="Write this week's update for the Gull project (GL) using our 'Gull Weekly Template'.",
+                facts=TaskFacts(metrics={"uptime_percent": 99.4, "median_alert_latency_seconds": 41,
+                                         "sites_onboarded_change_percent": 12}))
+    async with LLMClient(sim_base_url=sim.base_url) as client:
+        run = await run_agent(client, "sim/oracle-agent", task, GULL, PROMPTS, key="oracle/gull")
+    assert "Headline\n- 1 issue(s) completed this week" in run.final_answer, run.final_answer
+    assert ["pass", "pass"] == [c.status for c in run_checks(task, run.final_answer, GULL)], run.final_answer

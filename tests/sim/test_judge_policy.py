@@ -117,6 +117,27 @@ class TestPlanningRules:
         assert (2, "capped at 2 by [participants] leaves out Jisoo Park (named by the request or its thread)") == (
             headline(case))
 
+    def test_a_shared_first_name_resolves_to_the_addressee_of_the_request(self):
+        """"Hi Declan, Priya" in a mail to priya.raman@ names Priya Raman, not the vendor's Priya Sharma."""
+        mail = {"id": "thr_fw", "subject": "Firmware review", "messages": [
+            {"from": "siobhan.power@harbourline.ca",
+             "to": ["declan.hynes@harbourline.ca", "priya.raman@harbourline.ca"],
+             "date": "Thu, 20 Nov 2025 09:41:00 -0330",
+             "body": "Hi Declan, Priya,\n\nCan the three of us meet for an hour next week?\n\nSiobhan"}]}
+        contacts = {"contacts": [{"name": n, "email": e} for n, e in [
+            ("Siobhan Power", "siobhan.power@harbourline.ca"), ("Declan Hynes", "declan.hynes@harbourline.ca"),
+            ("Priya Raman", "priya.raman@harbourline.ca"), ("Priya Sharma", "priya.sharma@arcticsensor.io")]]}
+        case = {"task_type": "planning", "user_prompt": "Siobhan emailed about meeting next week. Find slots.",
+                "answer_requirements": ["All participants are included."], "stop_reason": "final",
+                "final_answer": "Mon 24 Nov 12:00–13:00 with Siobhan Power and Declan Hynes.",
+                "tool_trace": [{"step": 1, "tool_name": "Gmail.GetThread", "arguments": {"thread_id": "thr_fw"},
+                                "result": mail},
+                               {"step": 2, "tool_name": "GoogleContacts.SearchContactsByName",
+                                "arguments": {"name": "Priya"}, "result": contacts}]}
+        assert ["Declan Hynes", "Priya Raman", "Siobhan Power"] == sorted(
+            p.label for p in read_evidence(case).request.participants)
+        assert "[participants] leaves out Priya Raman" in ars(judge_scores(case))[1]
+
     def test_the_duration_falls_back_to_the_free_slot_search(self):
         """When no message states the length, FindTimeSlots' min_duration_minutes is the meeting's length."""
         case = base("planning_seoul", "Wed Dec 10 09:00–09:30 with Mina Cho, Taeyang Ko, Jisoo Park and Hyejin Lim.")
@@ -124,6 +145,42 @@ class TestPlanningRules:
         message["text"] = message["text"].replace("a 45-minute sync", "a sync")
         assert (2, "capped at 2 by [length] Wed 2025-12-10 09:00–09:30 lasts 30 min; the meeting is 45 min (stated by "
                    "the FindTimeSlots call)") == headline(case)
+
+
+class TestEmailRules:
+    def _shipped(self, answer: str) -> dict[str, Any]:
+        """The e-mail base with DAT-318 already Done, released 2026-01-06 (the day before the customer's follow-up)."""
+        case = base("email_reply", answer)
+        issue = case["tool_trace"][4]["result"]["issues"][0]
+        issue.update(status="Done", fixVersions=[{"name": "v3.1", "releaseDate": "2026-01-06"}])
+        return case
+
+    def test_a_release_that_already_happened_is_no_promise(self):
+        """Saying a shipped feature was released on its date is a fact, not a promise the guidance forbids."""
+        case = self._shipped("Hi Hannah,\n\nGood news: the bulk CSV export was released on January 6, 2026 and is "
+                             "available now.\n\nBest regards,\nOwen Price")
+        assert (5, "no rule capped it") == headline(case)
+
+    def test_a_future_date_stated_firmly_is_still_a_promise(self):
+        """A firm future date for the same shipped issue's follow-up is still capped as a promise."""
+        case = base("email_reply", "Hi Hannah,\n\nThe bulk CSV export will ship on January 22, 2026.\n\nBest,\nOwen")
+        assert (3, "capped at 3 by [promise] states the date as a promise; the guidance asks for cautious language") \
+            == headline(case)
+
+
+class TestReportRules:
+    REPORT = ("Summary\n- Two items completed.\n\nKey metrics\n- {metric}\n- Connected ledgers: 312\n\n"
+              "Done this week\n- LSY-401\n- LSY-402\n\nIn progress\n- LSY-388\n\nRisks and blockers\n- None")
+
+    @pytest.mark.parametrize("metric, score", [
+        ("Sync failures: down 18% WoW (Slack)", 5),
+        ("Sync failures: up 18% WoW", 2),
+        ("Sync failures: down 18% WoW, ledger latency down 25%", 2),
+    ])
+    def test_a_percentage_the_results_do_not_give_is_capped(self, metric, score):
+        """A report quoting a percentage no tool result gives (or with its sign flipped) is capped as invented."""
+        got, why = ars(judge_scores(base("weekly_report", self.REPORT.format(metric=metric))))
+        assert (score, score == 2) == (got, "[invented]" in why), why
 
 
 class TestEvidence:
