@@ -2,9 +2,10 @@
 
 from ._cases import Case, CaseExpected, CaseInput, CaseNotes, CaseOptions, list_cases, load_case, load_suite
 from ._dossier import Citation, Dossier, GriStep, Lever, WhatIf, build_bundle
-from ._gates import CRITICAL_GATES, GateResult, run_gates
+from ._gates import CRITICAL_GATES, GateResult, GateStatus, run_gates
 from ._pack import EvidenceItem, Pack, digits, load_pack
 from ._pipeline import (
+    DutyStatus,
     FixtureProposer,
     Iteration,
     LLMProposer,
@@ -13,12 +14,31 @@ from ._pipeline import (
     VerificationResult,
     verify,
 )
-from ._report import BenchmarkReport, build_report, compare_reports, load_report, render_diff, render_report
+from ._hscodecomp import (
+    HSCODECOMP_PUBLISHED,
+    HSCODECOMP_TAG,
+    ImportSummary,
+    PublishedFigure,
+    read_hscodecomp,
+    write_hscodecomp,
+)
+from ._report import (
+    BenchmarkReport,
+    GroupStats,
+    ReportDiff,
+    build_report,
+    compare_reports,
+    load_report,
+    render_diff,
+    render_report,
+)
 from ._runner import Mode, TariffCaseRecord, case_key, run_cases
 from ._scoring import CaseScore, score_case
 
 __all__ = [
     "CRITICAL_GATES",
+    "HSCODECOMP_PUBLISHED",
+    "HSCODECOMP_TAG",
     "BenchmarkReport",
     "Case",
     "CaseExpected",
@@ -28,17 +48,23 @@ __all__ = [
     "CaseScore",
     "Citation",
     "Dossier",
+    "DutyStatus",
     "EvidenceItem",
     "FixtureProposer",
     "GateResult",
+    "GateStatus",
+    "GroupStats",
     "GriStep",
+    "ImportSummary",
     "Iteration",
     "LLMProposer",
     "Lever",
     "Mode",
     "Pack",
     "Proposer",
+    "PublishedFigure",
     "RecordingProposer",
+    "ReportDiff",
     "TariffCaseRecord",
     "VerificationResult",
     "WhatIf",
@@ -52,10 +78,12 @@ __all__ = [
     "load_pack",
     "load_report",
     "load_suite",
+    "read_hscodecomp",
     "render_diff",
     "render_report",
     "run_cases",
     "run_gates",
     "score_case",
     "verify",
+    "write_hscodecomp",
 ]

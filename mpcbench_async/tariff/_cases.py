@@ -1,24 +1,34 @@
 """Tariff benchmark cases: ``storage/benchmarks/<suite>/cases/<case_type>/<id>.json`` (DESIGN.md §8).
 
-Loading is strict: unknown keys and wrong types are errors naming the file and
-the JSON path (``…/pos_01.json: Object contains unknown field `colour` - at `$.expected```).
+Loading is strict but reads other suites as they are written. Unknown keys and
+wrong types are errors naming the file and the JSON path (``…/pos_01.json:
+Object contains unknown field `colour` - at `$.expected```). Enum values are
+read case-insensitively with ``-`` or a space for ``_``, and the words other
+harnesses use are mapped to the canonical ones (``flat``, ``unchanged`` →
+``none``; ``down`` → ``decrease``; ``multi_step`` → ``savings_possible``…);
+any other value is an error listing the allowed values. An ``expected`` block
+that contradicts itself is rejected: HTS codes that are not 6–10 digits (dots
+allowed), a refusal expected without a category, a reversed
+``duty_delta_range``. ``load_suite`` reports every bad file at once.
 """
 
 from __future__ import annotations
 
+import re
+import typing
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
-from .._exceptions import InputError
-from ..records import load_json_file
+from .._exceptions import InputError, RecordDecodeError
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
 CaseType = Literal["positive", "negative", "adversarial", "no_savings", "savings_possible"]
 Difficulty = Literal["easy", "medium", "hard", "expert"]
 RefusalCategory = Literal["insufficient_info", "ambiguous", "out_of_scope", "missing_evidence"]
+DeltaDirection = Literal["decrease", "none", "increase"]
 
 
 class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -47,7 +57,7 @@ class CaseExpected(_Strict):
     no_savings_expected: bool = False
     duty_delta_range: tuple[float, float] | None = None
     expected_duty_total_rate_pct: float | None = None
-    expected_duty_delta_direction: Literal["decrease", "none", "increase"] | None = None
+    expected_duty_delta_direction: DeltaDirection | None = None
     lever_found_expected: bool | None = None
     lever_count_min: int | None = None
     lever_compliance_ok: bool | None = None
@@ -71,27 +81,129 @@ class Case(_Strict):
     notes: CaseNotes = msgspec.field(default_factory=CaseNotes)
 
 
+class _Enum(msgspec.Struct, frozen=True):
+    """One enum field: its canonical values, the other words read as them, whether null is allowed."""
+
+    allowed: tuple[str, ...]
+    aliases: dict[str, str | None]
+    optional: bool
+
+
+_ENUMS: dict[tuple[str, ...], _Enum] = {
+    ("case_type",): _Enum(typing.get_args(CaseType), {"multi_step": "savings_possible", "savings": "savings_possible"},
+                          optional=False),
+    ("difficulty",): _Enum(typing.get_args(Difficulty),
+                           {"moderate": "medium", "intermediate": "medium", "difficult": "hard"}, optional=False),
+    ("expected", "expected_refusal_category"): _Enum(
+        typing.get_args(RefusalCategory),
+        {"insufficient_information": "insufficient_info", "ambiguity": "ambiguous", "out_of_domain": "out_of_scope",
+         "none": None, "null": None, "": None}, optional=True),
+    ("expected", "expected_duty_delta_direction"): _Enum(
+        typing.get_args(DeltaDirection),
+        {"flat": "none", "unchanged": "none", "no_change": "none", "same": "none", "zero": "none", "neutral": "none",
+         "down": "decrease", "decreased": "decrease", "lower": "decrease", "reduce": "decrease",
+         "reduction": "decrease", "up": "increase", "increased": "increase", "higher": "increase"}, optional=True),
+}
+
+_HTS_SHAPE = re.compile(r"\d+(?:\.\d+)*")
+_CODE_FIELDS = ("preferred_hts", "allowed_hts", "must_not_hts")
+
+
+def _normalise_enums(data: Any) -> list[str]:
+    """Map enum values to their canonical spelling in place; return a problem for each value that has none."""
+    problems = []
+    for path, enum in _ENUMS.items():
+        node = data
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or path[-1] not in node:
+            continue
+        value = node[path[-1]]
+        if value is None and enum.optional:
+            continue
+        key = value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else None
+        if key in enum.allowed:
+            node[path[-1]] = key
+        elif key in enum.aliases and (enum.aliases[key] is not None or enum.optional):
+            node[path[-1]] = enum.aliases[key]
+        else:
+            shown = repr(value) if isinstance(value, str) else msgspec.json.encode(value).decode()
+            problems.append(f"Invalid enum value {shown} - at `$.{'.'.join(path)}` "
+                            f"(allowed: {', '.join(enum.allowed)}{', or null' if enum.optional else ''})")
+    return problems
+
+
+def _inconsistencies(expected: CaseExpected) -> list[str]:
+    """Expectations that contradict themselves or cannot be scored as written."""
+    problems = []
+    for field in _CODE_FIELDS:
+        for i, code in enumerate(getattr(expected, field)):
+            count = sum(ch.isdigit() for ch in code)
+            if not _HTS_SHAPE.fullmatch(code) or not 6 <= count <= 10:
+                problems.append(f"{code!r} is not an HTS code (6 to 10 digits, dots allowed) - at "
+                                f"`$.expected.{field}[{i}]`")
+    if not expected.expected_accept and expected.expected_refusal_category is None:
+        problems.append("a refusal is expected (expected_accept is false) but no refusal category is given (one of: "
+                        f"{', '.join(typing.get_args(RefusalCategory))}) - at `$.expected.expected_refusal_category`")
+    if expected.duty_delta_range is not None and expected.duty_delta_range[0] > expected.duty_delta_range[1]:
+        low, high = expected.duty_delta_range
+        problems.append(f"duty_delta_range [{low:g}, {high:g}] is reversed (low bound first) - at "
+                        "`$.expected.duty_delta_range`")
+    return problems
+
+
+def _read_case(path: Path) -> tuple[Case | None, list[str]]:
+    """The case in ``path`` and every problem found in it (each a message ending in its JSON path)."""
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except OSError as exc:
+        return None, [f"cannot read ({exc.strerror})"]
+    except msgspec.DecodeError as exc:
+        return None, [f"not valid JSON ({exc})"]
+    problems = _normalise_enums(data)
+    if problems:
+        return None, problems
+    try:
+        case = msgspec.convert(data, Case)
+    except msgspec.ValidationError as exc:
+        return None, [str(exc)]
+    problems = _inconsistencies(case.expected)
+    return (None if problems else case), problems
+
+
 def load_case(path: str | Path) -> Case:
-    """Load one case; unknown keys and wrong types are errors naming the file and JSON path."""
-    return load_json_file(path, Case)
+    """Load one case; every problem found is named with the file and its JSON path."""
+    path = Path(path)
+    case, problems = _read_case(path)
+    if case is None:
+        raise RecordDecodeError("\n".join(f"{path}: {p}" for p in problems))
+    return case
 
 
 def list_cases(cases_dir: str | Path) -> list[Path]:
+    """Case files under ``cases_dir``: ``<case_type>/<id>.json`` or directly in it, hidden files skipped."""
     cases_dir = Path(cases_dir)
     if not cases_dir.is_dir():
         raise InputError(f"{cases_dir}: cases directory not found")
-    return sorted(cases_dir.glob("*/*.json"))
+    return sorted(p for p in cases_dir.rglob("*.json")
+                  if not any(part.startswith(".") for part in p.relative_to(cases_dir).parts))
 
 
 def load_suite(cases_dir: str | Path) -> list[Case]:
-    """Every case under ``cases_dir``; ids must be unique."""
-    cases, seen = [], {}
-    for path in list_cases(cases_dir):
-        case = load_case(path)
-        if case.id in seen:
-            raise InputError(f"{path}: $.id {case.id!r} is also used by {seen[case.id]}")
+    """Every case under ``cases_dir``, ids unique; all bad files are reported together, not just the first."""
+    paths = list_cases(cases_dir)
+    cases, seen, problems, bad = [], {}, [], set()
+    for path in paths:
+        case, found = _read_case(path)
+        if case is not None and case.id in seen:
+            found = [f"id {case.id!r} is also used by {seen[case.id]} - at `$.id`"]
+        if found:
+            problems += [f"{path}: {p}" for p in found]
+            bad.add(path)
+            continue
         seen[case.id] = path
         cases.append(case)
+    if problems:
+        raise InputError(f"{cases_dir}: {len(bad)} of {len(paths)} case file(s) are invalid:\n"
+                         + "\n".join(f"  {p}" for p in problems))
     return cases
-
-

@@ -1,34 +1,80 @@
-"""Deterministic gates over a dossier: each returns pass/fail with reasons the proposer can act on.
+"""Deterministic gates over a dossier: each checks what the pack and the request let it verify.
 
 Critical gates (a failure blocks acceptance): ``schema``, ``code_validity``,
 ``citations``, ``missing_evidence``, ``duty``, ``savings``. The
 ``gri_sequence`` gate rejects while iterations remain; on the last iteration a
 violation is recorded (and scored −0.1) instead of blocking.
+
+Each result has a status: ``pass``, ``fail``, ``n/a`` (nothing to check, e.g.
+the duty of a refusal) or ``unverified`` — the pack has no duty line for the
+code, so the stated duty can be neither confirmed nor refuted. An unverified
+duty never blocks, costs nothing and is not sent back as critique (what the
+pack lacks must not push a model to another code); a stated duty or saving that
+contradicts a line the pack does have fails, and so do savings that contradict
+the dossier's own baseline. A dossier that states no duty has no duty claim to
+check (n/a). A pack line covers a code when its digits begin the code's.
+
+A code is valid when it is well formed — digits, optionally grouped by dots or
+spaces, 6 (HS subheading), 8 (US rate line) or 10 (US statistical suffix)
+digits in all — and its first 6 digits are an HS 2022 subheading (chapters
+01–97; national chapters 98 and 99 are not HS).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 import msgspec
 
 from ._dossier import Dossier, references_missing_document
 from ._pack import EvidenceItem, Pack, digits
 
-__all__ = ["CRITICAL_GATES", "GateResult", "run_gates"]
+__all__ = ["CODE_LENGTHS", "CRITICAL_GATES", "GateResult", "GateStatus", "run_gates"]
 
 CRITICAL_GATES = ("schema", "code_validity", "citations", "missing_evidence", "duty", "savings")
+CODE_LENGTHS = (6, 8, 10)
+LAST_HS_CHAPTER = "97"  # the nomenclature also lists 9999.99, "commodities not specified according to kind"
 GRI_ORDER = {"GRI1": 1, "GRI2A": 2, "GRI2B": 2, "GRI2": 2, "GRI3A": 3, "GRI3B": 3.1, "GRI3C": 3.2, "GRI3": 3,
              "GRI4": 4, "GRI5A": 5, "GRI5B": 5, "GRI5": 5, "GRI6": 6}
 RATE_TOLERANCE = 0.01
+_WELL_FORMED = re.compile(r"\d+(?:[. ]\d+)*")
+
+GateStatus = Literal["pass", "fail", "unverified", "n/a"]
 
 
 class GateResult(msgspec.Struct, kw_only=True):
+    """One gate's verdict on one proposal: ``passed`` is false only when it fails (``status == "fail"``);
+    ``reasons`` say why it failed, ``notes`` what it could not verify."""
+
     gate: str
     passed: bool
     critical: bool
     reasons: list[str] = []
+    status: GateStatus = "pass"
+    notes: list[str] = []
+
+    def __post_init__(self) -> None:
+        if not self.passed:  # records written before statuses existed carry only ``passed``
+            self.status = "fail"
+
+
+class _Verdict(msgspec.Struct):
+    """What one gate found: its status, the reasons it failed, and what it could not verify."""
+
+    status: GateStatus
+    reasons: list[str] = []
+    notes: list[str] = []
+
+
+def _verdict(reasons: list[str], *, applies: bool = True, notes: Sequence[str] = ()) -> _Verdict:
+    """Fail on any reason; else unverified when something could not be checked; n/a when nothing applied."""
+    if reasons:
+        return _Verdict("fail", reasons, list(notes))
+    if notes:
+        return _Verdict("unverified", [], list(notes))
+    return _Verdict("pass" if applies else "n/a")
 
 
 def _norm(text: str) -> str:
@@ -40,17 +86,25 @@ def _gri_key(rule: str) -> str:
 
 
 def _code_problems(pack: Pack, code: str | None, label: str) -> list[str]:
+    """Why a code is not a valid classification: missing, malformed, or not an HS 2022 subheading."""
     if not code:
         return [f"{label} is missing"]
     d = digits(code)
-    if not 6 <= len(d) <= 10:
-        return [f"{label} {code!r} must have 6 to 10 digits"]
-    if pack.hs_description(d[:6]) is None:
+    if not _WELL_FORMED.fullmatch(code.strip()) or len(d) not in CODE_LENGTHS:
+        return [f"{label} {code!r} is not a well-formed code: write 6, 8 or 10 digits, optionally grouped by dots "
+                "(6404.11, 6404.11.90, 6404.11.9020)"]
+    if d[:2] > LAST_HS_CHAPTER or pack.hs_description(d[:6]) is None:
         return [f"{label} {code!r}: subheading {d[:4]}.{d[4:6]} does not exist in HS 2022"]
     return []
 
 
-def _citations(dossier: Dossier, bundle: dict[str, EvidenceItem]) -> list[str]:
+def _code_validity(pack: Pack, dossier: Dossier) -> _Verdict:
+    if dossier.decision == "accept":
+        return _verdict(_code_problems(pack, dossier.hts_code, "hts_code"))
+    return _verdict([] if dossier.refusal_category else ["a refusal must name its refusal_category"])
+
+
+def _citations(dossier: Dossier, bundle: dict[str, EvidenceItem]) -> _Verdict:
     reasons = []
     citations = dossier.citations()
     if dossier.decision == "accept" and not citations:
@@ -62,65 +116,88 @@ def _citations(dossier: Dossier, bundle: dict[str, EvidenceItem]) -> list[str]:
         elif _norm(citation.quote) not in _norm(item.text):
             reasons.append(f"citation of {citation.evidence_id!r}: the quote {citation.quote[:80]!r} does not appear "
                            "verbatim in that evidence")
-    return reasons
+    return _verdict(reasons, applies=dossier.decision == "accept" or bool(citations))
 
 
-def _gri_sequence(dossier: Dossier) -> list[str]:
+def _missing_evidence(dossier: Dossier, request: str, evidence: list[str]) -> _Verdict:
+    """Only a request that relies on an unsupplied document is checked: it must not be accepted."""
+    missing = references_missing_document(request, evidence)
+    if missing is None:
+        return _verdict([], applies=False)
+    return _verdict([f"the request relies on '{missing}', which was not supplied; refuse with missing_evidence or "
+                     "ask for it"] if dossier.decision == "accept" else [])
+
+
+def _gri_sequence(dossier: Dossier) -> _Verdict:
     if dossier.decision != "accept":
-        return []
+        return _verdict([], applies=False)
     keys = [_gri_key(step.rule) for step in dossier.gri_steps]
     unknown = [k for k in keys if k not in GRI_ORDER]
     if unknown:
-        return [f"unknown GRI rule(s) {', '.join(unknown)}; use GRI1, GRI2a, GRI2b, GRI3a, GRI3b, GRI3c, GRI4, "
-                "GRI5a, GRI5b, GRI6"]
+        return _verdict([f"unknown GRI rule(s) {', '.join(unknown)}; use GRI1, GRI2a, GRI2b, GRI3a, GRI3b, GRI3c, "
+                         "GRI4, GRI5a, GRI5b, GRI6"])
     if not keys or keys[0] != "GRI1":
-        return ["the GRI steps must start with GRI 1 (headings and section/chapter notes)"]
+        return _verdict(["the GRI steps must start with GRI 1 (headings and section/chapter notes)"])
     order = [GRI_ORDER[k] for k in keys]
     for before, after, rule in zip(order, order[1:], keys[1:]):
         if after < before:
-            return [f"GRI steps out of order: {rule} comes after a later rule; apply the GRIs in sequence"]
-    return []
+            return _verdict([f"GRI steps out of order: {rule} comes after a later rule; apply the GRIs in sequence"])
+    return _verdict([])
 
 
-def _duty(pack: Pack, dossier: Dossier) -> list[str]:
-    if dossier.decision != "accept" or not dossier.hts_code:
-        return []
-    found = pack.rate(dossier.hts_code)
+def _duty(pack: Pack, dossier: Dossier) -> _Verdict:
+    """The stated baseline duty against the pack's line for the code: n/a for a refusal, an invalid code or no
+    stated duty; unverified where the pack has no line for the code."""
+    code, stated = dossier.hts_code, dossier.baseline_duty_pct
+    if dossier.decision != "accept" or not code or _code_problems(pack, code, "hts_code"):
+        return _verdict([], applies=False)
+    found = pack.rate(code)
     if found is None:
-        return [f"no duty rate for {dossier.hts_code} in the rate table; classify to a line that has one"]
+        said = "no baseline duty stated" if stated is None else f"the stated {stated:g}% is unverified"
+        return _verdict([], notes=[f"the pack has no duty line for {code}; {said}"])
     line, rate = found
-    if dossier.baseline_duty_pct is None:
-        return [f"baseline_duty_pct is missing; the rate table gives {rate:g}% for {line}"]
-    if abs(dossier.baseline_duty_pct - rate) > RATE_TOLERANCE:
-        return [f"baseline duty {dossier.baseline_duty_pct:g}% does not match the rate table's {rate:g}% for {line}"]
-    return []
+    if stated is None:
+        return _verdict([], applies=False)
+    if abs(stated - rate) > RATE_TOLERANCE:
+        return _verdict([f"baseline duty {stated:g}% does not match the rate table's {rate:g}% for {line}"])
+    return _verdict([])
 
 
-def _savings(pack: Pack, dossier: Dossier) -> list[str]:
-    if dossier.decision != "accept":
-        return []
-    reasons = []
+def _lever_problems(pack: Pack, dossier: Dossier) -> tuple[list[str], list[str]]:
+    """(reasons, notes) for the levers: a lever's duty is checked where the pack has a line for its code."""
+    reasons: list[str] = []
+    notes: list[str] = []
     base = dossier.baseline_duty_pct
     for lever in dossier.levers:
-        reasons += _code_problems(pack, lever.new_hts, f"lever {lever.id} new_hts")
-        found = pack.rate(lever.new_hts)
-        if found is None:
-            reasons.append(f"lever {lever.id}: no duty rate for {lever.new_hts} in the rate table")
-        elif abs(found[1] - lever.new_duty_pct) > RATE_TOLERANCE:
+        invalid = _code_problems(pack, lever.new_hts, f"lever {lever.id} new_hts")
+        reasons += invalid
+        found = None if invalid else pack.rate(lever.new_hts)
+        if found is None and not invalid:
+            notes.append(f"lever {lever.id}: the pack has no duty line for {lever.new_hts}; the stated "
+                         f"{lever.new_duty_pct:g}% is unverified")
+        elif found is not None and abs(found[1] - lever.new_duty_pct) > RATE_TOLERANCE:
             reasons.append(f"lever {lever.id}: new duty {lever.new_duty_pct:g}% does not match the table's "
                            f"{found[1]:g}% for {found[0]}")
         if base is not None and lever.new_duty_pct >= base:
             reasons.append(f"lever {lever.id} saves nothing ({lever.new_duty_pct:g}% ≥ baseline {base:g}%)")
         if not lever.steps:
             reasons.append(f"lever {lever.id} lists no steps")
-    optimized = dossier.optimized_duty_pct
+    return reasons, notes
+
+
+def _savings(pack: Pack, dossier: Dossier) -> _Verdict:
+    """Levers and the optimized duty: consistent with each other, the baseline and the pack's lines."""
+    optimized, base = dossier.optimized_duty_pct, dossier.baseline_duty_pct
+    if dossier.decision != "accept" or not (dossier.levers or optimized is not None):
+        return _verdict([], applies=False)
+    reasons, notes = _lever_problems(pack, dossier)
     if optimized is not None and base is not None:
         if optimized > base + RATE_TOLERANCE:
             reasons.append(f"optimized duty {optimized:g}% is above the baseline {base:g}%")
         elif optimized < base - RATE_TOLERANCE and not any(
                 abs(lv.new_duty_pct - optimized) <= RATE_TOLERANCE for lv in dossier.levers):
             reasons.append(f"unsupported savings claim: optimized duty {optimized:g}% is not the result of any lever")
-    return reasons
+    return _verdict(reasons, notes=notes)
 
 
 def run_gates(
@@ -130,20 +207,14 @@ def run_gates(
     """All gates over one proposal (a proposal that failed the schema gets only that result)."""
     if dossier is None:
         return [GateResult(gate="schema", passed=False, critical=True, reasons=list(schema_problems))]
-    by_id = {item.id: item for item in bundle}
-    checks: list[tuple[str, list[str]]] = [("schema", [])]
-    if dossier.decision == "accept":
-        codes = _code_problems(pack, dossier.hts_code, "hts_code")
-    else:
-        codes = [] if dossier.refusal_category else ["a refusal must name its refusal_category"]
-    checks.append(("code_validity", codes))
-    checks.append(("citations", _citations(dossier, by_id)))
-    missing = references_missing_document(request, evidence)
-    checks.append(("missing_evidence", [f"the request relies on '{missing}', which was not supplied; refuse with "
-                                        "missing_evidence or ask for it"] if missing and dossier.decision == "accept"
-                   else []))
-    checks.append(("duty", _duty(pack, dossier) if not codes else []))
-    checks.append(("savings", _savings(pack, dossier)))
-    checks.append(("gri_sequence", _gri_sequence(dossier)))
-    return [GateResult(gate=name, passed=not reasons, critical=name in CRITICAL_GATES, reasons=reasons)
-            for name, reasons in checks]
+    verdicts = {
+        "schema": _verdict([]),
+        "code_validity": _code_validity(pack, dossier),
+        "citations": _citations(dossier, {item.id: item for item in bundle}),
+        "missing_evidence": _missing_evidence(dossier, request, evidence),
+        "duty": _duty(pack, dossier),
+        "savings": _savings(pack, dossier),
+        "gri_sequence": _gri_sequence(dossier),
+    }
+    return [GateResult(gate=name, passed=v.status != "fail", critical=name in CRITICAL_GATES, reasons=v.reasons,
+                       status=v.status, notes=v.notes) for name, v in verdicts.items()]

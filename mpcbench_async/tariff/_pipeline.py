@@ -5,7 +5,10 @@ request with a dossier; the deterministic gates check it; rejection reasons go
 back as critique and the proposer revises. The result records every iteration
 with its gate results, the final dossier, its citations and levers, and the
 status: ``accepted``, or ``refused`` with the proposer's category — or
-``verification_failed`` when no proposal passed within ``max_iters``.
+``verification_failed`` when no proposal passed within ``max_iters``. An
+accepted result also records its ``duty_status``: ``verified`` (the stated
+duty matches the pack's line for the code), ``unverified`` (the pack has no line
+for the code: no penalty, no critique) or ``not_stated``.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ from ._dossier import Citation, Dossier, Lever, build_bundle
 from ._gates import GateResult, run_gates
 from ._pack import Pack
 
-__all__ = ["FixtureProposer", "Iteration", "LLMProposer", "Proposer", "RecordingProposer", "VerificationResult",
-           "verify"]
+__all__ = ["DutyStatus", "FixtureProposer", "Iteration", "LLMProposer", "Proposer", "RecordingProposer",
+           "VerificationResult", "verify"]
+
+DutyStatus = Literal["verified", "unverified", "not_stated"]
+_DUTY_STATUS: dict[str, DutyStatus] = {"pass": "verified", "unverified": "unverified", "n/a": "not_stated"}
 
 
 class Proposer(Protocol):
@@ -113,6 +119,7 @@ class VerificationResult(msgspec.Struct, kw_only=True):
     levers: list[Lever] = []
     critical_gates_passed: bool = False
     gri_violation: bool = False
+    duty_status: DutyStatus | None = None
 
 
 def _parse(reply: str) -> tuple[Dossier | None, list[str]]:
@@ -124,6 +131,11 @@ def _parse(reply: str) -> tuple[Dossier | None, list[str]]:
         return msgspec.convert(raw, Dossier), []
     except msgspec.ValidationError as exc:
         return None, [f"the dossier does not match the schema: {exc}"]
+
+
+def _duty_status(gates: list[GateResult]) -> DutyStatus | None:
+    """What the duty gate could say about the accepted dossier's stated duty."""
+    return next((_DUTY_STATUS.get(g.status) for g in gates if g.gate == "duty"), None)
 
 
 async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConfig) -> VerificationResult:
@@ -154,7 +166,8 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
                 refusal_category=None if accepted else dossier.refusal_category, iterations=iterations,
                 final_dossier=dossier, citations=dossier.citations(), levers=dossier.levers,
                 critical_gates_passed=True,
-                gri_violation=any(g.gate == "gri_sequence" and not g.passed for g in gates))
+                gri_violation=any(g.gate == "gri_sequence" and not g.passed for g in gates),
+                duty_status=_duty_status(gates) if accepted else None)
         messages = [*messages, Message(role="assistant", content=reply),
                     Message(role="user", content=prompts.render("tariff_critique", "user",
                                                                 reasons="\n".join(f"- {r}" for r in reasons)))]

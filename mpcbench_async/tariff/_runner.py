@@ -4,6 +4,12 @@ Each case is a unit keyed by (case content, mode, model and settings, proposer
 prompts); ``ok`` records are skipped on the next run, infrastructure errors
 are retried. Fixture mode needs no network; live and record modes call a
 configured model through the ``LLMClient`` (and its per-model limits).
+
+SIGINT/SIGTERM stop the run: no new case starts, cases in flight finish (30 s
+grace; a second signal abandons them), every finished case is on disk, and
+``on_interrupt`` tells the caller the run is partial. What would block the
+event loop for long — reading the results file, building the pack's indexes
+and nomenclature — runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
+import anyio
 import msgspec
 
 from .._exceptions import BenchError, LLMError
@@ -65,8 +72,12 @@ async def run_cases(
     concurrency: int = 8,
     retry_errors: bool = False,
     on_record: Callable[[TariffCaseRecord], None] | None = None,
+    on_interrupt: Callable[[], None] | None = None,
 ) -> list[TariffCaseRecord]:
-    """Run ``cases`` (skipping finished ones); return every case's latest record, in case order."""
+    """Run ``cases`` (skipping finished ones); return every case's latest record, in case order.
+
+    ``on_interrupt`` is called when a signal stopped the run: cases without a record were not run.
+    """
     proposer: Proposer
     fingerprint = "fixture"
     if mode == "fixture":
@@ -79,7 +90,8 @@ async def run_cases(
         proposer = RecordingProposer(live, fixtures_dir) if mode == "record" else live
     digest = prompts.digest("tariff_proposer", "tariff_critique")
     keyed = {case_key(c, mode, model, fingerprint, digest): c for c in cases}
-    done = ResumeIndex.from_file(results_path, retry_errors=retry_errors)
+    done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors))
+    await anyio.to_thread.run_sync(pack.warm)
 
     async def one(item: tuple[str, Case]) -> TariffCaseRecord:
         key, case = item
@@ -105,6 +117,13 @@ async def run_cases(
                 writer.write(record)
                 if on_record is not None:
                     on_record(record)
+    if pool.interrupted and on_interrupt is not None:
+        on_interrupt()
+    return await anyio.to_thread.run_sync(_latest_records, results_path, keyed, cases)
+
+
+def _latest_records(results_path: str | Path, keyed: dict[str, Case], cases: Sequence[Case]) -> list[TariffCaseRecord]:
+    """Each case's first ``ok`` record in the results file, else its last record; in case order."""
     latest: dict[str, TariffCaseRecord] = {}
     for record in iter_jsonl(results_path, type_=TariffCaseRecord):
         if record.key in keyed and (record.key not in latest or latest[record.key].status != "ok"):

@@ -10,7 +10,9 @@ costs 0.1 and fails the case; clamp to [0, 1]. Refusal cases: right category
 (score 0) when the dossier offers levers or what-if options. Pass thresholds:
 negative (and refusal-expected adversarial) ≥ 0.9, all others ≥ 0.8. Codes
 compare by digits, dots ignored; a code matches an expected code when its
-digits start with the expected code's digits.
+digits start with the expected code's digits. The result's duty status
+(verified, unverified where the pack has no line for the code, not stated) is
+carried on the score for the report; it never changes the score.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import msgspec
 
 from ._cases import Case
 from ._pack import digits
-from ._pipeline import VerificationResult
+from ._pipeline import DutyStatus, VerificationResult
 
 __all__ = ["CaseScore", "PREFIX_LENGTHS", "score_case"]
 
@@ -42,6 +44,7 @@ class CaseScore(msgspec.Struct, kw_only=True):
     prefix_correct: dict[str, bool] = {}
     digits_correct: int | None = None
     iterations: int = 0
+    duty_status: DutyStatus | None = None
 
 
 def _matches(predicted: str, expected: list[str]) -> bool:
@@ -104,7 +107,7 @@ def score_case(case: Case, result: VerificationResult) -> CaseScore:
     predicted = dossier.hts_code if dossier and result.status == "accepted" else None
     base = dict(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, threshold=threshold,
                 status=result.status, refusal_category=result.refusal_category, predicted_hts=predicted,
-                iterations=len(result.iterations))
+                iterations=len(result.iterations), duty_status=result.duty_status)
     prefix, digits_correct = {}, None
     if e.expected_accept and e.preferred_hts:  # a refusal of an acceptance case misses at every length
         p, want = digits(predicted or ""), digits(e.preferred_hts[0])
