@@ -44,10 +44,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--retry-errors", action="store_true", help="also rerun units that ended in a task-level error")
     sweep.add_argument("--max-turns", type=int, default=12, help="agent turns per run (default: 12)")
     sweep.add_argument("--suite", default="mpcbench",
-                       help="benchmark suites, comma-separated: mpcbench, tariff (default: mpcbench); tariff runs every "
-                       "case live with each model of tariff_models, through the same client and limits")
+                       help="benchmark suites, comma-separated: mpcbench, tariff, hscodecomp (default: mpcbench); "
+                       "tariff and hscodecomp run every case live with each model of tariff_models, through the same "
+                       "client and limits")
     sweep.add_argument("--tariff-path", type=Path, default=Path("storage/benchmarks/tariff"),
                        help="tariff suite directory with cases/ (default: storage/benchmarks/tariff)")
+    sweep.add_argument("--hscodecomp-path", type=Path, default=Path("storage/benchmarks/hscodecomp"),
+                       help="HSCodeComp suite directory with cases/ (default: storage/benchmarks/hscodecomp)")
     sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
                        help="tariff pack directory (default: storage/packs/tariff)")
     sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
@@ -86,11 +89,15 @@ def write_summary(out: Path) -> str:
     return render_table(summary)
 
 
+TARIFF_SUITES = ("tariff", "hscodecomp")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     suites = {x.strip() for x in args.suite.split(",") if x.strip()}
-    if not suites or suites - {"mpcbench", "tariff"}:
-        raise InputError(f"--suite: unknown suite(s) {', '.join(sorted(suites - {'mpcbench', 'tariff'})) or '(none)'}; "
-                         "available: mpcbench, tariff")
+    known = {"mpcbench", *TARIFF_SUITES}
+    if not suites or suites - known:
+        raise InputError(f"--suite: unknown suite(s) {', '.join(sorted(suites - known)) or '(none)'}; "
+                         f"available: {', '.join(sorted(known))}")
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1")
     config = load_model_config(args.config)
@@ -101,7 +108,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
                           judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns,
                           scenario_id=args.scenario_id)
-    tariff = _tariff_setup(args, config) if "tariff" in suites else None
+    tariff = {suite: _tariff_setup(args, config, suite) for suite in TARIFF_SUITES if suite in suites}
+    tariff_models = sorted({m for _, _, models in tariff.values() for m in models})
     args.out.mkdir(parents=True, exist_ok=True)
     agents = plan.agent_models if plan else []
     judges = plan.judge_models if plan else []
@@ -113,8 +121,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
         trials=args.trials,
         units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
-               "tariff_case": len(tariff[0]) * len(tariff[2]) if tariff else 0},
-        caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *(tariff[2] if tariff else [])}},
+               "tariff_case": sum(len(cases) * len(models) for cases, _, models in tariff.values())},
+        caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
     )
     manifest_path = args.out / "manifest.json"
     atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
@@ -122,27 +130,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                     retry_errors=args.retry_errors, handle_signals=True)
     tariff_reports: list[str] = []
 
-    async def run_tariff(model: str) -> None:
-        assert tariff is not None and runner.client is not None
-        cases, pack, _ = tariff
+    async def run_tariff(suite: str, model: str) -> None:
+        assert runner.client is not None
+        cases, pack, _ = tariff[suite]
+        base = f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
         records = await run_cases(cases, pack=pack, prompts=prompts, mode="live", model=model, client=runner.client,
-                                  results_path=args.out / f"tariff_{safe_name(model)}.jsonl",
-                                  fixtures_dir=args.tariff_path / "fixtures", concurrency=args.concurrency,
+                                  results_path=args.out / f"{base}.jsonl",
+                                  fixtures_dir=_suite_path(args, suite) / "fixtures", concurrency=args.concurrency,
                                   retry_errors=args.retry_errors)
-        report = build_report(records, suite="tariff", mode="live", model=model,
-                              created_at=datetime.now(timezone.utc).isoformat())
-        base = args.out / f"tariff_{safe_name(model)}"
-        atomic_write_bytes(base.with_suffix(".json"), msgspec.json.format(msgspec.json.encode(report)) + b"\n",
+        report = build_report(records, suite=suite, mode="live", model=model,
+                              created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
+        atomic_write_bytes(args.out / f"{base}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
                            fsync=False)
-        atomic_write_bytes(base.with_suffix(".md"), render_report(report).encode(), fsync=False)
+        atomic_write_bytes(args.out / f"{base}.md", render_report(report).encode(), fsync=False)
         t = report.totals
-        tariff_reports.append(f"tariff  {model:24} {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
+        tariff_reports.append(f"{suite}  {model:24} {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
                               f"average score {t.average_score:.3f}, {report.errors} error(s)")
 
     async def main() -> None:
         async with runner:
             assert runner.client is not None
-            runner.client.check_models(tariff[2] if tariff else [])
+            runner.client.check_models(tariff_models)
             progress = ProgressLine(runner.stats, quiet=args.quiet, retries=lambda: runner.client.retries,
                                     in_flight=lambda: sum(p.in_flight for p in runner._pools))
             async with anyio.create_task_group() as tg:
@@ -150,8 +158,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 async with anyio.create_task_group() as work:
                     if plan is not None:
                         work.start_soon(runner.run, plan)
-                    for model in tariff[2] if tariff else []:
-                        work.start_soon(run_tariff, model)
+                    for suite, (_, _, models) in tariff.items():
+                        for model in models:
+                            work.start_soon(run_tariff, suite, model)
                 tg.cancel_scope.cancel()
             progress.emit(final=True)
 
@@ -169,11 +178,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if runner.stats.errors else 0
 
 
-def _tariff_setup(args: argparse.Namespace, config):
-    """Cases, pack and models of the tariff part of a sweep, all validated before any call."""
-    cases = load_suite(args.tariff_path / "cases")
+def _suite_path(args: argparse.Namespace, suite: str) -> Path:
+    return args.hscodecomp_path if suite == "hscodecomp" else args.tariff_path
+
+
+def _tariff_setup(args: argparse.Namespace, config, suite: str):
+    """Cases, pack and models of one tariff-pipeline suite of a sweep, all validated before any call."""
+    cases_dir = _suite_path(args, suite) / "cases"
+    cases = load_suite(cases_dir)
     if not cases:
-        raise InputError(f"{args.tariff_path / 'cases'}: no tariff cases")
+        raise InputError(f"{cases_dir}: no {suite} cases")
     pack = load_pack(args.pack)
     models = _models(args.models) if args.models and "mpcbench" not in args.suite else None
     return cases, pack, models or config.tariff_models or ["sim/tariff"]

@@ -1,16 +1,17 @@
-"""``mpcbench-async tariff run`` and ``tariff compare``: the tariff pack verification benchmark."""
+"""``mpcbench-async tariff run``, ``tariff compare`` and ``tariff import``: the tariff pack verification benchmark."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import anyio
 import msgspec
 
-from .._exceptions import InputError
+from .._exceptions import InputError, Interrupted
 from .._prompts import load_prompts
 from ..llm import LLMClient, load_model_config
 from ..mpcbench import safe_name
@@ -22,9 +23,11 @@ from ..tariff import (
     load_pack,
     load_report,
     load_suite,
+    read_hscodecomp,
     render_diff,
     render_report,
     run_cases,
+    write_hscodecomp,
 )
 
 
@@ -43,6 +46,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "regressed cases (|Δ| ≥ 0.05), new failures, added/removed cases, average change.")
     add_compare_arguments(compare)
     compare.set_defaults(handler=cmd_compare)
+    imports = sub.add_parser("import", help="convert a published dataset into a suite",
+                             description="Convert a dataset file into tariff cases under DIR/cases/ (the whole "
+                             "directory is swapped in at once; case ids are stable) and copy the LICENSE and NOTICE "
+                             "found beside FILE into DIR. hscodecomp: the HSCodeComp test_data.jsonl.")
+    imports.add_argument("format", choices=("hscodecomp",), help="dataset format")
+    imports.add_argument("file", type=Path, metavar="FILE", help="the dataset file")
+    imports.add_argument("--out", type=Path, default=None,
+                         help="suite directory (default: storage/benchmarks/<format>)")
+    imports.set_defaults(handler=cmd_import)
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -95,29 +107,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         score = f"{record.score.score:.2f}" if record.score else record.error_class
         print(f"[{done[0]:>3}/{len(cases)}] {record.case_id}: {score}", file=sys.stderr, flush=True)
 
+    interrupted: list[bool] = []
+    run = partial(run_cases, cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
+                  fixtures_dir=suite_dir / "fixtures", concurrency=args.concurrency, retry_errors=args.retry_errors,
+                  on_record=progress, on_interrupt=lambda: interrupted.append(True))
+
     async def main() -> list[TariffCaseRecord]:
         if client is None:
-            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
-                                   fixtures_dir=suite_dir / "fixtures", concurrency=args.concurrency,
-                                   retry_errors=args.retry_errors, on_record=progress)
+            return await run()
         async with client:
-            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
-                                   fixtures_dir=suite_dir / "fixtures", client=client, model=model,
-                                   concurrency=args.concurrency, retry_errors=args.retry_errors, on_record=progress)
+            return await run(client=client, model=model)
 
     records = anyio.run(main)
     stamp = _timestamp()
     report = build_report(records, suite=args.suite, mode=args.mode, model=model,
-                          created_at=datetime.now(timezone.utc).isoformat())
+                          created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
     base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"
     atomic_write_bytes(base.with_suffix(".json"), msgspec.json.format(msgspec.json.encode(report)) + b"\n", fsync=False)
     atomic_write_bytes(base.with_suffix(".md"), render_report(report).encode(), fsync=False)
     t = report.totals
+    partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
     print(f"{args.suite} ({args.mode}, {model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
-          f"average score {t.average_score:.3f}, {report.errors} error(s)")
+          f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
     print(f"report -> {base.with_suffix('.json')} and .md")
+    if interrupted:
+        raise Interrupted(f"tariff run stopped with {report.not_run} of {len(cases)} case(s) not run; finished cases "
+                          f"are saved in {results} — rerun the same command to resume")
     return 1 if report.errors else 0
 
 
@@ -126,7 +143,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     diff = compare_reports(baseline, current)
     out = args.out / f"benchmark_diff_{_timestamp()}.md"
     atomic_write_bytes(out, render_diff(diff, str(args.baseline), str(args.current)).encode(), fsync=False)
-    print(f"improved {len(diff.improved)}, regressed {len(diff.regressed)}, new failures {len(diff.new_failures)}, "
-          f"added {len(diff.added)}, removed {len(diff.removed)}, average change {diff.average_change:+.4f}")
+    print(f"improved {len(diff.improved)}, regressed {len(diff.regressed)}, new failures {len(diff.new_failures)} "
+          f"(errors included), added {len(diff.added)}, removed {len(diff.removed)}, average change "
+          f"{diff.average_change:+.4f} over the {diff.shared} cases in both runs (errors score 0)")
     print(f"diff -> {out}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    out = args.out or Path("storage/benchmarks") / args.format
+    cases = read_hscodecomp(args.file)
+    summary = write_hscodecomp(cases, out, license_dir=args.file.parent)
+    print(f"{summary.cases} cases -> {summary.cases_dir}/")
+    if summary.copied:
+        print(f"copied {' and '.join(summary.copied)} -> {out}/")
+    if summary.missing:
+        print(f"warning: no {' or '.join(summary.missing)} beside {args.file}; the dataset's license requires them "
+              f"to travel with any copy: add them to {out}/", file=sys.stderr)
     return 0
