@@ -87,6 +87,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = load_suite(suite_dir / "cases")
     if not cases:
         raise InputError(f"{suite_dir / 'cases'}: no cases")
+    fixtures = suite_dir / "fixtures"
+    if args.mode == "fixture" and not any(fixtures.glob("*.json")):
+        raise InputError(f"{fixtures}: no recorded fixtures for suite {args.suite!r}; run it live with "
+                         "--mode live --model M (or record fixtures with --mode record --model M)")
     packs = {c.pack_id for c in cases}
     if len(packs) != 1 and args.pack is None:
         raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")

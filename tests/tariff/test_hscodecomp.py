@@ -298,3 +298,12 @@ class TestRuns:
             {orjson.loads(line)["status"] for line in (out / "hscodecomp_sim_tariff.jsonl").read_bytes().splitlines()},
             report.totals.cases, report.published)
         assert "hscodecomp  sim/tariff" in capsys.readouterr().out
+
+    def test_fixture_mode_without_fixtures_is_one_clear_error(self, tmp_path, capsys):
+        """A suite with no recorded fixtures in fixture mode (the default) exits 2 with one line saying to run it live."""
+        suite = small_suite(tmp_path, 2)
+        code = main(["tariff", "run", "--suite", "hscodecomp", "--path", str(suite), "--out", str(tmp_path / "out")])
+        assert (2, f"error: {suite / 'fixtures'}: no recorded fixtures for suite 'hscodecomp'; run it live with "
+                   "--mode live --model M (or record fixtures with --mode record --model M)\n") == (
+            code, capsys.readouterr().err)
+        assert not (tmp_path / "out").exists()
