@@ -87,17 +87,23 @@ Quantities (``find_quantities``)
     quantities as a reader would: same kind, same magnitude, no contradicting directions, and
     labels sharing a significant word (stemmed; bug/issue/ticket/defect and
     closed/resolved/fixed/completed are synonyms) or an acronym (``DAU`` ↔ ``daily active users``).
+    ``json_quantities`` reads the quantities a JSON document states: those its strings quote (a
+    string holding a JSON object or array is read as JSON), and numeric fields — a percentage when
+    the key path names one (``uptime_percent``, ``error_pct``, ``failure_rate``, ``conversion_ratio``;
+    not ``…percentile``), labelled by that path and the name of the object holding it.
 """
 
 from __future__ import annotations
 
 import calendar
 import functools
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 __all__ = [
@@ -105,11 +111,13 @@ __all__ = [
     "Period",
     "Quantity",
     "Slot",
+    "Stated",
     "find_dates",
     "find_periods",
     "find_quantities",
     "find_slots",
     "fold",
+    "json_quantities",
     "label_words",
     "labels_match",
     "same_quantity",
@@ -1137,3 +1145,64 @@ def same_quantity(a: Quantity, b: Quantity) -> bool:
     """The same quantity as a reader would count it: kind, magnitude, no contradicting directions, matching labels."""
     return (a.kind == b.kind and abs(abs(a.value) - abs(b.value)) < 1e-9
             and not (a.direction and b.direction and a.direction != b.direction) and labels_match(a.label, b.label))
+
+
+# -- quantities a JSON document states ---------------------------------------------------------------------
+
+_PERCENT_FIELD = re.compile(r"(?i)percent(?!ile)|pct|_rate\b|ratio")
+_PERCENT_TEXT = re.compile(r"(?i)%|percent|per\s+cent|pct")
+_NAME_FIELDS = ("name", "metric", "label", "title", "kpi")
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """A quantity a JSON document states, the string it was read from ("" for a numeric field), and the
+    objects holding it, outermost first (so a reader can tell which message or file said it, and when)."""
+
+    quantity: Quantity
+    text: str
+    holders: tuple[dict[str, Any], ...]
+
+
+def _as_json(text: str) -> Any:
+    """A string holding a JSON object or array decoded (a file whose content is an export); else ``None``."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or stripped[-1:] not in ("}", "]"):
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _field(value: float, path: str, holders: tuple[dict[str, Any], ...], numbers: bool) -> Iterator[Stated]:
+    """A numeric field: a percentage when its key path names one, else (with ``numbers``) a number."""
+    percent = bool(_PERCENT_FIELD.search(path))
+    if percent or numbers:
+        owner = holders[-1] if holders else {}
+        names = [str(owner[k]) for k in _NAME_FIELDS if isinstance(owner.get(k), str)]
+        label = " ".join([*names, *path.replace("_", " ").split()])
+        yield Stated(Quantity(value=float(value), kind="percent" if percent else "number", label=label, start=0,
+                              end=0, direction=-1 if value < 0 else 0), "", holders)
+
+
+def _walk(value: Any, numbers: bool, path: str, holders: tuple[dict[str, Any], ...]) -> Iterator[Stated]:
+    if isinstance(value, str) and (decoded := _as_json(value)) is not None:
+        value = decoded
+    if isinstance(value, dict):
+        inner = (*holders, value)
+        for key, item in value.items():
+            yield from _walk(item, numbers, f"{path} {key}", inner)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item, numbers, path, holders)
+    elif isinstance(value, str):
+        if numbers or _PERCENT_TEXT.search(value):  # most texts hold no percentage: skip reading them
+            yield from (Stated(q, value, holders) for q in find_quantities(value) if numbers or q.kind == "percent")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield from _field(value, path, holders, numbers)
+
+
+def json_quantities(value: Any, *, numbers: bool = False) -> Iterator[Stated]:
+    """The percentages (with ``numbers``: every quantity) a JSON value states, in its strings and numeric fields."""
+    return _walk(value, numbers, "", ())

@@ -13,6 +13,7 @@ from mpcbench_async._answers import (
     find_periods,
     find_quantities,
     find_slots,
+    json_quantities,
     labels_match,
     same_quantity,
 )
@@ -287,3 +288,22 @@ class TestSameQuantity:
         """``DAU`` names ``daily active users``; synonyms bug/issue and closed/resolved match."""
         assert [True, True] == [labels_match("Beta DAU", "beta_daily_active_users"),
                                 labels_match("17 issues resolved", "bugs_closed")]
+
+
+class TestJsonQuantities:
+    DOC = {"service": "ingest", "uptime_percent": 99.2, "error_rate": 0.4, "p95_percentile_ms": 340,
+           "metrics": [{"name": "false alarms", "change_pct": -18}],
+           "posts": [{"ts": "2026-03-10", "text": "Alert volume 1,930, down 12%"}],
+           "export": "{\"conversion_ratio\": 3.1}"}
+
+    def test_percentage_fields_and_texts(self):
+        """Fields whose key names a percentage (not ``percentile``), a row's name, texts and JSON inside strings."""
+        assert [(99.2, "uptime percent"), (0.4, "error rate"), (-18.0, "false alarms metrics change pct"),
+                (-12.0, "Alert volume 1,930, down"), (3.1, "export conversion ratio")] == [
+            (s.quantity.value, s.quantity.label) for s in json_quantities(self.DOC)]
+
+    def test_with_numbers_every_quantity_and_its_holders(self):
+        """``numbers`` adds plain numbers; each quantity keeps the objects holding it, innermost last."""
+        found = [(s.quantity.value, s.quantity.kind, s.holders[-1].get("ts")) for s in json_quantities(
+            self.DOC, numbers=True) if s.quantity.kind == "number"]
+        assert [(340.0, "number", None), (1930.0, "number", "2026-03-10")] == found

@@ -42,12 +42,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any, Literal
 
 import msgspec
 
-from .._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, fold, same_quantity
+from .._answers import (
+    Period, Quantity, Slot, find_periods, find_quantities, find_slots, fold, json_quantities, same_quantity,
+)
 from ._data import ScenarioData
 from ._task import Task
 from .tools import busy_intervals
@@ -304,26 +306,6 @@ def _email_reply(task: Task, answer: str, data: ScenarioData) -> list[CheckResul
 
 # -- weekly report ---------------------------------------------------------------------------------------------
 
-_PERCENT_FIELD = re.compile(r"(?i)percent|pct|_rate\b|ratio")
-_PERCENT_TEXT = re.compile(r"(?i)%|percent|per\s+cent|pct")
-
-
-def _source_percentages(value: Any, path: str = "") -> Iterator[Quantity]:
-    """Percentages in every text of the sources, and percentage fields labelled by their key path."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _source_percentages(item, f"{path} {key}")
-    elif isinstance(value, list):
-        for item in value:
-            yield from _source_percentages(item, path)
-    elif isinstance(value, str):
-        if _PERCENT_TEXT.search(value):  # most texts hold none: skip reading them
-            yield from (q for q in find_quantities(value) if q.kind == "percent")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _PERCENT_FIELD.search(path):
-        yield Quantity(value=float(value), kind="percent", label=path.replace("_", " "), start=0, end=0,
-                       direction=-1 if value < 0 else 0)
-
-
 def _states_metric(name: str, expected: float, quantities: list[Quantity]) -> bool:
     """Some quoted quantity is this metric: right kind, same value, a label naming it, no contrary direction."""
     kind = "percent" if name.lower().endswith(("_percent", "_pct")) else "number"
@@ -346,7 +328,7 @@ def _document(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
         results.append(CheckResult(name="report.metrics_in_sources", status="n/a",
                                    detail="n/a: the answer quotes no percentage"))
         return results
-    sources = list(_source_percentages(data.sources))
+    sources = [stated.quantity for stated in json_quantities(data.sources)]
     invented = [q for q in percents if not any(same_quantity(q, s) for s in sources)]
     results.append(CheckResult(
         name="report.metrics_in_sources", status=_status(not invented),

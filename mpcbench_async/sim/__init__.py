@@ -2,7 +2,7 @@
 
 from . import _procgen  # registers sim/generator
 from . import _judge_policy  # registers sim/judge and sim/lazy-agent
-from . import _oracle_policy  # registers sim/oracle-agent
+from . import _oracle  # registers sim/oracle-agent
 from . import _tariff_policy  # registers sim/tariff
 from ._embedded import embedded_sim_url
 from ._faults import FaultSpec, choose_fault, split_model_name

@@ -7,6 +7,8 @@ and the meeting request a planning task starts from: the message asking for the 
 replies in its thread, the participants they name, the duration they state and the period they
 ask for. The day "now" falls on is read from a FindTimeSlots call with a relative start
 (``next_week`` → the week before the returned range), else from the request message's date.
+It also keeps every quantity the results state (``stated``: in texts and numeric fields) and the
+usable calls themselves (``steps``) for the rules that date them.
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from email.utils import parsedate_to_datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
+from .._answers import Stated, json_quantities
 from ._judge_text import Period, durations, mentions_weekend, period
 
-__all__ = ["Event", "Evidence", "FreeSearch", "Message", "Person", "Request", "leaves", "read_evidence"]
+__all__ = [
+    "WEEK_NAMES", "Event", "Evidence", "FreeSearch", "Message", "Person", "Request", "Step", "leaves", "read_evidence",
+    "read_stamp",
+]
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NAME_WORD = re.compile(r"(?<![\w@.])[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*")
@@ -37,7 +44,7 @@ _INCLUDE = re.compile(r"\b(loop(?:ing)? in|include|including|add|adding|invite|i
                       r"cc|should join|join us|along)\b", re.I)
 _OPTIONAL = re.compile(r"\b(optional|not needed|no need|skip|without|can['’]t make|cannot make|won['’]t make)\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_WEEK_NAMES = {"this_week": 0, "next_week": 7, "last_week": -7}
+WEEK_NAMES = {"this_week": 0, "next_week": 7, "last_week": -7}  # a relative start date: days from now's Monday
 _DAY_NAMES = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
 
@@ -46,14 +53,20 @@ def _key(tool_name: str) -> str:
     return re.sub(r"[^a-z]", "", str(tool_name).lower())
 
 
-def _when(value: Any, tz: tzinfo | None = None) -> datetime | None:
-    """An aware datetime from an ISO string (a bare date is its midnight in ``tz``); ``None`` when unreadable."""
+def read_stamp(value: Any, tz: tzinfo | None = None) -> datetime | None:
+    """An aware datetime from an ISO or e-mail (RFC 2822) date string (a bare date is its midnight in ``tz``).
+
+    ``None`` when unreadable.
+    """
     if not isinstance(value, str) or not value.strip():
         return None
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        return None
+        try:
+            parsed = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=tz) if tz else None
     return parsed
@@ -234,6 +247,9 @@ class Request:
     today: date | None = None
 
 
+Step = tuple[str, dict[str, Any], Any]  # (tool key, arguments, result) of one call
+
+
 @dataclass(slots=True)
 class Evidence:
     """Everything the judge input's tool results establish."""
@@ -249,9 +265,11 @@ class Evidence:
     results: list[Any]
     anchor: date | None
     request: Request
+    steps: list[Step] = field(default_factory=list)  # the calls whose result is usable (no error)
+    stated: list[Stated] = field(default_factory=list)  # every quantity those results state
 
 
-def _results(judge_input: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
+def _results(judge_input: dict[str, Any]) -> list[Step]:
     """(tool key, arguments, result) per step; string results are decoded when they are JSON."""
     out = []
     for step in judge_input.get("tool_trace") or ():
@@ -262,7 +280,7 @@ def _results(judge_input: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any
     return out
 
 
-def _timezone(results: list[tuple[str, dict[str, Any], Any]]) -> tuple[tzinfo, str]:
+def _timezone(results: list[Step]) -> tuple[tzinfo, str]:
     """The scenario timezone: a ``timezone`` field naming a zone, else the commonest ISO offset, else UTC."""
     for _, _, result in results:
         if isinstance(result, dict) and isinstance(result.get("timezone"), str):
@@ -274,7 +292,7 @@ def _timezone(results: list[tuple[str, dict[str, Any], Any]]) -> tuple[tzinfo, s
     for _, _, result in results:
         for text in _strings(result):
             for stamp in _ISO.findall(text):
-                parsed = _when(stamp)
+                parsed = read_stamp(stamp)
                 if parsed and parsed.utcoffset() is not None:
                     offsets[parsed.utcoffset()] += 1
     if offsets:
@@ -302,7 +320,8 @@ def _search(arguments: dict[str, Any], result: dict[str, Any], tz: tzinfo) -> Fr
         return None
     free = []
     for slot in result.get("slots") or ():
-        if isinstance(slot, dict) and (start := _when(slot.get("start"), tz)) and (end := _when(slot.get("end"), tz)):
+        if isinstance(slot, dict) and (start := read_stamp(slot.get("start"), tz)) and (
+                end := read_stamp(slot.get("end"), tz)):
             free.append((start, end))
     hours = None
     if match := re.fullmatch(r"(\d{1,2}:\d{2})\s*-\s*(\d{1,2}:\d{2})", str(result.get("working_hours", ""))):
@@ -320,7 +339,7 @@ def _events(arguments: dict[str, Any], result: dict[str, Any], tz: tzinfo) -> li
     for event in result.get("events") or ():
         if not isinstance(event, dict):
             continue
-        start, end = _when(event.get("start"), tz), _when(event.get("end"), tz)
+        start, end = read_stamp(event.get("start"), tz), read_stamp(event.get("end"), tz)
         if start is None or end is None:
             continue
         if end <= start:  # an all-day event written as one date
@@ -339,7 +358,7 @@ def _messages(key: str, result: dict[str, Any], people: Directory, tz: tzinfo) -
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 author = people.by_email(str(item.get("author_email") or "")) or (
                     Person(str(item["author"])) if isinstance(item.get("author"), str) else None)
-                stamp, parent = _when(item.get("timestamp"), tz), _when(item.get("thread_ts"), tz)
+                stamp, parent = read_stamp(item.get("timestamp"), tz), read_stamp(item.get("thread_ts"), tz)
                 opener = parent or stamp
                 out.append(Message(author=author, when=stamp, text=item["text"],
                                    thread=opener.astimezone(timezone.utc).isoformat() if opener else str(item.get("id")),
@@ -350,7 +369,7 @@ def _messages(key: str, result: dict[str, Any], people: Directory, tz: tzinfo) -
                 match = _EMAIL.search(str(item.get("from") or ""))
                 author = people.by_email(match.group(0)) if match else None
                 addressed = frozenset(a.lower() for a in _EMAIL.findall(f"{item.get('to')} {item.get('cc')}"))
-                out.append(Message(author=author, when=_when(item.get("date"), tz), text=item["body"],
+                out.append(Message(author=author, when=read_stamp(item.get("date"), tz), text=item["body"],
                                    thread=str(result.get("id")), opens_thread=index == 0, recipients=addressed))
     return out
 
@@ -382,7 +401,7 @@ def _collect_people(key: str, arguments: dict[str, Any], result: Any, people: Di
                     people.add_text(attendee.get("email") if isinstance(attendee, dict) else attendee)
 
 
-def _anchor(results: list[tuple[str, dict[str, Any], Any]]) -> tuple[date | None, bool]:
+def _anchor(results: list[Step]) -> tuple[date | None, bool]:
     """(the day "now" falls on, exact?) from a FindTimeSlots call with a relative start date.
 
     ``today``/``tomorrow``/``+Nd`` give the day itself; a week name gives only its week
@@ -399,8 +418,8 @@ def _anchor(results: list[tuple[str, dict[str, Any], Any]]) -> tuple[date | None
         start = str(arguments.get("start_date") or "today").strip().lower().replace(" ", "_")
         if start in _DAY_NAMES:
             return first - timedelta(days=_DAY_NAMES[start]), True
-        if start in _WEEK_NAMES:
-            return first - timedelta(days=_WEEK_NAMES[start]), False
+        if start in WEEK_NAMES:
+            return first - timedelta(days=WEEK_NAMES[start]), False
         if match := re.fullmatch(r"\+(\d+)d(?:ays?)?", start):
             return first - timedelta(days=int(match.group(1))), True
     return None, False
@@ -520,6 +539,7 @@ def read_evidence(judge_input: dict[str, Any]) -> Evidence:
     anchor, exact = _anchor(results)
     evidence = Evidence(tz=tz, tz_name=tz_name, calls=len(results), people=people,
                         messages=list(dict.fromkeys(messages)), searches=searches, events=events, texts=texts,
-                        results=[result for _, _, result in usable], anchor=anchor, request=Request())
+                        results=[result for _, _, result in usable], anchor=anchor, request=Request(), steps=usable,
+                        stated=[s for _, _, result in usable for s in json_quantities(result, numbers=True)])
     evidence.request = _request(judge_input, evidence, exact)
     return evidence

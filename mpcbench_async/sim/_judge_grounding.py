@@ -5,7 +5,8 @@ a person's two-word name. Each kind is checked the way a careful reader would:
 
 * a slot lies inside a free interval FindTimeSlots returned (or its day and start time are quoted);
 * a date is a date the results give (or the Monday of the week of one: "the week of Dec 15");
-* a quantity matches a number the results quote with the same kind and magnitude — numbers inside
+* a quantity matches a number the results quote with the same kind and magnitude (a numeric
+  field is a number, or a percentage when its key names one: ``uptime_percent``) — numbers inside
   dates, times and identifiers never count, on either side (``17`` is not grounded by
   ``2025-12-17`` nor by ``TWB-217``); single digits are not claims;
 * keys, addresses and names appear in the results (or in the prompt); a capitalised pair is a
@@ -88,7 +89,8 @@ def claims(answer: str, evidence: Evidence, slots: list[Slot], anchor: date,
                              mention.value in days or mention.value in mondays))
     if not slots:
         out += [Claim("time", t, t.lower() in corpus) for t in _HHMM.findall(answer)]
-    quoted = [q for text in prose for q in find_quantities(text)]
+    # Quantities the results quote in text, and numeric fields whose key names a percentage ("uptime_percent").
+    quoted = [q for text in prose for q in find_quantities(text)] + [s.quantity for s in evidence.stated if not s.text]
     # Numbers the results hold as JSON numbers (counts, durations), not inside strings.
     numbers = {abs(float(n)) for result in evidence.results for n in leaves(result)
                if isinstance(n, int | float) and not isinstance(n, bool)}

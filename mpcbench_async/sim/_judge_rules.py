@@ -13,8 +13,10 @@ their distinctive words). Then the lowest cap of the rules the answer breaks:
   event of a participant or lies outside the free slots FindTimeSlots returned for them, a
   weekend slot (unless the request allows it), a slot outside the requested period, a slot of
   the wrong length, a participant the request or its thread names left out; for a report: a
-  percentage no tool result gives with that label and direction (invented, or its sign flipped); for an e-mail
-  reply to "when…?": no time frame, or one more than a week away from every tracked target;
+  percentage no tool result (text or percentage field) gives with that label and direction
+  (invented, or its sign flipped), or a figure only a tool result from before the report week
+  gives (stale: last week's metrics, ``_judge_stale``); for an e-mail reply to "when…?": no time
+  frame, or one more than a week away from every tracked target;
 * 3 — a report missing template sections (4 when at most 40% are missing) or not sectioned, a
   reply not written as an e-mail, a release date stated as a promise where the guidance asks
   for cautious language (a release that has already happened, reported as such, is no promise);
@@ -33,6 +35,7 @@ from typing import Any
 from .._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
 from ._judge_evidence import Evidence, read_evidence
 from ._judge_grounding import Claim, claims
+from ._judge_stale import compared_labels, stale_quantities
 from ._judge_text import (
     durations, inline_placeholders, is_email, is_placeholder, known_heading, non_answer_marker, normal_heading,
     sections, states_time_frame, without_deferrals,
@@ -315,10 +318,11 @@ def _email(reading: Reading, verdict: Verdict) -> None:
 
 
 def _invented_percentages(reading: Reading) -> list[Quantity]:
-    """Percentages the answer quotes that no tool result states with the same label and no contrary direction."""
-    given = [q for text in reading.evidence.texts if "%" in text or "percent" in text.lower()
-             for q in find_quantities(text) if q.kind == "percent"]
-    return [q for q in find_quantities(reading.answer)
+    """Percentages the answer quotes that no tool result (text or percentage field) nor the prompt states
+    with the same label and no contrary direction."""
+    stated = [s.quantity for s in reading.evidence.stated] + find_quantities(reading.evidence.texts[0])
+    given = [q for q in stated if q.kind == "percent"]
+    return [q for q in compared_labels(reading.answer, find_quantities(reading.answer))
             if q.kind == "percent" and not any(same_quantity(q, g) for g in given)]
 
 
@@ -328,6 +332,8 @@ def _document(reading: Reading, verdict: Verdict) -> None:
     if invented := _invented_percentages(reading):
         verdict.cap(2, "invented", "quotes percentages the tool results do not give with that label and direction: "
                     + "; ".join(f"{q.value:+g}% ({q.label[:50]})" for q in invented))
+    if stale := stale_quantities(reading.evidence, answer):
+        verdict.cap(2, "stale", "quotes figures from before the report week: " + "; ".join(stale))
     found = sections(answer, reading.template)
     if len(found) < 2:
         if not _wrong_type(reading, verdict, "a sectioned report"):

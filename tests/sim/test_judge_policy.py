@@ -10,10 +10,12 @@ from typing import Any
 import orjson
 import pytest
 
+from mpcbench_async._answers import find_quantities
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import load_prompts, run_judge
 from mpcbench_async.sim._judge_evidence import read_evidence
 from mpcbench_async.sim._judge_policy import judge_scores, lazy_agent
+from mpcbench_async.sim._judge_stale import dated_statements, marked_past, report_week
 from mpcbench_async.sim._judge_text import (
     durations, inline_placeholders, is_email, period, sections, states_time_frame,
 )
@@ -58,7 +60,7 @@ class TestLabelledSet:
         assert {"planning", "email_reply", "document_generation"} == good_types
         rules = {c.get("rule") for c in cases if c["band"] == "<=2"}
         assert {"conflict", "weekend", "participants", "period", "length", "task-type", "placeholder",
-                "empty-template", "empty-section", "non-answer", "empty", "time-frame"} <= rules
+                "empty-template", "empty-section", "non-answer", "empty", "time-frame", "invented", "stale"} <= rules
 
     @pytest.mark.parametrize("case", LABELLED["cases"], ids=lambda c: c["id"])
     def test_each_case_lands_in_its_band_for_the_stated_reason(self, case):
@@ -181,6 +183,102 @@ class TestReportRules:
         """A report quoting a percentage no tool result gives (or with its sign flipped) is capped as invented."""
         got, why = ars(judge_scores(base("weekly_report", self.REPORT.format(metric=metric))))
         assert (score, score == 2) == (got, "[invented]" in why), why
+
+    def test_a_numeric_percentage_field_grounds_the_percentage(self):
+        """``"uptime_percent": 99.2`` in a tool result grounds "Uptime: 99.2%" on both axes; 99.5% stays invented."""
+        case = base("weekly_report", self.REPORT.format(metric="Uptime: 99.2%"))
+        case["tool_trace"].append({"step": 6, "tool_name": "Monitoring.GetServiceHealth", "arguments": {},
+                                   "result": {"service": "ledger-sync", "uptime_percent": 99.2, "incidents": 0}})
+        scores = judge_scores(case)
+        assert (5, 5) == (scores["answer_requirements_satisfaction"]["score"],
+                          scores["source_grounded_reasoning"]["score"])
+        case["final_answer"] = case["final_answer"].replace("99.2%", "99.5%")
+        assert "capped at 2 by [invented] quotes percentages the tool results do not give with that label and " \
+               "direction: +99.5% (- Uptime:)" == headline(case)[1]
+
+
+class TestStaleRule:
+    def _two_weeks(self, answer: str = "") -> dict[str, Any]:
+        return base("weekly_report_two_weeks", answer)
+
+    def _week(self, case: dict[str, Any]) -> tuple[str, str]:
+        evidence = read_evidence(case)
+        monday, how = report_week(evidence)
+        return monday.isoformat(), how
+
+    def test_the_report_week_comes_from_a_jql_search_from_start_of_week(self):
+        """``updated >= startOfWeek()`` returns this week's issues: their week is the report week."""
+        assert ("2026-03-09", "a JQL search from startOfWeek()") == self._week(self._two_weeks())
+
+    def test_a_list_events_week_name_comes_first(self):
+        """ListEvents called with ``last_week`` returns last week's events: the report week is the one after."""
+        case = self._two_weeks()
+        case["tool_trace"].append({"step": 6, "tool_name": "GoogleCalendar.ListEvents",
+                                   "arguments": {"start_date": "last_week"},
+                                   "result": {"events": [{"id": "e1", "title": "Alert review",
+                                                          "start": "2026-03-04T10:00:00-06:00",
+                                                          "end": "2026-03-04T11:00:00-06:00"}]}})
+        assert ("2026-03-09", "a ListEvents call's relative start") == self._week(case)
+
+    def test_without_a_relative_call_the_newest_dated_result_sets_the_week(self):
+        """With no relative date in any call, the week of the newest message, file or issue is the report week."""
+        case = self._two_weeks()
+        case["tool_trace"][3]["arguments"]["jql"] = "project = SEN ORDER BY updated DESC"
+        assert ("2026-03-09", "the newest dated tool result") == self._week(case)
+
+    def test_a_request_for_last_weeks_report_moves_the_week_back(self):
+        """"Write last week's status report" covers the week before now's week: its figures are not stale."""
+        case = self._two_weeks("Highlights\n- Routing work.\n\nMetrics\n- False alarms: −9% WoW\n- Alert volume: "
+                               "2,210\n\nCompleted\n- SEN-215\n\nOpen risks\n- None")
+        case["user_prompt"] = "Write last week's status report for the Sentinel alerts team (SEN)."
+        assert ("2026-03-02", "a JQL search from startOfWeek(), one week back as the request asks for last week's") \
+            == self._week(case)
+        assert "[stale]" not in ars(judge_scores(case))[1]
+
+    def test_a_file_is_dated_by_the_week_its_name_gives(self):
+        """A file named "… week of 2026-03-02" but edited on Monday 03-09 states that earlier week's figures."""
+        evidence = read_evidence(self._two_weeks())
+        assert {"2026-03-02"} == {d.day.isoformat() for d in dated_statements(evidence)
+                                  if "SEN metrics" in d.source}
+
+    def test_the_justification_names_the_old_post_and_this_weeks_value(self):
+        """The cap says where the quoted figure comes from, the report week and what this week's post gives."""
+        case = self._two_weeks("Highlights\n- Routing work.\n\nMetrics\n- Alert volume: 2,210\n\nCompleted\n"
+                               "- SEN-212\n\nOpen risks\n- SEN-219 open")
+        assert (2, "capped at 2 by [stale] quotes figures from before the report week: 2,210 is stated only by "
+                   "'• Alert volume: 2,210' (Dana Ortiz) of 2026-03-03, before the report week of 2026-03-09 (read "
+                   "from a JQL search from startOfWeek()); '• Alert volume: 1,930' (Dana Ortiz) of 2026-03-10 gives "
+                   "1,930") == headline(case)
+
+    def test_a_standing_figure_from_an_old_file_is_not_stale(self):
+        """A target quoted from a months-old file ("SLA target: 99.9%") is a standing figure, not last week's."""
+        case = self._two_weeks("Highlights\n- Routing work.\n\nMetrics\n- Ingest uptime: 99.2% (SLA target: "
+                               "99.9%)\n\nCompleted\n- SEN-212\n\nOpen risks\n- SEN-219 open")
+        case["tool_trace"][1]["result"]["content"] += "\nSLA target: 99.9% ingest uptime per weekly period.\n"
+        assert (5, "no rule capped it") == headline(case)
+
+    def test_an_undated_grounding_is_never_stale(self):
+        """A figure the request itself gives has no date: quoting it is never stale."""
+        case = self._two_weeks("Highlights\n- Routing work.\n\nMetrics\n- Alert volume: 2,210\n\nCompleted\n"
+                               "- SEN-212\n\nOpen risks\n- SEN-219 open")
+        case["user_prompt"] += " Leadership wants the alert volume of 2,210 repeated in the report."
+        assert "[stale]" not in ars(judge_scores(case))[1]
+
+    @pytest.mark.parametrize("text, expected", [
+        ("False alarms down 18%, up from 9% last week", [False, True]),
+        ("−18% this week (last week: −9%)", [False, True]),
+        ("median triage 42 min (was 51)", [False, True]),
+        ("alert volume 1,930 vs 2,210", [False, True]),
+        ("false alarms down 18% from last week", [False]),
+        ("false alarms −18% vs last week", [False]),
+        ("false alarms −9% a week ago", [True]),
+        ("| False alarms | −18% | −9% |", [False, True]),
+    ])
+    def test_figures_the_text_gives_as_the_previous_weeks(self, text, expected):
+        """A comparison value ("from 9%", "last week: 9%", "(was 51)") is the past; "18% from last week" is not."""
+        if text.startswith("|"):
+            text = "| Metric | This week | Last week |\n|---|---|---|\n" + text
+        assert expected == [marked_past(text, q) for q in find_quantities(text)]
 
 
 class TestEvidence:
