@@ -3,7 +3,10 @@
 Every error the library raises on purpose is a ``BenchError``; each names what went
 wrong, where (file and field, or model and endpoint) and, where useful, what to do.
 Foreign exceptions (aiohttp, httpx, openai, msgspec) are converted at the boundary
-into the most specific class below and chained with ``from``::
+into the most specific class below and chained with ``from``. Every ``BenchError``
+masks secrets in its own text when it is built (``_redact.redact_text``): error
+texts quote servers, some servers echo the request's key, and these texts are
+stored in records and reports and printed::
 
     BenchError
     ├── InputError                  bad user input: a file, a field, a flag
@@ -17,17 +20,25 @@ into the most specific class below and chained with ``from``::
     │   │   ├── LLMConnectionError  refused, reset or dropped connection
     │   │   ├── LLMTimeoutError     no complete reply within the timeout
     │   │   └── BadResponseError    truncated or undecodable body
-    │   └── PermanentLLMError       retrying cannot help (400/401/403/404/422)
+    │   ├── PermanentLLMError       retrying cannot help (400/401/403/404/422/501/505)
+    │   │   └── HTMLReplyError      an HTML page answered where the JSON API should be
+    │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
+    │   └── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
 """
 
 from __future__ import annotations
 
+from ._redact import redact_text
+
 __all__ = [
     "BadResponseError",
     "BenchError",
+    "CallDeadlineError",
+    "CircuitOpenError",
     "ConfigError",
     "InputError",
+    "HTMLReplyError",
     "Interrupted",
     "LLMConnectionError",
     "LLMError",
@@ -42,7 +53,10 @@ __all__ = [
 
 
 class BenchError(Exception):
-    """Base of every error mpcbench-async raises on purpose."""
+    """Base of every error mpcbench-async raises on purpose; its text never carries a secret."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class InputError(BenchError):
@@ -84,14 +98,19 @@ class LLMError(BenchError):
         retry_after: float | None = None,
     ) -> None:
         self.model = model
-        self.endpoint = endpoint
+        self.endpoint = endpoint = redact_text(endpoint)  # a base URL may carry a key (``?key=…``)
         self.status = status
         self.retry_after = retry_after
-        self.detail = message
+        self.detail = message = redact_text(message)
         where = f"model {model!r} at {endpoint}" if model else endpoint
         prefix = f"{where}: " if where else ""
         status_text = f"HTTP {status}: " if status is not None else ""
         super().__init__(f"{prefix}{status_text}{message}")
+
+    @property
+    def reason(self) -> str:
+        """The failure without the model/endpoint prefix, for messages that name those once themselves."""
+        return f"HTTP {self.status}: {self.detail}" if self.status is not None else self.detail
 
 
 class TransientLLMError(LLMError):
@@ -121,4 +140,32 @@ class BadResponseError(TransientLLMError):
 
 
 class PermanentLLMError(LLMError):
-    """The server rejected the request (400/401/403/404/422); retrying cannot help."""
+    """The server rejected the request (400/401/403/404/422/501/505); retrying cannot help."""
+
+
+class HTMLReplyError(PermanentLLMError):
+    """An HTML page answered a JSON API call (usually a wrong ``base_url``); retrying cannot help."""
+
+
+class CallDeadlineError(LLMError):
+    """The call's deadline passed (``timeouts.call_deadline_s``: every attempt, backoff and wait counted).
+
+    ``last_error`` is the failure of the last attempt, if one finished. Not retried
+    within the call, but ``retryable``: the unit runs again on the next resume.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, last_error: LLMError | None = None, model: str = "",
+                 endpoint: str = "") -> None:
+        self.last_error = last_error
+        super().__init__(message, model=model, endpoint=endpoint)
+
+
+class CircuitOpenError(LLMError):
+    """The model's circuit breaker is open: its endpoint failed too many calls in a row, so no call is sent.
+
+    ``retryable``: the unit never reached the endpoint, so it runs again on the next resume.
+    """
+
+    retryable = True

@@ -1,11 +1,12 @@
 """LLM access: the client, its transports, model configuration and accounting."""
 
 from ._client import LLMClient, ModelTotals, is_sim_model
-from ._config import ModelConfig, ModelSettings, Prices, load_model_config
+from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
 from ._native import NativeTransport
 from ._transport import ChatRequest, Endpoint, Transport
 
 __all__ = [
+    "BreakerSettings",
     "ChatRequest",
     "Endpoint",
     "LLMClient",
@@ -15,6 +16,7 @@ __all__ = [
     "NativeTransport",
     "OpenAISDKTransport",
     "Prices",
+    "Timeouts",
     "Transport",
     "is_sim_model",
     "load_model_config",

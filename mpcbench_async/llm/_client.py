@@ -3,8 +3,9 @@
 One client serves many models. Per model it keeps the resolved endpoint, a
 ``ModelLimiter`` and running totals; per call it builds the request once,
 waits for the limiter, sends through the model's transport, retries transient
-failures (tenacity, ``runtime.retrying``) and reports one ``LLMCallRecord`` to
-``call_sink`` (e.g. a JSONL writer). Usage::
+failures (tenacity, ``runtime.retrying``) within the call's deadline and reports
+one ``LLMCallRecord`` to ``call_sink`` (e.g. a JSONL writer). A per-model circuit
+breaker (``_breaker``) makes a dead endpoint fail fast. Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
@@ -13,18 +14,29 @@ failures (tenacity, ``runtime.retrying``) and reports one ``LLMCallRecord`` to
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import anyio
 import msgspec
 import orjson
 
-from .._exceptions import BenchError, LLMError, MissingAPIKeyError, RateLimitError, TransientLLMError
+from .._exceptions import (
+    BenchError,
+    LLMError,
+    LLMTimeoutError,
+    MissingAPIKeyError,
+    RateLimitError,
+    TransientLLMError,
+)
+from .._redact import register_secret, register_secret_headers
 from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
-from ..runtime import Clock, ModelLimiter, MonotonicClock, register_secret, retrying
+from ..runtime import Clock, Deadline, ModelLimiter, MonotonicClock, retrying
+from ._breaker import CircuitBreaker
 from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
 from ._native import NativeTransport
 from ._transport import ChatRequest, Endpoint, Transport
@@ -51,7 +63,7 @@ class ModelTotals(msgspec.Struct, kw_only=True):
 
 
 class _ModelState:
-    """What the client keeps per model: settings, endpoint, limiter, transport, totals."""
+    """What the client keeps per model: settings, endpoint, limiter, transport, breaker, totals."""
 
     def __init__(self, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
                  transport: Transport) -> None:
@@ -59,6 +71,7 @@ class _ModelState:
         self.endpoint = endpoint
         self.limiter = limiter
         self.transport = transport
+        self.breaker = CircuitBreaker(endpoint.model, endpoint.url, settings.breaker.failures)
         self.totals = ModelTotals()
 
 
@@ -125,10 +138,12 @@ class LLMClient:
                         f"{settings.api_key_env} (or set models.{name}.api_key_env in "
                         f"{self.config.source}; null means the endpoint needs no key)"
                     )
-                register_secret(api_key)
+                register_secret(api_key)  # from now on masked in every error text and log line
+        register_secret_headers(settings.headers)
         assert base_url is not None
         return Endpoint(model=name, api_model=settings.model or name, base_url=base_url, api_key=api_key,
-                        headers=settings.headers, timeout_s=settings.timeout_s)
+                        headers=settings.headers, connect_s=settings.timeouts.connect_s,
+                        read_s=settings.timeouts.read_s)
 
     def _state(self, name: str) -> _ModelState:
         state = self._models.get(name)
@@ -151,6 +166,11 @@ class LLMClient:
     def totals(self) -> dict[str, ModelTotals]:
         """Calls, attempts, tokens and cost per model so far."""
         return {name: state.totals for name, state in self._models.items()}
+
+    def open_circuits(self) -> dict[str, str]:
+        """Models whose circuit breaker opened, each with its one message (what happened, calls affected)."""
+        return {name: f"model {name!r} at {state.endpoint.url}: {state.breaker.message()}"
+                for name, state in self._models.items() if state.breaker.is_open}
 
     def limiter(self, name: str) -> ModelLimiter:
         return self._state(name).limiter
@@ -196,7 +216,9 @@ class LLMClient:
         ``key`` identifies the call (sent as ``Idempotency-Key`` and logged); by
         default it is a hash of the request. ``params`` override the model's
         configured params for this call. Raises an ``LLMError`` when the call
-        fails for good (after retries, or at once for permanent errors).
+        fails for good (after retries, or at once for permanent errors), a
+        ``CallDeadlineError`` when ``timeouts.call_deadline_s`` passes, and a
+        ``CircuitOpenError`` without sending anything once the model's breaker is open.
         """
         state = self._state(model)
         request = self._request(state, messages, tools, params, key)
@@ -213,14 +235,20 @@ class LLMClient:
             retry_wait += wait
             self.retries += 1
 
+        deadline: Deadline | None = None
+
         async def attempt_once() -> WireCompletion:
-            nonlocal attempts, queued, latency
+            nonlocal attempts, queued, latency, deadline
+            state.breaker.check()
             attempts += 1
             async with state.limiter.slot(token_cost) as ticket:
                 queued += ticket.queued_s
+                if deadline is None:  # the deadline runs from the first send
+                    deadline = Deadline(at=self._clock.now() + state.settings.timeouts.call_deadline_s,
+                                        seconds=state.settings.timeouts.call_deadline_s)
                 sent = time.perf_counter()
                 try:
-                    completion = await state.transport.complete(state.endpoint, request)
+                    completion = await self._send(state, request, deadline, attempts)
                 except RateLimitError:
                     state.limiter.on_rate_limited(ticket)
                     raise
@@ -237,22 +265,39 @@ class LLMClient:
                 # stop conditions are computed exactly as if it had made that attempt itself.
                 pending: TransientLLMError | None = first_failure
                 async for attempt in retrying(state.settings.retry, clock=self._clock, rng=self._rng,
-                                              on_retry=on_retry):
+                                              on_retry=on_retry, deadline=deadline):
                     with attempt:
                         if pending is not None:
                             failed, pending = pending, None
                             raise failed
                         completion = await attempt_once()
         except LLMError as exc:
+            state.breaker.after_call(exc)
             self._record(state, model, request.key, "error", attempts, started_at, latency, queued,
                          retry_wait, Usage(), 0.0, exc)
             raise
+        state.breaker.after_call(None)
         result = to_chat_result(completion, model=model)
         cost = state.settings.prices.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
         result = msgspec.structs.replace(result, latency_s=latency, attempts=attempts, cost_usd=cost)
         self._record(state, model, request.key, "ok", attempts, started_at, latency, queued, retry_wait,
                      result.usage, cost, None)
         return result
+
+    async def _send(self, state: _ModelState, request: ChatRequest, deadline: Deadline,
+                    attempts: int) -> WireCompletion:
+        """One attempt through the transport, cut at the call's deadline or the legacy ``timeout_s``."""
+        remaining = deadline.remaining(self._clock)
+        per_attempt = state.settings.timeout_s or math.inf
+        try:
+            with anyio.fail_after(min(remaining, per_attempt)):
+                return await state.transport.complete(state.endpoint, request)
+        except TimeoutError as exc:
+            endpoint = state.endpoint
+            if remaining <= per_attempt:
+                raise deadline.error(attempts, model=endpoint.model, endpoint=endpoint.url, last=None) from exc
+            raise LLMTimeoutError(f"no complete reply within timeout_s={per_attempt:g} s", model=endpoint.model,
+                                  endpoint=endpoint.url) from exc
 
     def _record(self, state: _ModelState, model: str, key: str, status: str, attempts: int, started_at: float,
                 latency: float, queued: float, retry_wait: float, usage: Usage, cost: float,

@@ -14,6 +14,8 @@ settings merged over the defaults, field by field::
           "api_key_env": "OPENAI_API_KEY",
           "params": {"temperature": 0, "max_tokens": 2048},
           "limits": {"max_concurrency": 64, "rpm": 5000, "tpm": 2000000},
+          "timeouts": {"connect_s": 10, "read_s": 120, "call_deadline_s": 600},
+          "breaker": {"failures": 5},
           "prices": {"input_per_1m": 0.15, "output_per_1m": 0.60}
         }
       }
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -34,7 +36,7 @@ from .._exceptions import ConfigError, RecordDecodeError
 from ..records import decode_json
 from ..runtime import LimitSettings, RetryPolicy
 
-__all__ = ["ModelConfig", "ModelSettings", "Prices", "load_model_config"]
+__all__ = ["BreakerSettings", "ModelConfig", "ModelSettings", "Prices", "Timeouts", "load_model_config"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -49,6 +51,29 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
         return (prompt_tokens * self.input_per_1m + completion_tokens * self.output_per_1m) / 1e6
 
 
+_Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400)]
+
+
+class Timeouts(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How long one model call may take, in seconds.
+
+    ``connect_s`` bounds opening a connection, ``read_s`` the wait for the reply
+    (between bytes received, so it must cover the model's generation time), and
+    ``call_deadline_s`` the whole call: every attempt, backoff sleep and limiter
+    wait after the first send.
+    """
+
+    connect_s: _Seconds = 10.0
+    read_s: _Seconds = 120.0
+    call_deadline_s: _Seconds = 600.0
+
+
+class BreakerSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The model's circuit breaker: opens after ``failures`` consecutive failed calls of a dead endpoint (0: never)."""
+
+    failures: Annotated[int, msgspec.Meta(ge=0)] = 5
+
+
 class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     """Everything needed to call one model.
 
@@ -56,7 +81,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     config entries can call one API model with different params). ``reasoning``
     models get ``max_completion_tokens`` instead of ``max_tokens`` and no
     ``temperature``. ``api_key_env: null`` means the endpoint needs no key
-    (a local vLLM or Ollama server).
+    (a local vLLM or Ollama server). ``timeout_s`` (kept from earlier versions)
+    caps each attempt as a whole on top of ``timeouts``; unset, it does not.
     """
 
     model: str | None = None
@@ -65,17 +91,21 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     params: dict[str, Any] = msgspec.field(default_factory=dict)
     reasoning: bool = False
     transport: Literal["native", "openai"] = "native"
-    timeout_s: float = 600.0
+    timeout_s: _Seconds | None = None
+    timeouts: Timeouts = msgspec.field(default_factory=Timeouts)
+    breaker: BreakerSettings = msgspec.field(default_factory=BreakerSettings)
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     limits: LimitSettings = msgspec.field(default_factory=LimitSettings)
     retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
     prices: Prices = msgspec.field(default_factory=Prices)
 
+    def reply_settings(self) -> dict[str, Any]:
+        """The settings that change a model's replies (unit keys hash them; a sweep manifest shows their changes)."""
+        return {"model": self.model, "base_url": self.base_url, "params": self.params, "reasoning": self.reasoning}
+
     def fingerprint(self) -> str:
         """A short hash of the settings that change a model's replies (for unit keys)."""
-        relevant = {"model": self.model, "base_url": self.base_url, "params": self.params,
-                    "reasoning": self.reasoning}
-        return hashlib.sha256(msgspec.json.encode(relevant, order="sorted")).hexdigest()[:16]
+        return hashlib.sha256(msgspec.json.encode(self.reply_settings(), order="sorted")).hexdigest()[:16]
 
 
 class _ConfigFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

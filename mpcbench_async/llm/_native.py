@@ -7,11 +7,9 @@ bench/RESULTS.md); the session is created lazily on the caller's event loop.
 
 from __future__ import annotations
 
-import asyncio
-
 import aiohttp
 
-from .._exceptions import BadResponseError, LLMConnectionError, LLMTimeoutError
+from .._exceptions import BadResponseError, LLMConnectionError
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import WireCompletion, decode_completion, error_for_status
 
@@ -37,7 +35,7 @@ class NativeTransport(Transport):
                    "User-Agent": "mpcbench-async", **endpoint.headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        timeout = aiohttp.ClientTimeout(total=endpoint.timeout_s)
+        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
         url = endpoint.url
         try:
             async with self._get_session().post(url, data=request.payload, headers=headers,
@@ -46,14 +44,15 @@ class NativeTransport(Transport):
                 if response.status != 200:
                     raise error_for_status(response.status, body, response.headers,
                                            model=endpoint.model, endpoint=url)
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise endpoint.connect_timeout() from exc
+        except aiohttp.ServerTimeoutError as exc:  # a ClientConnectionError too: caught before it
+            raise endpoint.read_timeout() from exc
         except aiohttp.ClientPayloadError as exc:
             raise BadResponseError(f"truncated reply body ({exc})", model=endpoint.model, endpoint=url) from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
             raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})",
                                      model=endpoint.model, endpoint=url) from exc
-        except asyncio.TimeoutError as exc:
-            raise LLMTimeoutError(f"no reply within {endpoint.timeout_s:g} s",
-                                  model=endpoint.model, endpoint=url) from exc
         return decode_completion(body, model=endpoint.model, endpoint=url)
 
     async def aclose(self) -> None:

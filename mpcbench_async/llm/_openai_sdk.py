@@ -12,11 +12,22 @@ import json
 import httpx
 import openai
 
-from .._exceptions import BadResponseError, LLMConnectionError, LLMTimeoutError
+from .._exceptions import BadResponseError, LLMConnectionError
 from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import WireCompletion, completion_from_builtins, error_for_status
+from ._wire import (
+    WireCompletion,
+    completion_from_builtins,
+    error_for_status,
+    html_reply_error,
+    looks_like_html,
+)
 
 __all__ = ["OpenAISDKTransport"]
+
+
+def _timeout(endpoint: Endpoint) -> httpx.Timeout:
+    """The endpoint's connect timeout, and its read timeout for every other phase."""
+    return httpx.Timeout(endpoint.read_s, connect=endpoint.connect_s)
 
 
 class OpenAISDKTransport(Transport):
@@ -35,7 +46,7 @@ class OpenAISDKTransport(Transport):
                 base_url=endpoint.base_url,
                 api_key=endpoint.api_key or "not-needed",
                 max_retries=0,
-                timeout=endpoint.timeout_s,
+                timeout=_timeout(endpoint),
                 default_headers=endpoint.headers or None,
             )
         return client
@@ -51,14 +62,15 @@ class OpenAISDKTransport(Transport):
                 messages=messages,
                 extra_body=body or None,
                 extra_headers={"Idempotency-Key": request.key},
-                timeout=endpoint.timeout_s,
+                timeout=_timeout(endpoint),
             )
         except openai.APIStatusError as exc:
             raise error_for_status(exc.status_code, exc.response.content, exc.response.headers,
                                    model=endpoint.model, endpoint=url) from exc
         except openai.APITimeoutError as exc:
-            raise LLMTimeoutError(f"no reply within {endpoint.timeout_s:g} s",
-                                  model=endpoint.model, endpoint=url) from exc
+            if isinstance(exc.__cause__, httpx.ConnectTimeout):
+                raise endpoint.connect_timeout() from exc
+            raise endpoint.read_timeout() from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__
             if isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError)) and "incomplete" in str(cause).lower():
@@ -70,6 +82,8 @@ class OpenAISDKTransport(Transport):
             raise BadResponseError(f"undecodable reply body ({exc})",
                                    model=endpoint.model, endpoint=url) from exc
         if isinstance(completion, str):  # the SDK hands back text it could not parse
+            if looks_like_html(completion):
+                raise html_reply_error(completion, model=endpoint.model, endpoint=url)
             raise BadResponseError(f"undecodable reply body: {completion[:200]!r}",
                                    model=endpoint.model, endpoint=url)
         return completion_from_builtins(completion.model_dump(exclude_unset=True), model=endpoint.model,

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from .._exceptions import LLMConnectionError, LLMTimeoutError
 from ._wire import WireCompletion
 
 __all__ = ["ChatRequest", "Endpoint", "Transport"]
@@ -25,11 +26,22 @@ class Endpoint(msgspec.Struct, kw_only=True, frozen=True):
     base_url: str
     api_key: str | None = None
     headers: dict[str, str] = msgspec.field(default_factory=dict)
-    timeout_s: float = 600.0
+    connect_s: float = 10.0
+    read_s: float = 120.0
 
     @property
     def url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
+
+    def connect_timeout(self) -> LLMConnectionError:
+        """The error both transports raise when no connection opened within ``connect_s``."""
+        return LLMConnectionError(f"could not connect within the connect timeout of {self.connect_s:g} s "
+                                  "(timeouts.connect_s)", model=self.model, endpoint=self.url)
+
+    def read_timeout(self) -> LLMTimeoutError:
+        """The error both transports raise when the reply stalled for ``read_s``."""
+        return LLMTimeoutError(f"no reply within the read timeout of {self.read_s:g} s (timeouts.read_s)",
+                               model=self.model, endpoint=self.url)
 
     def __repr__(self) -> str:  # never show the key
         return f"Endpoint(model={self.model!r}, url={self.url!r})"

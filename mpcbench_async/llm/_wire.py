@@ -7,6 +7,7 @@ so they produce identical ``ChatResult``s for the same reply.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ import orjson
 
 from .._exceptions import (
     BadResponseError,
+    HTMLReplyError,
     LLMError,
     PermanentLLMError,
     RateLimitError,
@@ -23,7 +25,10 @@ from .._exceptions import (
 from ..records import ChatResult, FunctionCall, ToolCall, Usage
 from ..runtime import retry_after_from_headers
 
-__all__ = ["WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status", "to_chat_result"]
+__all__ = [
+    "WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status", "html_reply_error",
+    "looks_like_html", "to_chat_result",
+]
 
 
 class _WireFunction(msgspec.Struct):
@@ -67,8 +72,32 @@ class WireCompletion(msgspec.Struct):
 _decoder = msgspec.json.Decoder(WireCompletion)
 
 
+_TAG = re.compile(r"<[^>]*>")
+
+
+def looks_like_html(body: bytes | str) -> bool:
+    """Whether a body is an HTML page (a web server or UI answering where the JSON API should be)."""
+    head = (body[:512].decode("utf-8", "replace") if isinstance(body, bytes) else body[:512]).lstrip().lower()
+    return head.startswith(("<!doctype html", "<html", "<head", "<body"))
+
+
+def _html_text(text: str) -> str:
+    """An HTML page's visible text on one line (tags dropped), short enough for an error message."""
+    return " ".join(_TAG.sub(" ", text).split())[:200]
+
+
+def html_reply_error(body: bytes | str, *, model: str, endpoint: str) -> HTMLReplyError:
+    """The error for an HTML page where a chat completion should be: permanent, with the page's text."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return HTMLReplyError(
+        f"the endpoint answered an HTML page, not the JSON chat API (is base_url the API root, e.g. ending "
+        f"in /v1?): {_html_text(text)!r}", model=model, endpoint=endpoint, status=200)
+
+
 def decode_completion(body: bytes, *, model: str, endpoint: str) -> WireCompletion:
-    """Decode a 200 body; anything that is not a chat completion is a ``BadResponseError``."""
+    """Decode a 200 body: an HTML page is an ``HTMLReplyError``, any other non-completion a ``BadResponseError``."""
+    if looks_like_html(body):
+        raise html_reply_error(body, model=model, endpoint=endpoint)
     try:
         completion = _decoder.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -115,6 +144,8 @@ def to_chat_result(completion: WireCompletion, *, model: str) -> ChatResult:
 def _server_message(body: bytes | str) -> str:
     """The server's own error text: ``error.message`` when it is JSON, else the body."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if looks_like_html(text):
+        return _html_text(text) or "(empty HTML page)"
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -133,12 +164,16 @@ def _server_message(body: bytes | str) -> str:
 def error_for_status(
     status: int, body: bytes | str, headers: Mapping[str, str], *, model: str, endpoint: str
 ) -> LLMError:
-    """The error to raise for a non-200 reply, carrying the server's text and wait hint."""
+    """The error to raise for a non-200 reply, carrying the server's text and wait hint.
+
+    501 (not implemented) and 505 (HTTP version not supported) are permanent: the
+    server says it cannot serve this request at all, so retrying only wastes time.
+    """
     message = _server_message(body)
     retry_after = retry_after_from_headers(headers)
     if status == 429:
         return RateLimitError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
-    if status in (408, 409) or status >= 500:
+    if status in (408, 409) or (status >= 500 and status not in (501, 505)):
         return ServerError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
     return PermanentLLMError(message, model=model, endpoint=endpoint, status=status)
 

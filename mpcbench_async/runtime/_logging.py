@@ -1,71 +1,38 @@
 """structlog set-up: console or JSON output, with secrets redacted everywhere.
 
-Redaction runs last before rendering, over every value in the event (nested
-dicts and lists, exception text included): values under secret-looking keys
-(``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
-replaced, and secret-looking substrings (``Bearer …``, ``sk-…``) and any value
-registered with ``register_secret`` (e.g. the contents of API-key variables)
-are masked inside free text.
+Redaction (``mpcbench_async._redact``) runs last before rendering, over every
+value in the event (nested dicts and lists, exception text and tracebacks
+included): values under credential-named keys (``api_key``, ``authorization``,
+``token``, ``secret``, ``password``) are replaced, and secret-looking substrings
+(``Bearer …``, ``sk-…``, ``api-key: …``) and every value registered with
+``register_secret`` (the API keys the client loads) are masked inside free
+text. Tracebacks of uncaught exceptions go through the same masking: a chained
+SDK exception may quote a server's reply, credentials included.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sys
+import traceback
 from collections.abc import MutableMapping
+from types import TracebackType
 from typing import Any, Literal, TextIO
 
 import structlog
 
+from .._redact import redact, redact_text, register_secret
+
 __all__ = ["configure_logging", "redact", "redact_text", "register_secret"]
-
-MASK = "***"
-_SECRET_KEY = re.compile(r"(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password)", re.I)
-_SECRET_TEXT = re.compile(
-    r"(?P<bearer>(?i:bearer)\s+)[A-Za-z0-9._~+/=-]+"
-    r"|(?P<sk>\bsk-)[A-Za-z0-9_-]{6,}"
-    r"|(?P<hdr>(?i:authorization|api[_-]?key|x-api-key)[\"']?\s*[:=]\s*[\"']?(?:(?i:bearer|basic)\s+)?)[^\s\"',}]+"
-)
-_registered: set[str] = set()
-
-
-def register_secret(value: str | None) -> None:
-    """Mask this exact value wherever it appears in log output (ignored if short)."""
-    if value and len(value) >= 6:
-        _registered.add(value)
-
-
-def _mask_match(match: re.Match[str]) -> str:
-    prefix = match.group("bearer") or match.group("sk") or match.group("hdr") or ""
-    return prefix + MASK
-
-
-def redact_text(text: str) -> str:
-    """Mask secret-looking substrings and registered secrets in ``text``."""
-    for secret in _registered:
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return _SECRET_TEXT.sub(_mask_match, text)
-
-
-def redact(value: Any, key: str | None = None) -> Any:
-    """Return ``value`` with secrets masked, recursing into dicts, lists and tuples."""
-    if key is not None and _SECRET_KEY.search(key) and value not in (None, ""):
-        return MASK
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: redact(v, str(k)) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact(v) for v in value)
-    if isinstance(value, BaseException):
-        return redact_text(repr(value))
-    return value
 
 
 def _redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return {k: redact(v, k) for k, v in event.items()}
+
+
+def _redacted_excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    """Print an uncaught exception's traceback like Python does, with secrets masked."""
+    sys.stderr.write(redact_text("".join(traceback.format_exception(kind, exc, tb))))
 
 
 class _CurrentStderr:
@@ -87,7 +54,7 @@ def configure_logging(
     level: str = "warning",
     stream: TextIO | None = None,
 ) -> None:
-    """Configure structlog (and stdlib logging) once for the process."""
+    """Configure structlog, stdlib logging and the uncaught-exception hook once for the process."""
     stream = stream or _CurrentStderr()  # type: ignore[assignment]
     renderer: Any
     if fmt == "json":
@@ -118,3 +85,4 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    sys.excepthook = _redacted_excepthook

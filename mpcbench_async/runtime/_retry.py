@@ -5,7 +5,9 @@ timeouts, truncated or undecodable bodies) are retried with exponential backoff
 and full jitter, unless the server said how long to wait (``Retry-After``,
 ``retry-after-ms``, ``x-ratelimit-reset-*``), in which case that wait is used
 (plus up to 10% jitter, so a crowd of clients does not return in lockstep).
-Attempts and total waiting are both bounded. Anything else fails at once.
+Attempts and total waiting are both bounded, and so is the whole call when it
+has a ``Deadline``: a retry whose wait would end past it is not made, and the
+call fails with a ``CallDeadlineError``. Anything else fails at once.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from collections.abc import Callable, Mapping
 import msgspec
 import tenacity
 
-from .._exceptions import TransientLLMError
+from .._exceptions import CallDeadlineError, LLMError, TransientLLMError
 from ._clock import Clock, MonotonicClock
 
-__all__ = ["RetryPolicy", "parse_duration", "retry_after_from_headers", "retrying"]
+__all__ = ["Deadline", "RetryPolicy", "parse_duration", "retry_after_from_headers", "retrying"]
 
 
 class RetryPolicy(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -34,6 +36,27 @@ class RetryPolicy(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     initial_backoff: float = 0.5
     max_backoff: float = 60.0
     honour_server_hints: bool = True
+
+
+class Deadline(msgspec.Struct, kw_only=True, frozen=True):
+    """When a whole call (attempts, backoff and waits) must be over: ``at`` on the clock, ``seconds`` as configured."""
+
+    at: float
+    seconds: float
+
+    def remaining(self, clock: Clock) -> float:
+        """Seconds left before the deadline (negative once it has passed)."""
+        return self.at - clock.now()
+
+    def error(self, attempts: int, *, model: str, endpoint: str, last: LLMError | None) -> CallDeadlineError:
+        """The error for a call cut by this deadline, naming model, endpoint, attempts and the last failure."""
+        if last is None:
+            happened = "the last attempt was still waiting for its reply"
+        else:
+            happened = f"last error: {last.reason}"
+        return CallDeadlineError(
+            f"call deadline of {self.seconds:g} s passed after {attempts} attempt(s), retries and backoff "
+            f"included (timeouts.call_deadline_s); {happened}", last_error=last, model=model, endpoint=endpoint)
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -133,19 +156,33 @@ def retrying(
     clock: Clock | None = None,
     rng: random.Random | None = None,
     on_retry: Callable[[BaseException, float], None] | None = None,
+    deadline: Deadline | None = None,
 ) -> tenacity.AsyncRetrying:
     """A tenacity ``AsyncRetrying`` for ``policy``.
 
     Stops after ``max_attempts`` or when the next wait would push the total
-    waiting past ``max_total_wait``; the last error is re-raised as is.
-    ``on_retry(error, wait)`` is called before each sleep.
+    waiting past ``max_total_wait``; the last error is re-raised as is. When the
+    next wait would end past ``deadline`` it stops too, raising the deadline's
+    ``CallDeadlineError`` instead. ``on_retry(error, wait)`` is called before each sleep.
     """
     clock = clock or MonotonicClock()
+
+    def past_deadline(state: tenacity.RetryCallState) -> bool:
+        return deadline is not None and (state.upcoming_sleep or 0.0) >= deadline.remaining(clock)
 
     def stop(state: tenacity.RetryCallState) -> bool:
         if state.attempt_number >= policy.max_attempts:
             return True
-        return state.idle_for + (state.upcoming_sleep or 0.0) > policy.max_total_wait
+        return state.idle_for + (state.upcoming_sleep or 0.0) > policy.max_total_wait or past_deadline(state)
+
+    def give_up(state: tenacity.RetryCallState) -> None:
+        """Re-raise the last error, or the deadline's error when the deadline is what ended the retries."""
+        assert state.outcome is not None
+        exc = state.outcome.exception()
+        if (deadline is not None and isinstance(exc, LLMError) and state.attempt_number < policy.max_attempts
+                and past_deadline(state)):
+            raise deadline.error(state.attempt_number, model=exc.model, endpoint=exc.endpoint, last=exc) from exc
+        state.outcome.result()
 
     def before_sleep(state: tenacity.RetryCallState) -> None:
         if on_retry is not None and state.outcome is not None:
@@ -159,6 +196,6 @@ def retrying(
         wait=_Wait(policy, rng or random.Random()),
         stop=stop,
         before_sleep=before_sleep,
-        reraise=True,
+        retry_error_callback=give_up,
     )
 

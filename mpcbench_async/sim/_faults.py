@@ -16,9 +16,15 @@ Two ways to inject faults:
 
 Fault kinds: ``429 500 502 503`` (error statuses; 429/503 carry
 ``retry-after-ms``/``Retry-After`` when configured), ``400 401 403 404 422``
-(permanent errors), ``drop`` (connection closed with no reply), ``timeout``
-(connection held open without a reply), ``truncate`` (body cut short of its
-Content-Length), ``malformed`` (200 with a body that is not JSON).
+(permanent errors), ``501`` (an HTML error page, as a plain web server sends
+for POST), ``505``, ``drop`` (connection closed with no reply), ``timeout``
+(connection held open ``hang_s`` without a reply), ``truncate`` (body cut short
+of its Content-Length), ``malformed`` (200 with a body that is not JSON),
+``html`` (200 with a web page, as when ``base_url`` points at a web UI).
+
+``echo_auth=true`` makes every error body quote the request's credentials
+(the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
+some proxies do: tests use it to prove that no key reaches a record or a log.
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ import msgspec
 __all__ = ["FaultKind", "FaultSpec", "choose_fault", "latency_seconds", "split_model_name"]
 
 FaultKind = Literal[
-    "429", "500", "502", "503", "400", "401", "403", "404", "422",
-    "drop", "timeout", "truncate", "malformed",
+    "429", "500", "502", "503", "400", "401", "403", "404", "422", "501", "505",
+    "drop", "timeout", "truncate", "malformed", "html",
 ]
 
 _RANDOM_FAULTS: tuple[tuple[str, FaultKind], ...] = (
@@ -68,6 +74,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     retry_after_ms: int | None = None
     retry_after: str | None = None
     hang_s: float = 300.0
+    echo_auth: bool = False
 
     def with_overrides(self, query: str) -> FaultSpec:
         """This spec with fields from a query string (``a=1&b=2``) replaced."""

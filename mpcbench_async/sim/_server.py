@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -77,6 +77,13 @@ def _error_body(message: str, kind: str, code: str | None = None) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
 
 
+def _echoed_credentials(headers: Mapping[str, str]) -> str:
+    """What a careless proxy quotes back (``echo_auth``): the credential headers and the bare key."""
+    sent = {name: headers[name] for name in ("Authorization", "api-key", "x-api-key") if name in headers}
+    key = headers.get("api-key") or headers.get("x-api-key") or headers.get("Authorization", "").partition(" ")[2]
+    return f" (request headers: {orjson.dumps(sent).decode()}; key {key})"
+
+
 _ERROR_TEXT: dict[str, tuple[str, str]] = {
     "400": ("invalid_request_error", "simulated bad request"),
     "401": ("authentication_error", "simulated: invalid API key provided"),
@@ -87,7 +94,15 @@ _ERROR_TEXT: dict[str, tuple[str, str]] = {
     "500": ("server_error", "simulated: internal server error"),
     "502": ("server_error", "simulated: bad gateway"),
     "503": ("server_error", "simulated: service unavailable"),
+    "505": ("server_error", "simulated: HTTP version not supported"),
 }
+
+# What Python's http.server (a plain web server, not an API) sends for a POST, and a web UI's page.
+_HTML_501 = (b'<!DOCTYPE HTML>\n<html lang="en">\n<head><title>Error response</title></head>\n<body>\n'
+             b"<h1>Error response</h1>\n<p>Error code: 501</p>\n<p>Message: Unsupported method ('POST').</p>\n"
+             b"</body>\n</html>\n")
+_HTML_PAGE = b"<!doctype html>\n<html><head><title>Chat UI</title></head><body><div id=app></div></body></html>\n"
+_HTML_FAULTS: dict[str, tuple[int, bytes]] = {"501": (501, _HTML_501), "html": (200, _HTML_PAGE)}
 
 
 class SimServer:
@@ -172,9 +187,10 @@ class SimServer:
     def _count(self, table: dict[str, int], key: str) -> None:
         table[key] = table.get(key, 0) + 1
 
-    def _respond(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> web.Response:
+    def _respond(self, status: int, body: bytes, headers: dict[str, str] | None = None,
+                 content_type: str = "application/json") -> web.Response:
         self._count(self.stats.statuses, str(status))
-        return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+        return web.Response(status=status, body=body, content_type=content_type, headers=headers)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         stats = self.stats
@@ -304,6 +320,8 @@ class SimServer:
     async def _inject(self, request: web.Request, fault: FaultKind, spec: FaultSpec) -> web.StreamResponse:
         if fault in _ERROR_TEXT:
             kind, text = _ERROR_TEXT[fault]
+            if spec.echo_auth:
+                text += _echoed_credentials(request.headers)
             headers: dict[str, str] = {}
             if fault in ("429", "503"):
                 if spec.retry_after_ms is not None:
@@ -311,6 +329,9 @@ class SimServer:
                 if spec.retry_after is not None:
                     headers["Retry-After"] = spec.retry_after
             return self._respond(int(fault), _error_body(text, kind), headers)
+        if fault in _HTML_FAULTS:
+            status, page = _HTML_FAULTS[fault]
+            return self._respond(status, page, content_type="text/html")
         if fault == "malformed":
             return self._respond(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
         if fault == "timeout":

@@ -1,24 +1,27 @@
-"""Logging set-up: JSON and console output with secrets redacted from every value and from stdlib logs."""
+"""Logging set-up: JSON and console output with secrets redacted from every value, stdlib logs and tracebacks."""
 
 from __future__ import annotations
 
 import io
 import logging
+import sys
 from collections.abc import Iterator
 
 import orjson
 import pytest
 import structlog
 
-from mpcbench_async.runtime import _logging, configure_logging, redact, redact_text, register_secret
+from mpcbench_async import _redact
+from mpcbench_async.runtime import configure_logging, register_secret
 
 SECRETS = ["abcdefghijkl", "abc.def", "zzzzzzzzzzzz", "qqqqq", "xyz123", "my-secret-value-123"]
 
 
 @pytest.fixture(autouse=True)
 def isolated_logging(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Give each test fresh registered secrets, then restore structlog defaults and the root handlers."""
-    monkeypatch.setattr(_logging, "_registered", set())
+    """Give each test fresh registered secrets, then restore structlog, the root handlers and the excepthook."""
+    monkeypatch.setattr(_redact, "_registry", _redact._Registry())
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     yield
@@ -30,70 +33,6 @@ def isolated_logging(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def assert_no_secrets(output: str) -> None:
     leaked = [secret for secret in SECRETS if secret in output]
     assert [] == leaked, output
-
-
-class TestRedactText:
-    def test_bearer_token(self):
-        """A bearer token keeps its scheme and loses its value."""
-        assert "sent Bearer *** ok" == redact_text("sent Bearer abc.def ok")
-
-    def test_sk_key(self):
-        """An sk- key keeps its prefix and loses its value."""
-        assert "key sk-*** used" == redact_text("key sk-abcdefghijkl used")
-
-    def test_header_assignment(self):
-        """api_key=... and x-api-key: ... lose their values."""
-        assert "api_key=*** and x-api-key: ***" == redact_text("api_key=hunter22 and x-api-key: hunter33")
-
-    def test_authorization_header_with_bearer_scheme(self):
-        """'Authorization: Bearer <token>' in free text loses the token."""
-        assert_no_secrets(redact_text("Authorization: Bearer qqqqq"))
-
-    def test_authorization_in_json_text(self):
-        """A JSON-looking Authorization header inside free text loses the token."""
-        assert_no_secrets(redact_text('{"Authorization": "Bearer xyz123"}'))
-
-    def test_registered_secret(self):
-        """A registered value is masked wherever it appears."""
-        register_secret("my-secret-value-123")
-        assert "token=*** end" == redact_text("token=my-secret-value-123 end")
-
-    def test_short_values_are_not_registered(self):
-        """Values shorter than six characters are ignored so common words are not masked."""
-        register_secret("abc")
-        register_secret(None)
-        assert "abc" == redact_text("abc")
-
-    def test_plain_text_unchanged(self):
-        """Text without secrets passes through unchanged."""
-        assert "skipped 3 tokens for task-7" == redact_text("skipped 3 tokens for task-7")
-
-
-class TestRedact:
-    def test_secret_keys_and_nested_values(self):
-        """Values under secret-looking keys become *** and nested free text is masked, other values kept."""
-        event = {
-            "api_key": "sk-abcdefghijkl",
-            "headers": {"Authorization": "Bearer abc.def", "Accept": "json"},
-            "items": ["Bearer abc.def", 3],
-            "tup": ("sk-abcdefghijkl",),
-            "password": "",
-            "tokens": 42,
-        }
-        expected = {
-            "api_key": "***",
-            "headers": {"Authorization": "***", "Accept": "json"},
-            "items": ["Bearer ***", 3],
-            "tup": ("sk-***",),
-            "password": "",
-            "tokens": 42,
-        }
-        assert expected == redact(event)
-
-    def test_exception_values_are_masked(self):
-        """An exception value becomes its masked repr."""
-        register_secret("my-secret-value-123")
-        assert "RuntimeError('bad key ***')" == redact(RuntimeError("bad key my-secret-value-123"))
 
 
 class TestConfigureLogging:
@@ -158,6 +97,23 @@ class TestConfigureLogging:
         configure_logging(fmt="json", stream=stream)
         logging.getLogger("openai").warning("using key %s", "sk-abcdefghijkl")
         assert "using key sk-***" == orjson.loads(stream.getvalue().splitlines()[0])["event"]
+
+    def test_uncaught_exception_traceback_is_redacted(self, capsys):
+        """An uncaught exception's traceback, chained causes included, is printed with secrets masked."""
+        configure_logging(fmt="console")
+        register_secret("my-secret-value-123")
+        try:
+            try:
+                raise ValueError("server said: Authorization: Bearer my-secret-value-123")
+            except ValueError as cause:
+                raise RuntimeError("call failed") from cause
+        except RuntimeError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback (most recent call last):\n")
+        assert "ValueError: server said: Authorization: Bearer ***\n" in err
+        assert err.endswith("RuntimeError: call failed\n")
+        assert "my-secret-value-123" not in err
 
     def test_console_output_is_redacted(self):
         """The console renderer gets the same masked values, without colour codes on a non-terminal."""
