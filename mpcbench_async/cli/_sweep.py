@@ -17,9 +17,10 @@ import msgspec
 from .._exceptions import InputError, Interrupted
 from ..llm import load_model_config
 from ..mpcbench import load_prompts
-from ..runtime import atomic_write_bytes
+from ..runtime import DirLock, atomic_write_bytes
 from ..mpcbench import safe_name
-from ..sweep import Manifest, Runner, build_plan, render_markdown, render_table, summarize
+from ..sweep import (Manifest, Runner, build_plan, open_experiment, plan_fingerprint, record_experiment_keys,
+                     render_markdown, render_table, summarize, write_manifest)
 from ..tariff import build_report, load_pack, load_suite, render_report, run_cases
 from ._progress import ProgressLine
 
@@ -30,7 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Run every task with every agent model (and trial), judge every run with every judge "
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, manifest.json, "
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
-        "skipped, infrastructure errors are retried.")
+        "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
+        "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
+        "(see --allow-changes), while new models, tasks and trials extend it.")
     sweep.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
     sweep.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
     sweep.add_argument("--models", default=None, help="agent models, comma-separated (default: agent_models)")
@@ -42,6 +45,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--concurrency", type=int, default=32,
                        help="units in flight per stage; each model's limits still apply (default: 32)")
     sweep.add_argument("--retry-errors", action="store_true", help="also rerun units that ended in a task-level error")
+    sweep.add_argument("--allow-changes", action="store_true",
+                       help="when --out holds results of different settings (model params, prompts, max turns, task "
+                       "content), start a new experiment there instead of refusing; the summary counts only the new "
+                       "experiment's units")
     sweep.add_argument("--max-turns", type=int, default=12, help="agent turns per run (default: 12)")
     sweep.add_argument("--suite", default="mpcbench",
                        help="benchmark suites, comma-separated: mpcbench, tariff, hscodecomp (default: mpcbench); "
@@ -110,7 +117,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           scenario_id=args.scenario_id)
     tariff = {suite: _tariff_setup(args, config, suite) for suite in TARIFF_SUITES if suite in suites}
     tariff_models = sorted({m for _, _, models in tariff.values() for m in models})
-    args.out.mkdir(parents=True, exist_ok=True)
+    with DirLock(args.out):  # one sweep per directory, from the manifest check to the summary
+        return _sweep_locked(args, config, prompts, plan, tariff, tariff_models)
+
+
+def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tariff_models: list[str]) -> int:
+    """The sweep proper, run while this process holds the output directory's lock."""
     agents = plan.agent_models if plan else []
     judges = plan.judge_models if plan else []
     manifest = Manifest(
@@ -124,10 +136,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                "tariff_case": sum(len(cases) * len(models) for cases, _, models in tariff.values())},
         caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
     )
-    manifest_path = args.out / "manifest.json"
-    atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
     runner = Runner(config, prompts=prompts, out_dir=args.out, concurrency=args.concurrency,
                     retry_errors=args.retry_errors, handle_signals=True)
+    fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
+    manifest, new_experiment = open_experiment(args.out, manifest, fingerprint, allow_changes=args.allow_changes)
+    if plan is not None:
+        record_experiment_keys(args.out, plan, new_experiment=new_experiment)
+    write_manifest(args.out, manifest)
     tariff_reports: list[str] = []
 
     async def run_tariff(suite: str, model: str) -> None:
@@ -165,9 +180,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             progress.emit(final=True)
 
     anyio.run(main)
-    manifest.finished_at = datetime.now(timezone.utc).isoformat()
-    manifest.interrupted = runner.stats.interrupted
-    atomic_write_bytes(manifest_path, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n", fsync=False)
+    manifest.finished_at = manifest.history[-1].finished_at = datetime.now(timezone.utc).isoformat()
+    manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
+    write_manifest(args.out, manifest)
     if plan is not None:
         print(write_summary(args.out))
     for line in sorted(tariff_reports):

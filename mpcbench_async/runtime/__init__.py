@@ -4,13 +4,16 @@ from ._clock import Clock, FakeClock, MonotonicClock
 from ._files import atomic_write_bytes
 from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
 from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
+from ._lock import DirLock
 from ._logging import configure_logging, redact, redact_text, register_secret
 from ._pool import WorkerPool, stop_on_signals
-from ._retry import RetryPolicy, parse_duration, retry_after_from_headers, retrying
+from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
 
 __all__ = [
     "AdaptiveConcurrency",
     "Clock",
+    "Deadline",
+    "DirLock",
     "FakeClock",
     "JsonlWriter",
     "LimitSettings",

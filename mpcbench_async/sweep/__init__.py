@@ -1,7 +1,8 @@
 """Sweeps: plan units, run agents and judges pipelined and resumably, summarise the results."""
 
+from ._experiment import open_experiment, plan_fingerprint, record_experiment_keys, write_manifest
 from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
-from ._records import AgentRunRecord, JudgeRecord, Manifest
+from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
 from ._runner import Runner, SweepStats
 from ._summary import AxisStats, ModelSummary, Summary, render_markdown, render_table, summarize
 
@@ -9,6 +10,7 @@ __all__ = [
     "AgentRunRecord",
     "AgentUnit",
     "AxisStats",
+    "Fingerprint",
     "JudgeRecord",
     "JudgeUnit",
     "Manifest",
@@ -18,7 +20,11 @@ __all__ = [
     "Summary",
     "SweepStats",
     "build_plan",
+    "open_experiment",
+    "plan_fingerprint",
+    "record_experiment_keys",
     "render_markdown",
     "render_table",
     "summarize",
+    "write_manifest",
 ]

@@ -9,7 +9,9 @@ Resume: units whose key already has an ``ok`` record (or a non-retryable
 ``error`` unless ``retry_errors``) are skipped; runs that are done but lack a
 judge's verdict get judged from the stored run. A record is appended only
 when its unit has fully finished, so SIGKILL at any moment loses at most the
-units in flight and duplicates nothing.
+units in flight and duplicates nothing. The output directory is locked
+(``DIR/.lock``, see ``runtime.DirLock``) while the runner is open, so a second
+sweep on it fails at once instead of running and paying for every unit again.
 
 Library use::
 
@@ -33,7 +35,7 @@ from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..records import LLMCallRecord
-from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, stop_on_signals
+from ..runtime import DirLock, JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, stop_on_signals
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
 
@@ -92,12 +94,17 @@ class Runner:
         self._calls: JsonlWriter | None = None
         self._pools: list[WorkerPool[Any, Any]] = []
         self._tg: anyio.abc.TaskGroup | None = None
+        self._lock = DirLock(self.out_dir)
 
     # -- lifecycle -----------------------------------------------------------
     async def __aenter__(self) -> Runner:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
-        self.client = LLMClient(self.config, call_sink=self._on_call)
+        self._lock.acquire()  # one sweep per directory: a second one would run and pay for every unit again
+        try:
+            self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
+            self.client = LLMClient(self.config, call_sink=self._on_call)
+        except BaseException:
+            self._lock.release()
+            raise
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self
@@ -112,6 +119,7 @@ class Runner:
                     await self.client.aclose()
             if self._calls is not None:
                 self._calls.close()
+            self._lock.release()
 
     def _on_call(self, record: LLMCallRecord) -> None:
         assert self._calls is not None

@@ -7,6 +7,8 @@ check that applied passes — or, for a task without applicable checks, when its
 mean answer-requirements score is ≥ 4 — and pass^k is the share of tasks whose
 k trials all pass), error and ``unscored`` counts, tokens, cost and call latency
 p50/p95 (from 2%-wide log buckets, so memory stays constant). The latest record per key counts (a resumed unit replaces its error).
+Only the records and calls of the directory's current experiment count (``experiment_keys.txt``); those of
+earlier experiments (``sweep --allow-changes``) are left out and counted in ``other_experiments``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import msgspec
 
 from ..records import LLMCallRecord
 from ..runtime import iter_jsonl
+from ._experiment import read_experiment_keys
 from ._records import Manifest
 
 __all__ = ["AxisStats", "ModelSummary", "Summary", "render_markdown", "render_table", "summarize"]
@@ -72,6 +75,7 @@ class Summary(msgspec.Struct, kw_only=True):
     runs: int = 0
     judgements: int = 0
     calls: int = 0
+    other_experiments: int = 0  # records of earlier experiments in the directory, not counted
 
 
 class _Stop(msgspec.Struct):
@@ -187,16 +191,33 @@ def _final(records: Iterable[Any]) -> Iterator[Any]:
     yield from failing.values()
 
 
+def _current(records: Iterable[Any], keys: set[str] | None, left_out: list[int]) -> Iterator[Any]:
+    """The records of the current experiment's units (every record where no key list was kept)."""
+    for record in records:
+        if keys is None or record.key in keys:
+            yield record
+        else:
+            left_out[0] += 1
+
+
+def _unit_key(call_key: str) -> str | None:
+    """The sweep unit an LLM call belongs to (``run-…/turn2`` -> ``run-…``), None for calls of other suites."""
+    unit = call_key.split("/", 1)[0]
+    return unit if unit.startswith(("run-", "judge-")) else None
+
+
 def summarize(out_dir: str | Path) -> Summary:
     """Build the summary of a sweep directory from its JSONL files, streaming them once each."""
     out_dir = Path(out_dir)
+    keys = read_experiment_keys(out_dir)
+    left_out = [0]
     models: dict[str, ModelSummary] = {}
     views: dict[tuple[str, str], JudgeView] = {}
     moments: dict[tuple[str, str, str, str], _Moments] = defaultdict(_Moments)
     # Per run: ARS sum × 16 + judge count, one small int per run (needed only for runs without checks).
     ars_by_run: dict[int, int] = {}
     judgement_count = 0
-    for record in _final(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView)):
+    for record in _final(_current(iter_jsonl(out_dir / "judgements.jsonl", type_=_JudgeView), keys, left_out)):
         judgement_count += 1
         view = views.setdefault((record.agent_model, record.judge_model), JudgeView(judge_model=record.judge_model))
         judgement = record.judgement
@@ -215,7 +236,7 @@ def summarize(out_dir: str | Path) -> Summary:
             ars_by_run[run] = ars_by_run.get(run, 0) + ars * 16 + 1
     trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # [runs, passed]
     run_count = 0
-    for record in _final(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView)):
+    for record in _final(_current(iter_jsonl(out_dir / "runs.jsonl", type_=_RunView), keys, left_out)):
         run_count += 1
         summary = models.setdefault(record.model, ModelSummary(model=record.model))
         summary.runs += 1
@@ -258,6 +279,9 @@ def summarize(out_dir: str | Path) -> Summary:
     judge_calls: dict[str, dict[str, float]] = {}
     total_calls = 0
     for call in iter_jsonl(out_dir / "calls.jsonl", type_=LLMCallRecord):
+        unit = _unit_key(call.key)
+        if keys is not None and unit is not None and unit not in keys:
+            continue
         total_calls += 1
         role = "judge" if call.key.startswith("judge-") else "agent"
         if role == "agent":
@@ -286,7 +310,8 @@ def summarize(out_dir: str | Path) -> Summary:
         if manifest.finished_at:
             wall = (datetime.fromisoformat(manifest.finished_at) - datetime.fromisoformat(manifest.started_at)).total_seconds()
     return Summary(out_dir=str(out_dir), models=sorted(models.values(), key=lambda m: m.model),
-                   judge_calls=judge_calls, wall_s=wall, runs=run_count, judgements=judgement_count, calls=total_calls)
+                   judge_calls=judge_calls, wall_s=wall, runs=run_count, judgements=judgement_count, calls=total_calls,
+                   other_experiments=left_out[0])
 
 
 def _fmt(axis: AxisStats) -> str:
@@ -312,14 +337,22 @@ def render_table(summary: Summary) -> str:
     if summary.wall_s is not None:
         lines.append(f"wall time {summary.wall_s:.1f} s; {summary.runs} runs, {summary.judgements} judgements, "
                      f"{summary.calls} calls")
+    if summary.other_experiments:
+        lines.append(_other_experiments(summary))
     return "\n".join(lines)
+
+
+def _other_experiments(summary: Summary) -> str:
+    return (f"{summary.other_experiments} record(s) of earlier experiments in this directory are not counted "
+            "(see manifest.json)")
 
 
 def render_markdown(summary: Summary) -> str:
     """``summary.md``: the overall table, then scores per task type."""
     lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`. Runs {summary.runs}, judgements "
              f"{summary.judgements}, LLM calls {summary.calls}"
-             + (f", wall time {summary.wall_s:.1f} s." if summary.wall_s is not None else "."), "",
+             + (f", wall time {summary.wall_s:.1f} s." if summary.wall_s is not None else ".")
+             + (f" {_other_experiments(summary)}." if summary.other_experiments else ""), "",
              "ARS = answer_requirements_satisfaction, SGR = source_grounded_reasoning (0–5, mean ± stderr).", "",
              "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | unscored | tokens | cost $ | "
              "latency p50 s | p95 s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -109,7 +109,7 @@ class TestGenerateCommands:
 
 class TestSweepCommand:
     def test_sweep_prints_the_summary_and_writes_every_file(self, tmp_path):
-        """`mpcbench-async sweep` runs offline and leaves the six output files."""
+        """`mpcbench-async sweep` runs offline and leaves the six output files, its key list and its lock file."""
         from tests.conftest import REPO
 
         out = tmp_path / "sweep"
@@ -118,4 +118,4 @@ class TestSweepCommand:
         assert 0 == proc.returncode, proc.stderr
         assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
         assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "summary.json",
-                       "summary.md"]) == sorted(p.name for p in out.iterdir())
+                       "summary.md", "experiment_keys.txt", ".lock"]) == sorted(p.name for p in out.iterdir())

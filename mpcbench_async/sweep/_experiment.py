@@ -1,0 +1,187 @@
+"""A sweep directory is one experiment: its fingerprint, the refusal to blend another one, its unit keys.
+
+``manifest.json`` keeps the fingerprint of everything the results depend on
+(the same parts the unit keys hash) and the history of invocations. A rerun
+whose plan disagrees with the fingerprint where they overlap — a model's
+params, a prompt, ``max_turns``, a task's content — is refused with the list of
+changes, unless ``--allow-changes`` starts a new experiment in the directory.
+New models, tasks or trials only extend the matrix.
+
+``experiment_keys.txt`` lists the unit keys of the current experiment, one a
+line; the summary counts only records with those keys, so the records of an
+earlier experiment stay on disk but out of the tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import structlog
+
+from .._exceptions import InputError
+from ..llm import ModelConfig
+from ..runtime import atomic_write_bytes
+from ._plan import SweepPlan
+from ._records import Experiment, Fingerprint, Invocation, Manifest
+
+__all__ = ["KEYS_FILE", "fingerprint_changes", "open_experiment", "plan_fingerprint", "read_experiment_keys",
+           "read_manifest", "record_experiment_keys", "write_manifest"]
+
+log = structlog.get_logger(__name__)
+
+KEYS_FILE = "experiment_keys.txt"
+MANIFEST_FILE = "manifest.json"
+ADOPTED = ("the manifest predates experiment fingerprints: this sweep's settings define the experiment from now on; "
+           "records made with other settings stay on disk, out of the summary")
+
+
+def plan_fingerprint(plan: SweepPlan, config: ModelConfig, *, judge_attempts: int = 3) -> Fingerprint:
+    """The fingerprint of ``plan``: built from the parts its unit keys hash, so both agree on what is a change."""
+    models = {m: config.settings_for(m).reply_settings() for m in sorted({*plan.agent_models, *plan.judge_models})}
+    return Fingerprint(max_turns=plan.max_turns, prompts={"agent": plan._agent_prompt, "judge": plan._judge_prompt},
+                       judge_attempts=judge_attempts, models=msgspec.to_builtins(models),
+                       tasks=dict(sorted(plan._task_hashes.items())),
+                       task_scenarios={t: plan.tasks[t].scenario_id for t in sorted(plan.tasks)},
+                       data=dict(sorted(plan._data_hashes.items())))
+
+
+def _flat(value: Any, prefix: str) -> dict[str, Any]:
+    """Nested settings as ``a.b.c -> leaf`` so a change names the exact parameter."""
+    if isinstance(value, dict):
+        flat: dict[str, Any] = {}
+        for key in sorted(value):
+            flat.update(_flat(value[key], f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value}
+
+
+_UNSET = object()
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is _UNSET else msgspec.json.encode(value).decode()
+
+
+def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
+    """What ``new`` changes of ``old`` where they overlap, one readable line per change (empty: compatible)."""
+    changes = []
+    if old.max_turns != new.max_turns:
+        changes.append(f"max_turns: {old.max_turns} → {new.max_turns}")
+    if old.judge_attempts != new.judge_attempts:
+        changes.append(f"judge attempts: {old.judge_attempts} → {new.judge_attempts}")
+    for name in sorted(old.prompts.keys() & new.prompts.keys()):
+        if old.prompts[name] != new.prompts[name]:
+            changes.append(f"{name} prompt: changed (digest {old.prompts[name]} → {new.prompts[name]})")
+    for model in sorted(old.models.keys() & new.models.keys()):
+        before, after = _flat(old.models[model], ""), _flat(new.models[model], "")
+        for field in sorted(before.keys() | after.keys()):
+            was, now = before.get(field, _UNSET), after.get(field, _UNSET)
+            if was != now:
+                changes.append(f"model {model}: {field}: {_show(was)} → {_show(now)}")
+    for task_id in sorted(old.tasks.keys() & new.tasks.keys()):
+        if old.tasks[task_id] != new.tasks[task_id]:
+            changes.append(f"task {task_id}: file content changed")
+    for task_id in sorted(old.task_scenarios.keys() & new.task_scenarios.keys()):
+        if old.task_scenarios[task_id] != new.task_scenarios[task_id]:
+            changes.append(f"task {task_id}: scenario {old.task_scenarios[task_id]} → {new.task_scenarios[task_id]}")
+    for scenario in sorted(old.data.keys() & new.data.keys()):
+        if old.data[scenario] != new.data[scenario]:
+            changes.append(f"scenario {scenario}: data files changed")
+    return changes
+
+
+def _extend(old: Fingerprint, new: Fingerprint) -> Fingerprint:
+    """The fingerprint of both plans together (they agree where they overlap)."""
+    return Fingerprint(max_turns=new.max_turns, prompts={**old.prompts, **new.prompts},
+                       judge_attempts=new.judge_attempts, models=dict(sorted({**old.models, **new.models}.items())),
+                       tasks=dict(sorted({**old.tasks, **new.tasks}.items())),
+                       task_scenarios=dict(sorted({**old.task_scenarios, **new.task_scenarios}.items())),
+                       data=dict(sorted({**old.data, **new.data}.items())))
+
+
+def read_manifest(out_dir: Path) -> Manifest | None:
+    """The directory's manifest, or None when there is none; a damaged one is a user error naming the file."""
+    path = out_dir / MANIFEST_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        return msgspec.json.decode(raw, type=Manifest)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{path}: not a sweep manifest ({exc}); move it away or pass another --out") from exc
+
+
+def write_manifest(out_dir: Path, manifest: Manifest) -> None:
+    """Replace ``manifest.json`` atomically (a kill mid-write leaves the old one)."""
+    atomic_write_bytes(out_dir / MANIFEST_FILE, msgspec.json.format(msgspec.json.encode(manifest)) + b"\n",
+                       fsync=False)
+
+
+def _refusal(out_dir: Path, experiment: int, changes: list[str]) -> str:
+    """The error for a rerun that would blend two experiments: what changed (the first 20 changes) and what to do."""
+    shown = [f"  {line}" for line in changes[:_SHOWN]]
+    if len(changes) > _SHOWN:
+        shown.append(f"  … and {len(changes) - _SHOWN} more")
+    return (f"{out_dir / MANIFEST_FILE}: this directory holds experiment {experiment}, and this sweep changes what "
+            "its results depend on:\n" + "\n".join(shown) + "\nPass a new --out to keep the experiments in separate "
+            f"directories, or --allow-changes to start experiment {experiment + 1} here (the summary then counts only "
+            "its units).")
+
+
+_SHOWN = 20
+
+
+def open_experiment(out_dir: Path, manifest: Manifest, fingerprint: Fingerprint | None, *,
+                    allow_changes: bool) -> tuple[Manifest, bool]:
+    """Fit this invocation's ``manifest`` into the directory's experiment; return it and whether a new one began.
+
+    Raises ``InputError`` listing the changes when ``fingerprint`` disagrees
+    with the stored one and ``allow_changes`` is false. ``fingerprint`` is None
+    for sweeps without an MPCBench plan (tariff suites only).
+    """
+    old = read_manifest(out_dir)
+    new_experiment = old is None
+    if old is not None:
+        manifest.experiment, manifest.experiments, manifest.history = old.experiment, old.experiments, old.history
+        if fingerprint is None:
+            fingerprint = old.fingerprint  # a tariff-only sweep leaves the MPCBench experiment as it is
+        elif old.fingerprint is None:
+            log.warning("manifest.fingerprint_adopted", manifest=str(out_dir / MANIFEST_FILE), detail=ADOPTED)
+            new_experiment = True  # the experiment is this plan's from now on: its keys only
+        else:
+            changes = fingerprint_changes(old.fingerprint, fingerprint)
+            if changes and not allow_changes:
+                raise InputError(_refusal(out_dir, old.experiment, changes))
+            if changes:
+                manifest.experiments = [*old.experiments, Experiment(id=old.experiment, fingerprint=old.fingerprint)]
+                manifest.experiment = old.experiment + 1
+                new_experiment = True
+            else:
+                fingerprint = _extend(old.fingerprint, fingerprint)
+    manifest.fingerprint = fingerprint
+    manifest.history = [*manifest.history, Invocation(
+        command=manifest.command, experiment=manifest.experiment, started_at=manifest.started_at,
+        config_hash=manifest.config_hash, prompts_hash=manifest.prompts_hash)]
+    return manifest, new_experiment
+
+
+def record_experiment_keys(out_dir: Path, plan: SweepPlan, *, new_experiment: bool) -> None:
+    """Add ``plan``'s unit keys to the experiment's key list (replace it when a new experiment began)."""
+    keys = set() if new_experiment else (read_experiment_keys(out_dir) or set())
+    for unit in plan.agent_units():
+        keys.add(unit.key)
+        keys.update(j.key for j in plan.judge_units(unit.key))
+    atomic_write_bytes(out_dir / KEYS_FILE, "".join(f"{key}\n" for key in sorted(keys)).encode(), fsync=False)
+
+
+def read_experiment_keys(out_dir: Path) -> set[str] | None:
+    """The current experiment's unit keys, or None for directories written before experiments were kept apart."""
+    try:
+        return set((out_dir / KEYS_FILE).read_text().split())
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,33 @@
+"""A sweep with one dead model: its breaker opens, its units fail fast, and the other models finish."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from mpcbench_async.llm import load_model_config
+from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.runtime import read_jsonl
+from mpcbench_async.sim import SimServer
+from mpcbench_async.sweep import Runner, build_plan
+from mpcbench_async.testing import write_workspace
+
+DEAD = "sim/echo?fault=404&fail_first=999"
+
+
+async def test_dead_model_fails_fast_and_the_sweep_finishes_the_others(tmp_path: Path):
+    """Eight units of a 404 model cost five requests, three fail fast (rerun on resume); the other model ends ok."""
+    async with SimServer(seed=5) as sim:
+        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=8,
+                               agent_models=("sim/lazy-agent", DEAD))
+        config = load_model_config(root / "model_config.json")
+        prompts = load_prompts(root / "prompt_config.json")
+        plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
+                          scenarios_dir=root / "scenarios", trials=1)
+        async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1) as runner:
+            await runner.run(plan)
+    runs, _ = read_jsonl(tmp_path / "out" / "runs.jsonl")
+    outcomes = Counter((r["model"], r["status"], r["error_class"], r["retryable"]) for r in runs)
+    assert {("sim/lazy-agent", "ok", None, False): 8, (DEAD, "error", "PermanentLLMError", False): 5,
+            (DEAD, "error", "CircuitOpenError", True): 3} == outcomes
+    assert 5 == sim.stats.statuses["404"]
