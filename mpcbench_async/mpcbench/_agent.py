@@ -7,24 +7,42 @@ appended; a reply without tool calls is the final answer. The run stops with
 the log keeps the original MPCBench fields plus model, stop reason, usage and
 timings. Bad tool arguments, unknown tools and a non-JSON final answer never
 end the run; they are visible in the log.
+
+Tools run off the event loop in a bounded thread pool (``tools._execution``):
+the calls of one reply run concurrently and their results come back in the
+order the model made them. A call past ``tool_timeout_s`` returns an error to
+the model and the run goes on (the thread finishes in the background, its
+result dropped); a result over ``tool_result_max_bytes`` of JSON is cut to fit
+with a marker the model sees. Each logged call says whether either happened.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
+import anyio
 import msgspec
 import orjson
 
 from .._exceptions import LLMError
 from ..llm import LLMClient
-from ..records import Message, Usage
+from ..records import Message, ToolCall, Usage
 from ._data import ScenarioData
 from .._replies import ReplyParseError, extract_json_object
 from .._prompts import PromptConfig
 from ._task import Task
 from .tools import ToolBackend, tool_name
+from .tools._execution import (
+    MIN_RESULT_MAX_BYTES,
+    TOOL_RESULT_MAX_BYTES,
+    TOOL_TIMEOUT_S,
+    ToolOutcome,
+    ToolPool,
+    default_tool_pool,
+    run_tool,
+)
 
 __all__ = ["RawToolCall", "RunLog", "RunTimings", "run_agent"]
 
@@ -32,9 +50,17 @@ StopReason = Literal["final", "max_turns", "error"]
 
 
 class RawToolCall(msgspec.Struct, kw_only=True):
+    """One tool call as logged: what the model sent and the result it received (capped, when cut)."""
+
     tool_name: str
     arguments: Any
     result: Any
+    result_bytes: int = 0
+    """Size of the tool's full result as JSON, before any cap (0 when it timed out)."""
+    truncated: bool = False
+    """The result was cut to the size cap; ``result`` holds the cut version with its marker."""
+    timed_out: bool = False
+    """The call outlived its time limit; ``result`` is the error the model received."""
 
 
 class RunTimings(msgspec.Struct, kw_only=True):
@@ -98,6 +124,30 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     return answer, rationale, "json"
 
 
+async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, pool: ToolPool, timeout_s: float,
+                     max_bytes: int) -> list[ToolOutcome]:
+    """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls."""
+    outcomes: dict[int, ToolOutcome] = {}
+
+    async def one(index: int, call: ToolCall) -> None:
+        outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, pool=pool,
+                                         timeout_s=timeout_s, max_bytes=max_bytes)
+
+    async with anyio.create_task_group() as group:
+        for index, call in enumerate(calls):
+            group.start_soon(one, index, call)
+    return [outcomes[index] for index in range(len(calls))]
+
+
+def _check_limits(tool_timeout_s: float, tool_result_max_bytes: int) -> None:
+    """Reject tool limits no run could work with, naming the parameter."""
+    if not tool_timeout_s > 0:
+        raise ValueError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
+    if tool_result_max_bytes < MIN_RESULT_MAX_BYTES:
+        raise ValueError(f"tool_result_max_bytes must be at least {MIN_RESULT_MAX_BYTES} "
+                         f"(room for the truncation marker), got {tool_result_max_bytes!r}")
+
+
 async def run_agent(
     client: LLMClient,
     model: str,
@@ -107,8 +157,17 @@ async def run_agent(
     *,
     max_turns: int = 12,
     key: str = "",
+    tool_timeout_s: float = TOOL_TIMEOUT_S,
+    tool_result_max_bytes: int = TOOL_RESULT_MAX_BYTES,
+    tool_pool: ToolPool | None = None,
 ) -> RunLog:
-    """Run ``model`` on ``task`` with the nine tools over ``data``; never raises for model failures."""
+    """Run ``model`` on ``task`` with the nine tools over ``data``; never raises for model failures.
+
+    Tool calls run in ``tool_pool`` (the process-wide pool by default), each limited to ``tool_timeout_s``
+    seconds and its result to ``tool_result_max_bytes`` bytes of JSON.
+    """
+    _check_limits(tool_timeout_s, tool_result_max_bytes)
+    pool = tool_pool or default_tool_pool()
     backend = ToolBackend(data)
     tools = backend.schemas()
     values = {"now": format_now(data), "timezone": data.timezone_name, "user_prompt": task.user_prompt,
@@ -141,13 +200,16 @@ async def run_agent(
             stop, final = "final", _final(result.content)
             break
         t1 = time.perf_counter()
-        for call in result.tool_calls:
+        outcomes = await _run_tools(backend, result.tool_calls, pool=pool, timeout_s=tool_timeout_s,
+                                    max_bytes=tool_result_max_bytes)
+        for call, outcome in zip(result.tool_calls, outcomes):
             name = tool_name(call.function.name)
             arguments = _arguments(call.function.arguments)
-            outcome = backend.call(call.function.name, call.function.arguments)
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")
-            raw_calls.append(RawToolCall(tool_name=name, arguments=arguments, result=outcome))
-            messages.append(Message(role="tool", tool_call_id=call.id, content=orjson.dumps(outcome).decode()))
+            raw_calls.append(RawToolCall(tool_name=name, arguments=arguments, result=outcome.result,
+                                         result_bytes=outcome.result_bytes, truncated=outcome.truncated,
+                                         timed_out=outcome.timed_out))
+            messages.append(Message(role="tool", tool_call_id=call.id, content=outcome.content))
         tools_s += time.perf_counter() - t1
     else:
         last = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content), None)
