@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from .._exceptions import InputError
 from ..llm import ModelConfig
 from ..runtime import atomic_write_bytes
@@ -41,7 +42,7 @@ def plan_fingerprint(plan: SweepPlan, config: ModelConfig, *, judge_attempts: in
     """The fingerprint of ``plan``: built from the parts its unit keys hash, so both agree on what is a change."""
     models = {m: config.settings_for(m).reply_settings() for m in sorted({*plan.agent_models, *plan.judge_models})}
     return Fingerprint(max_turns=plan.max_turns, prompts={"agent": plan._agent_prompt, "judge": plan._judge_prompt},
-                       judge_attempts=judge_attempts, models=msgspec.to_builtins(models),
+                       judge_attempts=judge_attempts, models=redact(msgspec.to_builtins(models)),
                        tasks=dict(sorted(plan._task_hashes.items())),
                        task_scenarios={t: plan.tasks[t].scenario_id for t in sorted(plan.tasks)},
                        data=dict(sorted(plan._data_hashes.items())))

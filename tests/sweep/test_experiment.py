@@ -154,3 +154,23 @@ class TestChanges:
                 "task t2: file content changed",
                 "task t1: scenario sc → sc_b",
                 "scenario sc: data files changed"] == fingerprint_changes(old, new)
+
+
+class TestFingerprintSecrets:
+    def test_a_key_pasted_into_base_url_is_masked_in_the_fingerprint(self, tmp_path):
+        """The manifest's model settings never hold a key written into ``base_url`` (``?api-key=…``)."""
+        from mpcbench_async.llm import load_model_config
+        from mpcbench_async.sweep import build_plan
+        from mpcbench_async.sweep._experiment import plan_fingerprint
+
+        root = write_workspace(tmp_path)
+        config = read(root / "model_config.json")
+        config["models"] = {"sim/echo": {"base_url": "https://proxy.example/v1?api-key=SECRETVALUE123456"}}
+        (root / "model_config.json").write_bytes(orjson.dumps(config))
+        model_config = load_model_config(root / "model_config.json")
+        plan = build_plan(config=model_config, prompts=load_prompts(root / "prompt_config.json"),
+                          tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
+                          agent_models=["sim/echo"], judge_models=[])
+        fingerprint = plan_fingerprint(plan, model_config)
+        assert "SECRETVALUE123456" not in orjson.dumps(fingerprint.models).decode()
+        assert fingerprint.models["sim/echo"]["base_url"].startswith("https://proxy.example/v1?api-key=")
