@@ -9,6 +9,7 @@ traceback for a user error.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 
@@ -53,3 +54,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.errno not in _USER_OS_ERRORS:
+            raise
+        print(f"error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except BaseExceptionGroup as group:  # raised inside a task group: report its user errors as one line
+        leaves = _leaves(group)
+        if any(isinstance(e, (Interrupted, KeyboardInterrupt)) for e in leaves):
+            print("interrupted", file=sys.stderr)
+            return 130
+        if not all(_is_user_error(e) for e in leaves):
+            raise
+        messages = list(dict.fromkeys(_os_error(e) if isinstance(e, OSError) else str(e) for e in leaves))
+        more = f" (and {len(messages) - 1} more error(s) like it)" if len(messages) > 1 else ""
+        print(f"error: {messages[0]}{more}", file=sys.stderr)
+        return 2
+
+
+# Operating-system errors a user causes and can fix (a full disk, a path that is a file, no permission).
+_USER_OS_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR,
+                   errno.EEXIST, errno.EROFS, errno.ENOENT}
+
+
+def _os_error(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "output"
+    return f"{where}: {exc.strerror or exc}"
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    return isinstance(exc, BenchError) or (isinstance(exc, OSError) and exc.errno in _USER_OS_ERRORS)
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    """The non-group exceptions inside ``group``, however deeply nested."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out

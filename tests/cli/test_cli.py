@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import openai
+import pytest
 
 from mpcbench_async.cli import main
 from mpcbench_async.perf import sim_subprocess
@@ -119,3 +120,45 @@ class TestSweepCommand:
         assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
         assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "summary.json",
                        "summary.md", "experiment_keys.txt", ".lock"]) == sorted(p.name for p in out.iterdir())
+
+
+class TestErrorsInsideTaskGroups:
+    """User errors raised inside a task group reach the terminal as one ``error:`` line and exit 2."""
+
+    def _raise(self, monkeypatch, exc: BaseException) -> None:
+        from mpcbench_async.cli import _sweep
+
+        def handler(args):
+            raise exc
+
+        monkeypatch.setattr(_sweep, "cmd_sweep", handler)
+
+    def test_user_errors_in_a_group_are_one_line(self, monkeypatch, capsys):
+        """Two input errors inside nested groups print the first and how many more, exit 2, no traceback."""
+        from mpcbench_async._exceptions import InputError
+
+        self._raise(monkeypatch, ExceptionGroup("tg", [InputError("a.json: $.x is bad"),
+                                                        ExceptionGroup("inner", [InputError("b.json: $.y is bad")])]))
+        assert (2, "error: a.json: $.x is bad (and 1 more error(s) like it)\n") == (main(["sweep"]),
+                                                                                 capsys.readouterr().err)
+
+    def test_a_full_disk_is_a_user_error(self, monkeypatch, capsys):
+        """ENOSPC inside a task group names the file and the OS reason."""
+        import errno
+
+        self._raise(monkeypatch, ExceptionGroup("tg", [OSError(errno.ENOSPC, "No space left on device",
+                                                               "out/runs.jsonl")]))
+        assert (2, "error: out/runs.jsonl: No space left on device\n") == (main(["sweep"]), capsys.readouterr().err)
+
+    def test_an_interrupt_in_a_group_exits_130(self, monkeypatch, capsys):
+        """An Interrupted among the group's errors is an interrupt, not a user error."""
+        from mpcbench_async._exceptions import Interrupted
+
+        self._raise(monkeypatch, ExceptionGroup("tg", [Interrupted("stopped")]))
+        assert 130 == main(["sweep"])
+
+    def test_a_bug_in_a_group_is_not_hidden(self, monkeypatch):
+        """A programming error inside a group still raises (it is not a user error)."""
+        self._raise(monkeypatch, ExceptionGroup("tg", [RuntimeError("bug")]))
+        with pytest.raises(ExceptionGroup):
+            main(["sweep"])
