@@ -41,11 +41,11 @@ ADOPTED = ("the manifest predates experiment fingerprints: this sweep's settings
 def plan_fingerprint(plan: SweepPlan, config: ModelConfig, *, judge_attempts: int = 3) -> Fingerprint:
     """The fingerprint of ``plan``: built from the parts its unit keys hash, so both agree on what is a change."""
     models = {m: config.settings_for(m).reply_settings() for m in sorted({*plan.agent_models, *plan.judge_models})}
-    return Fingerprint(max_turns=plan.max_turns, prompts={"agent": plan._agent_prompt, "judge": plan._judge_prompt},
+    return Fingerprint(max_turns=plan.max_turns, prompts=plan.prompt_digests,
                        judge_attempts=judge_attempts, models=redact(msgspec.to_builtins(models)),
-                       tasks=dict(sorted(plan._task_hashes.items())),
+                       tasks=dict(sorted(plan.task_hashes.items())),
                        task_scenarios={t: plan.tasks[t].scenario_id for t in sorted(plan.tasks)},
-                       data=dict(sorted(plan._data_hashes.items())))
+                       data=dict(sorted(plan.data_hashes.items())))
 
 
 def _flat(value: Any, prefix: str) -> dict[str, Any]:

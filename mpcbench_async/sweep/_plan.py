@@ -55,6 +55,21 @@ class SweepPlan:
         self._judge_prompt = prompts.digest("judge", "repair")
 
     @property
+    def task_hashes(self) -> dict[str, str]:
+        """Each task's file hash, by task id (what the agent-run keys hash)."""
+        return dict(self._task_hashes)
+
+    @property
+    def data_hashes(self) -> dict[str, str]:
+        """Each scenario's data hash, by scenario id."""
+        return dict(self._data_hashes)
+
+    @property
+    def prompt_digests(self) -> dict[str, str]:
+        """The digests of the agent and judge prompts the unit keys hash."""
+        return {"agent": self._agent_prompt, "judge": self._judge_prompt}
+
+    @property
     def agent_unit_count(self) -> int:
         return len(self.tasks) * len(self.agent_models) * self.trials
 
