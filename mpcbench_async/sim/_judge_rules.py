@@ -83,6 +83,7 @@ class Reading:
     window: tuple[date, date] | None
     claims: list[Claim]
     template: tuple[str, ...]
+    periods: list[Period]  # the dates and windows the answer names, read once for every rule
 
     @property
     def grounded_share(self) -> float:
@@ -138,7 +139,7 @@ def read_answer(judge_input: dict[str, Any]) -> Reading:
                        default_minutes=evidence.request.duration or 30)
     return Reading(answer=answer, task_type=str(judge_input.get("task_type") or ""), evidence=evidence, slots=slots,
                    anchor=anchor, window=window, claims=claims(answer, evidence, slots, anchor, window),
-                   template=_template(judge_input, evidence))
+                   template=_template(judge_input, evidence), periods=find_periods(answer, anchor=anchor))
 
 
 # -- satisfaction rules ---------------------------------------------------------------------------------------
@@ -284,7 +285,7 @@ def _near(period: Period, targets: list[date]) -> bool:
 def _addresses_release(reading: Reading, text: str | None = None) -> bool | None:
     """Whether a date/window the answer names lies within a week of a tracked target; None when either is missing."""
     targets = _release_days(reading)
-    periods = find_periods(reading.answer if text is None else text, anchor=reading.anchor)
+    periods = reading.periods if text is None else find_periods(text, anchor=reading.anchor)
     if not targets or not periods:
         return None
     return any(_near(p, targets) for p in periods)
@@ -295,7 +296,7 @@ def _reports_past_release(reading: Reading) -> bool:
     evidence = reading.evidence
     latest = max([reading.anchor, *(m.when.astimezone(evidence.tz).date() for m in evidence.messages if m.when)])
     targets = _release_days(reading)
-    near = [p for p in find_periods(reading.answer, anchor=reading.anchor) if _near(p, targets)]
+    near = [p for p in reading.periods if _near(p, targets)]
     return bool(near) and all(p.last <= latest for p in near)
 
 
@@ -307,7 +308,7 @@ def _email(reading: Reading, verdict: Verdict) -> None:
         return
     addressed = _addresses_release(reading)
     if addressed is False:
-        periods = ", ".join(p.text for p in find_periods(answer, anchor=reading.anchor))
+        periods = ", ".join(p.text for p in reading.periods)
         targets = ", ".join(d.isoformat() for d in _release_days(reading))
         verdict.cap(2, "time-frame", f"states {periods} but the tracking data gives {targets}")
     elif addressed is None and not states_time_frame(without_deferrals(answer)):
