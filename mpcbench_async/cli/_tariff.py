@@ -126,16 +126,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     stamp = _timestamp()
     report = build_report(records, suite=args.suite, mode=args.mode, model=model,
                           created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
-    base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"
-    atomic_write_bytes(base.with_suffix(".json"), msgspec.json.format(msgspec.json.encode(report)) + b"\n", fsync=False)
-    atomic_write_bytes(base.with_suffix(".md"), render_report(report).encode(), fsync=False)
+    base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"  # suite names may hold dots: append, never replace
+    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n", fsync=False)
+    atomic_write_bytes(base.parent / f"{base.name}.md", render_report(report).encode(), fsync=False)
     t = report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
     print(f"{args.suite} ({args.mode}, {model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
           f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
-    print(f"report -> {base.with_suffix('.json')} and .md")
+    print(f"report -> {base.parent / base.name}.json and .md")
     if interrupted:
         raise Interrupted(f"tariff run stopped with {report.not_run} of {len(cases)} case(s) not run; finished cases "
                           f"are saved in {results} — rerun the same command to resume")

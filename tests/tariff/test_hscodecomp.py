@@ -307,3 +307,12 @@ class TestRuns:
                    "--mode live --model M (or record fixtures with --mode record --model M)\n") == (
             code, capsys.readouterr().err)
         assert not (tmp_path / "out").exists()
+
+    def test_a_suite_name_with_a_dot_keeps_its_whole_name_in_the_report_files(self, tmp_path, capsys):
+        """`--suite hscodecomp.v2` writes `hscodecomp.v2_benchmark_*.json` and `.md` (suffixes appended, not replaced)."""
+        suite = small_suite(tmp_path, 2)
+        code = main(["tariff", "run", "--suite", "hscodecomp.v2", "--path", str(suite), "--mode", "live", "--model",
+                     "sim/tariff", "--out", str(tmp_path / "out"), "--config", str(REPO / "model_config.json"),
+                     "--prompts", str(REPO / "prompt_config.json")])
+        names = sorted(p.suffix for p in (tmp_path / "out").glob("hscodecomp.v2_benchmark_*"))
+        assert (0, [".json", ".md"]) == (code, names)
