@@ -11,6 +11,7 @@ import msgspec
 
 from .._exceptions import InputError
 from ..perf import format_markdown, run_client_bench, sim_subprocess
+from ._paths import output_file
 
 
 def _int_list(text: str) -> list[int]:
@@ -41,7 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     client.add_argument("--repeats", type=int, default=3, help="runs per cell; medians reported (default: 3)")
     client.add_argument("--transports", default="native,openai",
                         help="comma-separated transports to measure (default: native,openai)")
-    client.add_argument("--out", type=Path, default=None,
+    client.add_argument("--out", type=output_file, default=None,
                         help="also append the Markdown table to this file and write a .json beside it")
     client.set_defaults(handler=_client)
 

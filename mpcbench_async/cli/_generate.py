@@ -19,6 +19,7 @@ from ..mpcbench import (
     load_schemas,
     load_scenario,
 )
+from ._paths import output_dir
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="prompt templates (default: prompt_config.json)")
     parser.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"), help="default: scenarios/")
     parser.add_argument("--schemas-dir", type=Path, default=Path("schemas"), help="default: schemas/")
-    parser.add_argument("--data-dir", type=Path, default=Path("data"), help="output directory (default: data/)")
+    parser.add_argument("--data-dir", type=output_dir, default=Path("data"), help="output directory (default: data/)")
     parser.add_argument("--model", default=None,
                         help="generation model (default: data_generation_model from the config)")
     parser.add_argument("--max-repairs", type=int, default=3,

@@ -15,6 +15,7 @@ from ..mpcbench import safe_name
 from ..perf import profile_endpoint, profile_sweep, render_endpoint_profile, render_sweep_profile
 from ..runtime import atomic_write_bytes
 from ._bench import _int_list
+from ._paths import output_dir
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,7 +33,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     endpoint.add_argument("--prompt-tokens", type=int, default=200)
     endpoint.add_argument("--max-tokens", type=int, default=64)
     endpoint.add_argument("--config", type=Path, default=Path("model_config.json"))
-    endpoint.add_argument("--out", type=Path, default=Path("reports/profiles"))
+    endpoint.add_argument("--out", type=output_dir, default=Path("reports/profiles"),
+                          help="output directory, checked before measuring (default: reports/profiles)")
     endpoint.set_defaults(handler=cmd_endpoint)
     sweep = sub.add_parser(
         "sweep", help="where a sweep's wall time went, from its JSONL files",
