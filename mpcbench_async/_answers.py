@@ -209,7 +209,14 @@ _JOINS_WEEKDAY = re.compile(r"[\s,(]*")
 
 # -- dates -------------------------------------------------------------------------------------------------
 
+# Years an answer about workplace plans can mean; outside them a "date" is noise, and the day arithmetic
+# around a reading (week of, +14 days, next month) would step past datetime's range.
+_YEARS = range(1000, 9000)
+
+
 def _valid(year: int, month: int, day: int) -> date | None:
+    if year not in _YEARS:
+        return None
     try:
         return date(year, month, day)
     except ValueError:
@@ -414,7 +421,12 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
         if not _free(taken, *m.span()):
             continue
         month = _MONTH_NUMBER[m.group("mon").lower()[:3]]
-        year = int(m.group("year")) if m.group("year") else _month_day(month, 1, None, anchor, None).year
+        if m.group("year"):
+            year = int(m.group("year"))
+            if year not in _YEARS:
+                continue
+        else:
+            year = _month_day(month, 1, None, anchor, None).year
         days = calendar.monthrange(year, month)[1]
         lo, hi = _month_part(m.group("part"), days)
         first, last, start = date(year, month, lo), date(year, month, min(hi, days)), m.start()

@@ -143,7 +143,8 @@ def _named(name: str, email: str, answer: str, owners: dict[str, set[str]]) -> b
     if parts and re.search(r"\b" + r"[\s.]+".join(map(re.escape, parts)) + r"\b", text):
         return True
     words = set(re.findall(r"[a-z0-9]+", text))
-    return any(part in words and len(owners.get(part, ())) <= 1 for part in {parts[0], parts[-1]} if parts)
+    ends = {parts[0], parts[-1]} if parts else set()  # a name in another script has no Latin parts
+    return any(part in words and len(owners.get(part, ())) <= 1 for part in ends)
 
 
 def _name_owners(people: list[tuple[str, str]]) -> dict[str, set[str]]:

@@ -4,7 +4,10 @@
 seeds), ``global_settings`` (IANA timezone, workday hours), a reference
 ``reference_now`` and abstract ``sub_scenarios``. ``noise_level`` and ``depth``
 (0–1) steer generation: how much unrelated traffic, and how indirect the clues.
-Loading rejects unknown or wrong-typed fields with the file and JSON path.
+Loading rejects unknown or wrong-typed fields with the file and JSON path, and
+values the generator cannot use: an id that cannot be a file name, clock times
+that are not times of day or a workday that ends before it starts, and milestone
+or Jira target dates that are not ``YYYY-MM-DD``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
-from datetime import datetime
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -20,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import msgspec
 
 from .._exceptions import InputError
+from .._validate import id_problem
 from ..records import load_json_file
 
 __all__ = [
@@ -115,10 +119,45 @@ class Scenario(_Strict):
         return datetime.fromisoformat(self.reference_now).astimezone(ZoneInfo(self.global_settings.timezone))
 
 
+def _dates(scenario: Scenario) -> list[tuple[str, str]]:
+    """(JSON path, value) of every calendar date the scenario states."""
+    found = []
+    for i, project in enumerate(scenario.projects):
+        found += [(f"$.projects[{i}].milestones[{j}].date", m.date) for j, m in enumerate(project.milestones)]
+        found += [(f"$.projects[{i}].jira_seeds[{j}].target_date", seed.target_date)
+                  for j, seed in enumerate(project.jira_seeds) if seed.target_date is not None]
+    return found
+
+
+def _day_problems(scenario: Scenario) -> list[str]:
+    """Workday clock times that are not times of day (or end before they start), and unreadable dates."""
+    settings = scenario.global_settings
+    problems = []
+    clocks = {}
+    for name in ("workday_start", "workday_end"):
+        try:
+            clocks[name] = time.fromisoformat(getattr(settings, name))
+        except ValueError:
+            problems.append(f"$.global_settings.{name} {getattr(settings, name)!r} is not a time of day (HH:MM)")
+    if len(clocks) == 2 and clocks["workday_end"] <= clocks["workday_start"]:
+        problems.append(f"$.global_settings.workday_end {settings.workday_end!r} is not after workday_start "
+                        f"{settings.workday_start!r}")
+    for where, value in _dates(scenario):
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            problems.append(f"{where} {value!r} is not a date (YYYY-MM-DD)")
+    return problems
+
+
 def _check(scenario: Scenario, source: str) -> None:
     """Semantic checks msgspec cannot express; each names the field."""
+    if (problem := id_problem(scenario.scenario_id)) is not None:
+        raise InputError(f"{source}: $.scenario_id {scenario.scenario_id[:80]!r} {problem}")
     if not SAFE_ID.match(scenario.scenario_id):
         raise InputError(f"{source}: $.scenario_id {scenario.scenario_id!r} may use only letters, digits, '_', '.', '-'")
+    if problems := _day_problems(scenario):
+        raise InputError("\n".join(f"{source}: {p}" for p in problems))
     try:
         ZoneInfo(scenario.global_settings.timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:

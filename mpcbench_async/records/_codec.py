@@ -34,6 +34,8 @@ def decode_json(data: bytes | str, type_: type[T], *, source: str = "<input>") -
         raise RecordDecodeError(f"{source}: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise RecordDecodeError(f"{source}: not valid JSON ({exc})") from exc
+    except RecursionError as exc:  # msgspec gives up on ~1,000 levels of nesting
+        raise RecordDecodeError(f"{source}: nested too deeply to read") from exc
 
 
 def encode_json(obj: Any) -> bytes:

@@ -5,6 +5,13 @@ file's bytes, the scenario data's bytes, the model name and its reply-shaping
 settings, the agent prompt and the trial index. A judge key hashes the run key,
 the judge model and settings, and the judge prompt. Editing one task file
 therefore changes only that task's keys; editing the judge prompt only judge keys.
+
+``build_plan`` is where a sweep's inputs are refused, before the runner starts
+and so before any call: every task file and its scenario data, the prompt
+templates the run needs, the model names and their settings (``sim/...`` names:
+the policy and the fault options). All problems are reported in one error (up to
+``MAX_LISTED``, then how many more), so a user fixes them in one pass.
+``check_output_dir`` does the same for the output directory.
 """
 
 from __future__ import annotations
@@ -17,10 +24,13 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
-from ..llm import ModelConfig
+from .._validate import output_dir_problem
+from ..llm import ModelConfig, is_sim_model
 from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, content_hash, list_tasks, load_task, load_task_data
 
-__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan"]
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir"]
+
+MAX_LISTED = 10  # problems shown in full in one error; the rest are counted
 
 
 class AgentUnit(msgspec.Struct, kw_only=True, frozen=True):
@@ -107,6 +117,56 @@ def _file_hash(*paths: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def check_output_dir(path: str | Path) -> Path:
+    """``path`` if a sweep can write its records there (absent, or a writable directory); else an ``InputError``."""
+    if (problem := output_dir_problem(path)) is not None:
+        raise InputError(f"--out: {problem}")
+    return Path(path)
+
+
+def _sim_model_problem(name: str) -> str | None:
+    """Why a ``sim/...`` model name cannot be served: no such policy, or bad fault options after ``?``."""
+    from ..sim import POLICIES, FaultSpec, split_model_name  # the sim is loaded only when a sweep needs it
+
+    base, query = split_model_name(name)
+    if base not in POLICIES:
+        return f"model {name!r}: no sim policy {base!r}; available: {', '.join(sorted(POLICIES))}"
+    try:
+        FaultSpec().with_overrides(query)
+    except ValueError as exc:  # a malformed query string, or msgspec's ValidationError naming the option
+        return f"model {name!r}: bad sim options after '?' ({exc})"
+    return None
+
+
+def _one_error(problems: list[str]) -> InputError:
+    """One error for every problem: a single one as it is, several as an indented list capped at ``MAX_LISTED``."""
+    if len(problems) == 1:
+        return InputError(problems[0])
+    shown = "\n".join("  " + p.replace("\n", "\n  ") for p in problems[:MAX_LISTED])
+    more = f"\n  … and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+    return InputError(f"{len(problems)} problems in the sweep's inputs; nothing was run:\n{shown}{more}")
+
+
+def _load_tasks(paths: list[Path], scenario_id: str | None,
+                problems: list[str]) -> tuple[dict[str, Task], dict[str, str]]:
+    """Every loadable task and its file hash, by task id; each bad file adds its problems to ``problems``."""
+    tasks: dict[str, Task] = {}
+    task_hashes: dict[str, str] = {}
+    files: dict[str, Path] = {}
+    for path in paths:
+        try:
+            task = load_task(path, scenario_id=scenario_id)
+            if task.task_id in tasks:
+                raise InputError(f"{path}: $.task_id {task.task_id!r} is also used by {files[task.task_id]}")
+            task_hashes[task.task_id] = _file_hash(path)
+        except InputError as exc:
+            problems.append(str(exc))
+            continue
+        tasks[task.task_id] = task
+        files[task.task_id] = path
+    return tasks, task_hashes
+
+
 def build_plan(
     *,
     config: ModelConfig,
@@ -121,9 +181,10 @@ def build_plan(
     max_turns: int = 12,
     scenario_id: str | None = None,
 ) -> SweepPlan:
-    """Load and validate every task and its scenario data up front, then describe the units.
+    """Load and validate every input of the sweep up front, then describe the units.
 
     ``scenario_id`` is the scenario of tasks that name none (original MPCBench files).
+    Raises one ``InputError`` listing every problem found (see the module docstring).
     """
     agents = list(agent_models or config.agent_models)
     judges = list(judge_models if judge_models is not None else config.judge_models)
@@ -131,24 +192,26 @@ def build_plan(
         raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
     if trials < 1:
         raise InputError("--trials must be at least 1")
+    if max_turns < 1:
+        raise InputError("--max-turns must be at least 1")
+    prompts.require("agent", *(["judge"] if judges else []))
+    problems = [p for m in dict.fromkeys([*agents, *judges]) if is_sim_model(m)
+                and (p := _sim_model_problem(m)) is not None]
     paths = [p for p in list_tasks(tasks_dir) if fnmatch.fnmatch(p.stem, task_glob)
              or fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", task_glob)]
     if not paths:
         raise InputError(f"{tasks_dir}: no task matches --tasks {task_glob!r}")
-    tasks: dict[str, Task] = {}
-    task_hashes: dict[str, str] = {}
-    for path in paths:
-        task = load_task(path, scenario_id=scenario_id)
-        if task.task_id in tasks:
-            raise InputError(f"{path}: $.task_id {task.task_id!r} is used by another task file too")
-        tasks[task.task_id] = task
-        task_hashes[task.task_id] = _file_hash(path)
+    tasks, task_hashes = _load_tasks(paths, scenario_id, problems)
     data: dict[str, ScenarioData] = {}
     data_hashes: dict[str, str] = {}
-    for task in tasks.values():
-        if task.scenario_id not in data:
+    for task in {t.scenario_id: t for t in tasks.values()}.values():  # one task per scenario: each loaded once
+        try:
             data[task.scenario_id] = load_task_data(task, data_dir, scenarios_dir)
             files = [Path(data_dir) / f"{task.scenario_id}_{n}.json" for n in ("world_state", *SOURCES)]
             data_hashes[task.scenario_id] = _file_hash(*files)
+        except InputError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise _one_error(problems)
     return SweepPlan(tasks, data, task_hashes, data_hashes, agents, judges, trials, config=config, prompts=prompts,
                      max_turns=max_turns)

@@ -9,7 +9,9 @@ harnesses use are mapped to the canonical ones (``flat``, ``unchanged`` →
 any other value is an error listing the allowed values. An ``expected`` block
 that contradicts itself is rejected: HTS codes that are not 6–10 digits (dots
 allowed), a refusal expected without a category, a reversed
-``duty_delta_range``. ``load_suite`` reports every bad file at once.
+``duty_delta_range``. Ids must be safe file names (fixtures are written as
+``<id>.json``): no path separator, ``..``, control character or more than 200
+bytes (``_validate.id_problem``). ``load_suite`` reports every bad file at once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from .._exceptions import InputError, RecordDecodeError
+from .._validate import id_problem
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
@@ -133,9 +136,12 @@ def _normalise_enums(data: Any) -> list[str]:
     return problems
 
 
-def _inconsistencies(expected: CaseExpected) -> list[str]:
-    """Expectations that contradict themselves or cannot be scored as written."""
+def _inconsistencies(case: Case) -> list[str]:
+    """An id that cannot name a fixture file, and expectations that contradict themselves or cannot be scored."""
+    expected = case.expected
     problems = []
+    if (problem := id_problem(case.id)) is not None:
+        problems.append(f"id {case.id[:80]!r} {problem} (it names the case's fixture file) - at `$.id`")
     for field in _CODE_FIELDS:
         for i, code in enumerate(getattr(expected, field)):
             count = sum(ch.isdigit() for ch in code)
@@ -160,6 +166,8 @@ def _read_case(path: Path) -> tuple[Case | None, list[str]]:
         return None, [f"cannot read ({exc.strerror})"]
     except msgspec.DecodeError as exc:
         return None, [f"not valid JSON ({exc})"]
+    except RecursionError:  # msgspec gives up on ~1,000 levels of nesting
+        return None, ["nested too deeply to read"]
     problems = _normalise_enums(data)
     if problems:
         return None, problems
@@ -167,7 +175,7 @@ def _read_case(path: Path) -> tuple[Case | None, list[str]]:
         case = msgspec.convert(data, Case)
     except msgspec.ValidationError as exc:
         return None, [str(exc)]
-    problems = _inconsistencies(case.expected)
+    problems = _inconsistencies(case)
     return (None if problems else case), problems
 
 

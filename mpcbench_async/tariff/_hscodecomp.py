@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from .._exceptions import InputError
+from .._validate import id_problem
 from ..runtime import atomic_write_bytes
 from ._cases import Case, CaseExpected, CaseInput, CaseNotes
 
@@ -103,7 +104,9 @@ def _case_id(task_id: int | str) -> str:
     cleaned = _SAFE_ID.sub("_", task_id.strip()).strip("_")
     if not cleaned:
         raise ValueError(f"task_id {task_id!r} has no usable characters - at `$.task_id`")
-    return f"{HSCODECOMP_TAG}_{cleaned}"
+    if (problem := id_problem(case_id := f"{HSCODECOMP_TAG}_{cleaned}")) is not None:
+        raise ValueError(f"task_id {task_id[:80]!r} gives a case id that {problem} - at `$.task_id`")
+    return case_id
 
 
 def _one_line(value: Any) -> str:
@@ -172,6 +175,9 @@ def read_hscodecomp(path: str | Path) -> list[Case]:
         except ValueError as exc:  # msgspec's decode and validation errors are ValueErrors too
             syntax = isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError)
             problems.append(f"{path}:{number}: " + (f"not valid JSON ({exc})" if syntax else str(exc)))
+            continue
+        except RecursionError:  # msgspec gives up on ~1,000 levels of nesting
+            problems.append(f"{path}:{number}: nested too deeply to read")
             continue
         if case.id in first_line:
             problems.append(f"{path}:{number}: task_id gives case id {case.id!r}, already used on line "

@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from .._exceptions import InputError
+from .._validate import id_problem
 from ..llm import LLMClient
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
@@ -31,7 +32,7 @@ from ._gates import GateResult, run_gates
 from ._pack import Pack
 
 __all__ = ["DutyStatus", "FixtureProposer", "Iteration", "LLMProposer", "Proposer", "RecordingProposer",
-           "VerificationResult", "verify"]
+           "VerificationResult", "fixture_path", "verify"]
 
 DutyStatus = Literal["verified", "unverified", "not_stated"]
 _DUTY_STATUS: dict[str, DutyStatus] = {"pass": "verified", "unverified": "unverified", "n/a": "not_stated"}
@@ -62,6 +63,21 @@ class _Fixture(msgspec.Struct, kw_only=True):
     replies: list[str]
 
 
+def fixture_path(fixtures_dir: Path, case_id: str) -> Path:
+    """``fixtures_dir/<case_id>.json``; refused when the id is no safe file name or the path leaves the directory.
+
+    Case ids are checked when cases load; this is the second line of defence for
+    proposers given ids from elsewhere (and for a fixture that is a symlink out).
+    """
+    path = fixtures_dir / f"{case_id}.json"
+    problem = id_problem(case_id)
+    if problem is None and not path.resolve().is_relative_to(fixtures_dir.resolve()):
+        problem = "resolves outside the fixtures directory"
+    if problem is not None:
+        raise InputError(f"{fixtures_dir}: case id {case_id[:80]!r} cannot name a fixture file: {problem}")
+    return path
+
+
 class FixtureProposer:
     """Replay the recorded replies of ``fixtures/<case_id>.json`` (fixture mode: offline, deterministic)."""
 
@@ -69,13 +85,15 @@ class FixtureProposer:
         self.fixtures_dir = Path(fixtures_dir)
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        path = self.fixtures_dir / f"{case_id}.json"
+        path = fixture_path(self.fixtures_dir, case_id)
         try:
             fixture = msgspec.json.decode(path.read_bytes(), type=_Fixture)
         except FileNotFoundError as exc:
             raise InputError(f"{path}: no fixture for case {case_id!r}; record one with --mode record") from exc
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InputError(f"{path}: invalid fixture ({exc})") from exc
+        except RecursionError as exc:
+            raise InputError(f"{path}: invalid fixture (nested too deeply to read)") from exc
         if iteration >= len(fixture.replies):
             raise InputError(f"{path}: has {len(fixture.replies)} recorded repl(ies) but iteration {iteration + 1} "
                              "needs another; re-record with --mode record")
@@ -91,13 +109,13 @@ class RecordingProposer:
         self._replies: dict[str, list[str]] = {}
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
+        path = fixture_path(self.fixtures_dir, case_id)  # before the paid call
         reply = await self.inner.propose(case_id, messages, iteration)
         replies = self._replies.setdefault(case_id, [])
         del replies[iteration:]
         replies.append(reply)
         fixture = _Fixture(case_id=case_id, model=self.inner.model, replies=replies)
-        atomic_write_bytes(self.fixtures_dir / f"{case_id}.json",
-                           msgspec.json.format(msgspec.json.encode(fixture)) + b"\n", fsync=False)
+        atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(fixture)) + b"\n", fsync=False)
         return reply
 
 

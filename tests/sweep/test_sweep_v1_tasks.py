@@ -69,15 +69,18 @@ class TestLibrary:
         assert EXPECTED_SCENARIOS == {r["task_id"]: r["scenario_id"] for r in runs}
 
     def test_a_task_naming_no_scenario_needs_the_default(self, tmp_path):
-        """Without --scenario-id the first task naming no scenario is one error naming its file and both fields."""
+        """Without --scenario-id every task naming no scenario is listed in one error naming its file and fields."""
         dirs = v1_dirs()
         config = load_model_config(write_config(tmp_path))
         with pytest.raises(InputError) as caught:
             build_plan(config=config, prompts=load_prompts(REPO / "prompt_config.json"), tasks_dir=dirs["tasks"],
                        data_dir=dirs["data"], scenarios_dir=dirs["scenarios"])
-        assert (f"{dirs['tasks'] / 'document_generation' / 'document_task.json'}: the task names no scenario "
-                "(neither $.scenario_id nor $.data_dependencies.scenario_id is set); pass --scenario-id, the "
-                "scenario for tasks that name none") == str(caught.value)
+        unnamed = [dirs["tasks"] / "document_generation" / "document_task.json",
+                   dirs["tasks"] / "email_reply" / "email_reply_task.json",
+                   dirs["tasks"] / "planning" / "planning_task.json"]
+        assert ("3 problems in the sweep's inputs; nothing was run:\n" + "\n".join(
+            f"  {path}: the task names no scenario (neither $.scenario_id nor $.data_dependencies.scenario_id is "
+            "set); pass --scenario-id, the scenario for tasks that name none" for path in unnamed)) == str(caught.value)
 
 
 class TestCommandLine:
