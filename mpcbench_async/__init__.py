@@ -21,6 +21,7 @@ from ._exceptions import (
     PermanentLLMError,
     RateLimitError,
     RecordDecodeError,
+    ReplayMissError,
     ServerError,
     TransientLLMError,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "PromptConfig",
     "RateLimitError",
     "RecordDecodeError",
+    "ReplayMissError",
     "ResumeIndex",
     "RetryPolicy",
     "Runner",

@@ -21,7 +21,8 @@ stored in records and reports and printed::
     │   │   ├── LLMTimeoutError     no complete reply within the timeout
     │   │   └── BadResponseError    truncated or undecodable body
     │   ├── PermanentLLMError       retrying cannot help (400/401/403/404/422/501/505)
-    │   │   └── HTMLReplyError      an HTML page answered where the JSON API should be
+    │   │   ├── HTMLReplyError      an HTML page answered where the JSON API should be
+    │   │   └── ReplayMissError     the replay store holds no reply for this request
     │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
     │   └── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
@@ -47,6 +48,7 @@ __all__ = [
     "PermanentLLMError",
     "RateLimitError",
     "RecordDecodeError",
+    "ReplayMissError",
     "ServerError",
     "TransientLLMError",
 ]
@@ -145,6 +147,10 @@ class PermanentLLMError(LLMError):
 
 class HTMLReplyError(PermanentLLMError):
     """An HTML page answered a JSON API call (usually a wrong ``base_url``); retrying cannot help."""
+
+
+class ReplayMissError(PermanentLLMError):
+    """The ``replay`` transport's store has no recorded reply for this request; retrying cannot help."""
 
 
 class CallDeadlineError(LLMError):

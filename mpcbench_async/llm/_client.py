@@ -5,10 +5,16 @@ One client serves many models. Per model it keeps the resolved endpoint, a
 waits for the limiter, sends through the model's transport, retries transient
 failures (tenacity, ``runtime.retrying``) within the call's deadline and reports
 one ``LLMCallRecord`` to ``call_sink`` (e.g. a JSONL writer). A per-model circuit
-breaker (``_breaker``) makes a dead endpoint fail fast. Usage::
+breaker (``_breaker``) makes a dead endpoint fail fast. The transport comes from
+the registry (``_registry``) by the model's configured name, or from the client's
+``transport=`` (a name for every model, or a ``Transport`` instance such as
+``MockTransport(handler)``). Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
+
+    # offline, from replies recorded earlier with transport="record" and the same store
+    async with LLMClient(config, transport="replay", store="calls_store.jsonl") as client: ...
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,7 +33,6 @@ import msgspec
 import orjson
 
 from .._exceptions import (
-    BenchError,
     LLMError,
     LLMTimeoutError,
     MissingAPIKeyError,
@@ -38,12 +44,13 @@ from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, Deadline, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
 from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
-from ._native import NativeTransport
+from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import WireCompletion, to_chat_result
 
 __all__ = ["LLMClient", "ModelTotals", "is_sim_model"]
 
+_OFFLINE_SIM_URL = "sim://offline"  # a sim model's endpoint when an offline transport serves it: nothing is started
 _messages_encoder = msgspec.json.Encoder()
 
 
@@ -81,13 +88,19 @@ def estimate_tokens(payload_bytes: int) -> int:
 
 
 class LLMClient:
-    """Chat with configured models; owns transports, limiters and accounting."""
+    """Chat with configured models; owns transports, limiters and accounting.
+
+    ``transport`` overrides every model's configured transport: a registered name,
+    or a ``Transport`` instance (which the client then owns and closes). ``store``
+    overrides every model's ``store`` (the call store of ``record`` and ``replay``).
+    """
 
     def __init__(
         self,
         config: ModelConfig | None = None,
         *,
-        transport: str | None = None,
+        transport: str | Transport | None = None,
+        store: str | Path | None = None,
         call_sink: Callable[[LLMCallRecord], None] | None = None,
         clock: Clock | None = None,
         rng: random.Random | None = None,
@@ -96,33 +109,35 @@ class LLMClient:
         self.config = config or ModelConfig()
         self.call_sink = call_sink
         self._transport_override = transport
+        self._store = store
         self._clock = clock or MonotonicClock()
         self._rng = rng or random.Random()
         self._sim_base_url = sim_base_url
-        self._transports: dict[str, Transport] = {}
+        self._transports: dict[tuple[str, Path | None], Transport] = {}
         self._models: dict[str, _ModelState] = {}
         self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
         self.retries = 0
 
     # -- set-up ------------------------------------------------------------
-    def _transport(self, name: str) -> Transport:
-        transport = self._transports.get(name)
+    def _transport(self, settings: ModelSettings) -> Transport:
+        """The model's transport: the client's instance, else one per (registered name, store), shared by models."""
+        override = self._transport_override
+        if isinstance(override, Transport):
+            return override
+        name = override or settings.transport
+        store = self._store or settings.store
+        ident = (name, Path(store) if store is not None else None)
+        transport = self._transports.get(ident)
         if transport is None:
-            if name == "native":
-                transport = NativeTransport()
-            elif name == "openai":
-                from ._openai_sdk import OpenAISDKTransport  # imported on demand: the SDK is slow to load
-
-                transport = OpenAISDKTransport()
-            else:
-                raise BenchError(f"unknown transport {name!r}; choose 'native' or 'openai'")
-            self._transports[name] = transport
+            transport = self._transports[ident] = create_transport(name, TransportOptions(store=ident[1]))
         return transport
 
-    def _endpoint(self, name: str, settings: ModelSettings) -> Endpoint:
+    def _endpoint(self, name: str, settings: ModelSettings, *, offline: bool) -> Endpoint:
         base_url = settings.base_url
         api_key: str | None = None
-        if is_sim_model(name) and base_url is None:
+        if is_sim_model(name) and base_url is None and offline:
+            base_url = _OFFLINE_SIM_URL
+        elif is_sim_model(name) and base_url is None:
             if self._sim_base_url is None:
                 from ..sim import embedded_sim_url  # started on first use only
 
@@ -130,7 +145,7 @@ class LLMClient:
             base_url = self._sim_base_url
         elif not is_sim_model(name):
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-            if settings.api_key_env:
+            if settings.api_key_env and not offline:
                 api_key = os.environ.get(settings.api_key_env)
                 if not api_key:
                     raise MissingAPIKeyError(
@@ -149,11 +164,12 @@ class LLMClient:
         state = self._models.get(name)
         if state is None:
             settings = self.config.settings_for(name)
+            transport = self._transport(settings)
             state = _ModelState(
                 settings,
-                self._endpoint(name, settings),
+                self._endpoint(name, settings, offline=transport.offline),
                 ModelLimiter(settings.limits, clock=self._clock),
-                self._transport(self._transport_override or settings.transport),
+                transport,
             )
             self._models[name] = state
         return state
@@ -314,11 +330,13 @@ class LLMClient:
                 model=model, key=key, status=status, attempts=attempts, started_at=started_at,  # type: ignore[arg-type]
                 latency_s=latency, queued_s=queued, retry_wait_s=retry_wait, usage=usage, cost_usd=cost,
                 error_class=type(error).__name__ if error else None,
-                error_message=str(error) if error else None,
+                error_message=str(error) if error else None, transport=state.transport.name,
             ))
 
     # -- lifecycle ---------------------------------------------------------
     async def aclose(self) -> None:
+        if isinstance(self._transport_override, Transport):
+            await self._transport_override.aclose()
         for transport in self._transports.values():
             await transport.aclose()
         self._transports.clear()

@@ -22,19 +22,31 @@ settings merged over the defaults, field by field::
     }
 
 Models named ``sim/...`` need no base URL or key: the embedded sim serves them.
+
+Loading checks ``defaults`` and every ``models`` entry on its own, so an error
+names where the bad value is written (``models.gpt-4o-mini: Expected `int` >= 1,
+got `str` - at `$.params.max_tokens```): types and ranges of every setting, the
+request params the client or the API read with a fixed type (``_Params``; other
+params pass through as written), nesting (at most ``MAX_NESTING`` levels) and
+integers that fit the request encoder, header names and values, the base URL and
+model names. A value that passes here does not crash a call later.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import msgspec
 
 from .._exceptions import ConfigError, RecordDecodeError
+from .._validate import json_problem, name_problem
 from ..records import decode_json
 from ..runtime import LimitSettings, RetryPolicy
+from ._registry import transport_names
 
 __all__ = ["BreakerSettings", "ModelConfig", "ModelSettings", "Prices", "Timeouts", "load_model_config"]
 
@@ -83,6 +95,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     ``temperature``. ``api_key_env: null`` means the endpoint needs no key
     (a local vLLM or Ollama server). ``timeout_s`` (kept from earlier versions)
     caps each attempt as a whole on top of ``timeouts``; unset, it does not.
+    ``transport`` is a registered transport name (``_registry``); ``store`` is the
+    call store file the ``record`` and ``replay`` transports write and read.
     """
 
     model: str | None = None
@@ -90,7 +104,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     api_key_env: str | None = "OPENAI_API_KEY"
     params: dict[str, Any] = msgspec.field(default_factory=dict)
     reasoning: bool = False
-    transport: Literal["native", "openai"] = "native"
+    transport: str = "native"
+    store: str | None = None
     timeout_s: _Seconds | None = None
     timeouts: Timeouts = msgspec.field(default_factory=Timeouts)
     breaker: BreakerSettings = msgspec.field(default_factory=BreakerSettings)
@@ -106,6 +121,94 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     def fingerprint(self) -> str:
         """A short hash of the settings that change a model's replies (for unit keys)."""
         return hashlib.sha256(msgspec.json.encode(self.reply_settings(), order="sorted")).hexdigest()[:16]
+
+
+_Count = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class _Params(msgspec.Struct, kw_only=True, frozen=True):
+    """The request params read with a fixed type (by the client's token budget, the sim or the API); others pass."""
+
+    max_tokens: _Count | None = None
+    max_completion_tokens: _Count | None = None
+    temperature: Annotated[float, msgspec.Meta(ge=0)] | None = None
+    top_p: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
+    n: _Count | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    logprobs: bool | None = None
+    top_logprobs: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    parallel_tool_calls: bool | None = None
+    stream: bool | None = None
+    user: str | None = None
+    reasoning_effort: str | None = None
+    response_format: dict[str, Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    logit_bias: dict[str, float] | None = None
+
+
+class _ParamsHolder(msgspec.Struct):
+    """Wraps ``_Params`` so its errors carry the path ``$.params.<name>``."""
+
+    params: _Params
+
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[^\x00-\x08\x0a-\x1f\x7f]*$")
+_SET_BY_CLIENT = {"model": "name the API model with `model` beside `params`", "messages": "the task supplies them",
+                  "tools": "the benchmark supplies them"}
+
+
+def _at_least(value: float | None, low: float, path: str) -> list[str]:
+    return [] if value is None or value >= low else [f"must be at least {low:g}, got {value:g} - at `$.{path}`"]
+
+
+def _setting_problems(settings: ModelSettings) -> list[str]:
+    """Values of a decoded entry that would fail a call later; each ends with its JSON path."""
+    problems = [f"is set by the client ({why}); remove it - at `$.params.{key}`"
+                for key, why in _SET_BY_CLIENT.items() if key in settings.params]
+    if settings.transport not in transport_names():
+        problems.append(f"unknown transport {settings.transport!r}; registered transports: "
+                        f"{', '.join(transport_names())} - at `$.transport`")
+    if settings.params.get("stream"):
+        problems.append("streaming is not supported (the client reads whole replies) - at `$.params.stream`")
+    if settings.base_url is not None:
+        parts = urlsplit(settings.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            problems.append(f"{settings.base_url[:80]!r} is not an http(s) URL with a host - at `$.base_url`")
+    if settings.api_key_env is not None and (not settings.api_key_env or "=" in settings.api_key_env
+                                             or "\x00" in settings.api_key_env):
+        problems.append(f"{settings.api_key_env[:80]!r} is not an environment variable name (null: no key) - at "
+                        "`$.api_key_env`")
+    if settings.model is not None and (problem := name_problem(settings.model)) is not None:
+        problems.append(f"API model name {problem} - at `$.model`")
+    for name, value in settings.headers.items():
+        if not _HEADER_NAME.match(name):
+            problems.append(f"{name[:80]!r} is not an HTTP header name - at `$.headers`")
+        elif not _HEADER_VALUE.match(value):
+            problems.append(f"the value contains a line break or control character - at `$.headers.{name}`")
+    limits, retry, prices = settings.limits, settings.retry, settings.prices
+    problems += (_at_least(limits.max_concurrency, 1, "limits.max_concurrency") + _at_least(limits.rpm, 1, "limits.rpm")
+                 + _at_least(limits.tpm, 1, "limits.tpm") + _at_least(retry.max_attempts, 1, "retry.max_attempts"))
+    for name in ("max_total_wait", "initial_backoff", "max_backoff"):
+        problems += _at_least(getattr(retry, name), 0, f"retry.{name}")
+    for name in ("input_per_1m", "output_per_1m"):
+        problems += _at_least(getattr(prices, name), 0, f"prices.{name}")
+    return problems
+
+
+def _entry_problems(entry: dict[str, Any]) -> list[str]:
+    """Why one ``defaults`` or ``models`` entry, taken on its own, is unusable (JSON paths relative to it)."""
+    if (found := json_problem(entry, "$")) is not None:
+        return [f"{found[1]} - at `{found[0]}`"]
+    try:
+        settings = msgspec.convert(entry, ModelSettings)
+        msgspec.convert({"params": settings.params}, _ParamsHolder)
+    except msgspec.ValidationError as exc:
+        return [str(exc)]
+    return _setting_problems(settings)
 
 
 class _ConfigFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -135,8 +238,23 @@ class ModelConfig:
         self.raw = raw or _ConfigFile()
         self.source = source
         self._cache: dict[str, ModelSettings] = {}
-        for name in self.raw.models:  # validate every entry up front
+        problems = self._problems()
+        if problems:
+            raise ConfigError("\n".join(f"{source}: {p}" for p in problems))
+        for name in self.raw.models:  # every entry merged with the defaults must hold too
             self.settings_for(name)
+
+    def _problems(self) -> list[str]:
+        """Every bad model name and every bad entry of the file, each naming where it is written."""
+        raw = self.raw
+        named = [(f"$.{field}[{i}]", name) for field in ("agent_models", "judge_models", "tariff_models")
+                 for i, name in enumerate(getattr(raw, field))]
+        named += [("$.data_generation_model", raw.data_generation_model)] if raw.data_generation_model else []
+        named += [("$.models", name) for name in raw.models]
+        problems = [f"model name {name[:80]!r} {problem} - at `{where}`" for where, name in named
+                    if (problem := name_problem(name)) is not None]
+        entries = [("defaults", raw.defaults), *((f"models.{name}", entry) for name, entry in raw.models.items())]
+        return problems + [f"{where}: {p}" for where, entry in entries for p in _entry_problems(entry)]
 
     @property
     def agent_models(self) -> list[str]:
@@ -159,6 +277,8 @@ class ModelConfig:
         cached = self._cache.get(name)
         if cached is not None:
             return cached
+        if (problem := name_problem(name)) is not None:
+            raise ConfigError(f"model name {name[:80]!r} {problem}")
         merged = _merge(self.raw.defaults, self.raw.models.get(name, {}))
         where = f"models.{name}" if name in self.raw.models else "defaults"
         try:

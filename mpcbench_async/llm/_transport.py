@@ -2,7 +2,9 @@
 
 Like httpx's ``AsyncBaseTransport``: ``complete(endpoint, request) -> WireCompletion``
 plus ``aclose()``. Transports do no retrying, limiting or accounting (the client
-does); they only speak HTTP and convert every failure into the ``LLMError`` tree.
+does); they only produce a reply (over HTTP, from a handler or from a store) and
+convert every failure into the ``LLMError`` tree. The registry (``_registry``)
+creates them by name.
 """
 
 from __future__ import annotations
@@ -56,9 +58,14 @@ class ChatRequest(msgspec.Struct, kw_only=True, frozen=True):
 
 
 class Transport(ABC):
-    """Sends one chat-completion request."""
+    """Sends one chat-completion request.
+
+    ``name`` marks the call records of the calls it served. ``offline`` transports
+    never reach the endpoint, so the client resolves no API key and starts no sim for them.
+    """
 
     name: ClassVar[str]
+    offline: bool = False
 
     @abstractmethod
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:

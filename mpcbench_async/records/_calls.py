@@ -16,7 +16,9 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     ``started_at`` is wall-clock epoch seconds (for timelines); ``queued_s`` is the
     time spent waiting on the model's limiter, ``retry_wait_s`` the time slept
-    between attempts, ``latency_s`` the duration of the final attempt.
+    between attempts, ``latency_s`` the duration of the final attempt. ``transport``
+    names the transport that served the call (omitted on the wire for ``native``,
+    so records written before the field existed read as ``native``).
     """
 
     model: str
@@ -31,4 +33,5 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     cost_usd: float = 0.0
     error_class: str | None = None
     error_message: str | None = None
+    transport: str = "native"
     kind: Literal["llm_call"] = "llm_call"
