@@ -9,18 +9,19 @@ keys, so resuming costs memory in the number of units, not in payload size.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import orjson
-import structlog
 
-__all__ = ["JsonlWriter", "ReadReport", "ResumeIndex", "iter_jsonl", "read_jsonl"]
+__all__ = ["JsonlWriter", "ReadReport", "ResumeIndex", "iter_jsonl", "key_view", "read_jsonl"]
 
-log = structlog.get_logger(__name__)
+log = logging.getLogger(__name__)
 
 
 def _trim_torn_tail(path: Path) -> int:
@@ -67,7 +68,7 @@ class JsonlWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         trimmed = _trim_torn_tail(self.path)
         if trimmed:
-            log.warning("jsonl.torn_tail_trimmed", path=str(self.path), bytes=trimmed)
+            log.warning("jsonl.torn_tail_trimmed", extra={"path": str(self.path), "bytes": trimmed})
         self._fh = self.path.open("ab", buffering=0 if fsync else 1 << 16)
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
@@ -109,12 +110,14 @@ class ReadReport(msgspec.Struct, kw_only=True):
     bad_lines: list[int] = msgspec.field(default_factory=list)
 
 
-def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any = Any) -> Iterator[Any]:
+def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any = Any,
+               warn: bool = True) -> Iterator[Any]:
     """Stream decoded records from ``path``; undecodable lines are skipped and reported.
 
     A last line without a newline is a torn write (the process died mid-append)
     and is skipped with ``report.torn_tail = True``; other bad lines are listed
-    in ``report.bad_lines`` and logged once at the end.
+    in ``report.bad_lines`` and logged once at the end (``warn=False``: a second
+    read of a file already reported).
     """
     path = Path(path)
     report = report if report is not None else ReadReport(path=str(path))
@@ -128,7 +131,8 @@ def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any
             report.lines = number
             if not line.endswith(b"\n"):
                 report.torn_tail = True
-                log.warning("jsonl.torn_tail_skipped", path=str(path), line=number)
+                if warn:
+                    log.warning("jsonl.torn_tail_skipped", extra={"path": str(path), "line": number})
                 break
             if not line.strip():
                 continue
@@ -136,9 +140,9 @@ def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any
                 yield decoder.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 report.bad_lines.append(number)
-    if report.bad_lines:
-        log.warning("jsonl.bad_lines_skipped", path=str(path), lines=report.bad_lines[:20],
-                    count=len(report.bad_lines))
+    if report.bad_lines and warn:
+        log.warning("jsonl.bad_lines_skipped",
+                    extra={"path": str(path), "lines": report.bad_lines[:20], "count": len(report.bad_lines)})
 
 
 def read_jsonl(path: str | Path, *, type_: Any = Any) -> tuple[list[Any], ReadReport]:
@@ -148,11 +152,35 @@ def read_jsonl(path: str | Path, *, type_: Any = Any) -> tuple[list[Any], ReadRe
 
 
 class _KeyStatus(msgspec.Struct):
-    """Only the fields resume needs; msgspec skips the rest of each line cheaply."""
+    """The least a line must hold to mark its unit done: ``key`` and a known ``status``, neither defaulted.
+
+    A line ``{"key": …}`` alone is not a finished unit. msgspec skips the rest of each line cheaply.
+    """
 
     key: str
-    status: str = "ok"
+    status: Literal["ok", "error"]
     retryable: bool = False
+
+
+@functools.lru_cache(maxsize=None)
+def key_view(record_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """A light view of ``record_type``: every field it requires, plus ``retryable`` and ``kind`` (with defaults).
+
+    A line decodes as the view only when every field the record requires is
+    present and well typed (and ``kind``, if given, is the record's), so a
+    fragment such as ``{"key": …, "status": "ok"}`` is rejected as the record
+    would reject it — while the payload is skipped unparsed, keeping reads of
+    large logs cheap. Subclass the view to read a few payload fields more.
+    """
+    fields = {f.name: f for f in msgspec.structs.fields(record_type)}
+    if not {"key", "status"} <= fields.keys():
+        raise TypeError(f"{record_type.__name__} has no key/status fields: not a unit record")
+    spec: list[tuple[Any, ...]] = [(f.name, f.type) for f in fields.values() if f.required]
+    spec += [(f.name, f.type, f.default) for name in ("retryable", "kind")
+             if (f := fields.get(name)) is not None and not f.required]
+    if "retryable" not in fields:
+        spec.append(("retryable", bool, False))
+    return msgspec.defstruct(f"{record_type.__name__}Keys", spec, kw_only=True)
 
 
 class ResumeIndex:
@@ -160,7 +188,10 @@ class ResumeIndex:
 
     A key is done when it has an ``ok`` record, or an ``error`` record that is not
     retryable (a task-level error) unless ``retry_errors`` is set. Units whose
-    records are all retryable (infrastructure) errors run again.
+    records are all retryable (infrastructure) errors run again. A line counts
+    only if it decodes as ``type_`` (by its :func:`key_view`: every required
+    field present and well typed); other lines are skipped, reported in
+    ``report`` and logged once per file — never trusted as done.
     """
 
     def __init__(self, done: set[str] | None = None, report: ReadReport | None = None) -> None:
@@ -168,10 +199,13 @@ class ResumeIndex:
         self.report = report
 
     @classmethod
-    def from_file(cls, path: str | Path, *, retry_errors: bool = False) -> ResumeIndex:
+    def from_file(cls, path: str | Path, *, retry_errors: bool = False,
+                  type_: type[msgspec.Struct] | None = None) -> ResumeIndex:
+        """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status)."""
         report = ReadReport(path=str(path))
         done: set[str] = set()
-        for rec in iter_jsonl(path, report, type_=_KeyStatus):
+        view = key_view(type_) if type_ is not None else _KeyStatus
+        for rec in iter_jsonl(path, report, type_=view):
             if rec.status == "ok" or (not rec.retryable and not retry_errors):
                 done.add(rec.key)
         return cls(done, report)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 import orjson
 
-from mpcbench_async.runtime import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
+from mpcbench_async.runtime import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
 
 
 class Unit(msgspec.Struct):
@@ -211,3 +213,47 @@ class TestResumeIndex:
         index = ResumeIndex()
         index.add("k")
         assert "k" in index
+
+
+class Run(msgspec.Struct, kw_only=True):
+    """A unit record type as the sweep writes them: required identifying fields, a payload, a kind."""
+
+    key: str
+    status: Literal["ok", "error"]
+    task_id: str
+    trial: int
+    retryable: bool = False
+    payload: dict = {}
+    kind: Literal["run"] = "run"
+
+
+class TestTrustOnlyWholeRecords:
+    def test_a_key_alone_is_not_a_finished_unit(self, tmp_path):
+        """``{"key": k}`` (the corruption that once marked a unit done forever) and unknown statuses are skipped."""
+        path = tmp_path / "out.jsonl"
+        write_lines(path, {"key": "a"}, {"key": "b", "status": "done"}, {"key": "c", "status": "ok"})
+        index = ResumeIndex.from_file(path)
+        assert ({"c"}, [1, 2]) == (index.done, index.report.bad_lines)
+
+    def test_with_a_record_type_every_required_field_must_decode(self, tmp_path):
+        """With ``type_``, a line missing a required field, with a wrong type or another kind is not done."""
+        path = tmp_path / "out.jsonl"
+        whole = {"key": "a", "status": "ok", "task_id": "t", "trial": 0, "payload": {"big": [1, 2]}}
+        write_lines(path, whole, {"key": "b", "status": "ok"}, {**whole, "key": "c", "trial": "zero"},
+                    {**whole, "key": "d", "kind": "judge"}, {**whole, "key": "e", "kind": "run"},
+                    {**whole, "key": "f", "status": "error", "retryable": True})
+        index = ResumeIndex.from_file(path, type_=Run)
+        assert ({"a", "e"}, [2, 3, 4]) == (index.done, index.report.bad_lines)
+
+    def test_key_view_holds_the_required_fields_retryable_and_kind(self):
+        """The view keeps what identifies a record and skips its payload; retryable is added when a type lacks it."""
+        fields = [(f.name, f.required) for f in msgspec.structs.fields(key_view(Run))]
+        assert [("key", True), ("status", True), ("task_id", True), ("trial", True), ("retryable", False),
+                ("kind", False)] == fields
+
+        class Bare(msgspec.Struct):
+            key: str
+            status: str
+
+        assert ["key", "status", "retryable"] == [f.name for f in msgspec.structs.fields(key_view(Bare))]
+        assert key_view(Run) is key_view(Run)

@@ -8,8 +8,8 @@ from mpcbench_async.sweep import summarize
 
 
 def _run(key: str, task_id: str, checks: list[dict]) -> dict:
-    return {"key": key, "status": "ok", "model": "m", "task_id": task_id, "run": {"stop_reason": "final"},
-            "checks": checks}
+    return {"key": key, "status": "ok", "model": "m", "task_id": task_id, "task_type": "planning",
+            "scenario_id": "s", "trial": 0, "run": {"stop_reason": "final"}, "checks": checks}
 
 
 def _write(path, records: list[dict]) -> None:
