@@ -3,7 +3,8 @@
 One module per command group (``_sim``, ``_bench``); each registers its
 sub-parser and a handler. ``main`` turns user errors (``BenchError``) into one
 line on stderr and exit code 2, interrupts into 130, and never prints a raw
-traceback for a user error.
+traceback for a user error. The exit codes are listed in ``_exit`` and in
+``--help``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
 from ..runtime import configure_logging
-from . import _bench, _evaluate, _generate, _profile, _sim, _sweep, _tariff
+from . import _bench, _evaluate, _exit, _generate, _profile, _sim, _sweep, _tariff
 
 __all__ = ["build_parser", "main"]
 
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Asynchronous, high-throughput runner for LLM-agent benchmarks "
         "(MPCBench and tariff pack verification).",
+        **_exit.with_epilog(),
     )
     parser.add_argument("--log-format", choices=("console", "json"), default="console",
                         help="log output format on stderr (default: console)")
@@ -47,29 +49,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except Interrupted as exc:
         print(f"interrupted: {exc}", file=sys.stderr)
-        return 130
+        return _exit.INTERRUPTED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return _exit.INTERRUPTED
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _exit.USER_ERROR
     except OSError as exc:
         if exc.errno not in _USER_OS_ERRORS:
             raise
         print(f"error: {_os_error(exc)}", file=sys.stderr)
-        return 2
+        return _exit.USER_ERROR
     except BaseExceptionGroup as group:  # raised inside a task group: report its user errors as one line
         leaves = _leaves(group)
         if any(isinstance(e, (Interrupted, KeyboardInterrupt)) for e in leaves):
             print("interrupted", file=sys.stderr)
-            return 130
+            return _exit.INTERRUPTED
         if not all(_is_user_error(e) for e in leaves):
             raise
         messages = list(dict.fromkeys(_os_error(e) if isinstance(e, OSError) else str(e) for e in leaves))
         more = f" (and {len(messages) - 1} more error(s) like it)" if len(messages) > 1 else ""
         print(f"error: {messages[0]}{more}", file=sys.stderr)
-        return 2
+        return _exit.USER_ERROR
 
 
 # Operating-system errors a user causes and can fix (a full disk, a path that is a file, no permission).

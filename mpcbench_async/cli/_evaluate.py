@@ -32,6 +32,8 @@ from ..mpcbench import (
     safe_name,
 )
 from ..records import decode_json
+from . import _exit
+from ._paths import output_dir
 
 
 _SCENARIO_HELP = "scenario for a task that names none (original MPCBench task files)"
@@ -40,7 +42,7 @@ _SCENARIO_HELP = "scenario for a task that names none (original MPCBench task fi
 def _common(parser: argparse.ArgumentParser, *, data: bool = True) -> None:
     parser.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
     parser.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
-    parser.add_argument("--logs-dir", type=Path, default=Path("logs"), help="where run logs go (default: logs/)")
+    parser.add_argument("--logs-dir", type=output_dir, default=Path("logs"), help="where run logs go (default: logs/)")
     if data:
         parser.add_argument("--data-dir", type=Path, default=Path("data"), help="default: data/")
         parser.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"), help="default: scenarios/")
@@ -118,7 +120,10 @@ def cmd_run_task(args: argparse.Namespace) -> int:
     _write(out, payload)
     print(f"{task.task_id} {args.agent_model}: stop={run.stop_reason} turns={run.turns} "
           f"tool_calls={len(run.raw_tool_calls)} -> {out}")
-    return 0 if run.stop_reason != "error" else 1
+    if run.stop_reason == "error":
+        print(f"run failed: {run.error_class}: {run.error}", file=sys.stderr)
+        return _exit.FAILED
+    return _exit.OK
 
 
 def _find_task(task_id: str, tasks_dir: Path) -> Path:
@@ -172,7 +177,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
     out = args.output or args.input.with_name(f"{stem}__judge-{safe_name(args.model)}_judge_result.json")
     _write(out, judgement)
     print(_score_line(judgement) + f" -> {out}")
-    return 0 if judgement.verdict != "error" else 1
+    if judgement.verdict == "error":
+        print(f"judge failed: {judgement.error_class}: {judgement.error}", file=sys.stderr)
+        return _exit.FAILED
+    return _exit.OK
 
 
 def _score_line(j: Judgement) -> str:
@@ -199,6 +207,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
     client = LLMClient(config)
     client.check_models(agents + judges)
     rows: list[tuple[str, list[Judgement], int, int]] = []
+    failures: list[str] = []
 
     async def one(agent: str) -> None:
         evaluation = await evaluate_task(client, task, data, prompts, agent_model=agent, judge_models=judges,
@@ -209,6 +218,11 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
             _write(log_path.with_name(log_path.name.replace(
                 "_run.json", f"__judge-{safe_name(judgement.judge_model)}_judge_result.json")), judgement)
         applied = [c for c in evaluation.checks if c.status != "n/a"]  # n/a checks had nothing to verify
+        run = evaluation.run
+        if run.stop_reason == "error":
+            failures.append(f"run failed: {agent}: {run.error_class}: {run.error}")
+        failures.extend(f"judge failed: {agent} judged by {j.judge_model}: {j.error_class}: {j.error}"
+                        for j in evaluation.judgements if j.verdict == "error")
         rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied)))
 
     async def main() -> None:
@@ -225,4 +239,6 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
             sgr = str(j.scores.source_grounded_reasoning.score) if j.scores else "-"
             print(f"{agent:28} {j.judge_model:20} {ars:>4} {sgr:>4} {passed:>3}/{total:<3}")
     sys.stdout.flush()
-    return 0
+    for line in sorted(failures):
+        print(line, file=sys.stderr)
+    return _exit.FAILED if failures else _exit.OK

@@ -40,11 +40,15 @@ class ProgressLine:
         elapsed = time.monotonic() - self._t0
         runs_todo = s.runs_total - s.runs_skipped
         judges_todo = s.judges_total - s.judges_skipped
-        done = s.runs_done + s.judges_done
-        return (f"runs {s.runs_done}/{runs_todo} judges {s.judges_done}/{judges_todo} "
-                f"(skipped {s.runs_skipped}+{s.judges_skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
+        cases_todo = s.cases_total - s.cases_skipped
+        done = s.runs_done + s.judges_done + s.cases_done
+        units = [f"runs {s.runs_done}/{runs_todo} judges {s.judges_done}/{judges_todo}"] if s.runs_total else []
+        units += [f"cases {s.cases_done}/{cases_todo}"] if s.cases_total else []  # tariff suites
+        skipped = s.runs_skipped + s.judges_skipped + s.cases_skipped
+        return (f"{' '.join(units) or 'starting'} (skipped {skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
                 f"in-flight {self.in_flight()} retries {self.retries()} errors {s.errors} | "
-                f"{s.tokens:,} tok ${s.cost_usd:.4f} | {elapsed:.0f}s ETA {_eta(done, runs_todo + judges_todo, elapsed)}")
+                f"{s.tokens:,} tok ${s.cost_usd:.4f} | {elapsed:.0f}s "
+                f"ETA {_eta(done, runs_todo + judges_todo + cases_todo, elapsed)}")
 
     def emit(self, final: bool = False) -> None:
         if self.quiet:

@@ -17,11 +17,14 @@ import msgspec
 from .._exceptions import InputError, Interrupted
 from ..llm import load_model_config
 from ..mpcbench import load_prompts
-from ..runtime import DirLock, atomic_write_bytes
 from ..mpcbench import safe_name
-from ..sweep import (Manifest, Runner, build_plan, open_experiment, plan_fingerprint, record_experiment_keys,
-                     render_markdown, render_table, summarize, write_manifest)
-from ..tariff import build_report, load_pack, load_suite, render_report, run_cases
+from ..runtime import DirLock, atomic_write_bytes
+from ..sweep import (Manifest, Outcome, Runner, build_plan, open_experiment, plan_fingerprint, plan_outcome,
+                     record_case_keys, record_experiment_keys, render_markdown, render_table, summarize,
+                     tariff_outcome, write_manifest)
+from ..tariff import build_report, case_keys, load_pack, load_suite, render_report
+from . import _exit
+from ._paths import output_dir
 from ._progress import ProgressLine
 
 
@@ -33,14 +36,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
         "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
         "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
-        "(see --allow-changes), while new models, tasks and trials extend it.")
+        "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
+        "plan, whatever earlier runs did.", **_exit.with_epilog())
     sweep.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
     sweep.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
     sweep.add_argument("--models", default=None, help="agent models, comma-separated (default: agent_models)")
     sweep.add_argument("--judges", default=None, help="judge models, comma-separated (default: judge_models)")
     sweep.add_argument("--tasks", default="*", help="glob over task ids or type/id (default: *)")
     sweep.add_argument("--trials", type=int, default=1, help="runs per task and model (default: 1)")
-    sweep.add_argument("--out", type=Path, default=Path("reports/sweeps/latest"),
+    sweep.add_argument("--out", type=output_dir, default=Path("reports/sweeps/latest"),
                        help="output directory (default: reports/sweeps/latest)")
     sweep.add_argument("--concurrency", type=int, default=32,
                        help="units in flight per stage; each model's limits still apply (default: 32)")
@@ -115,6 +119,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           scenarios_dir=args.scenarios_dir, task_glob=args.tasks, agent_models=_models(args.models),
                           judge_models=_models(args.judges), trials=args.trials, max_turns=args.max_turns,
                           scenario_id=args.scenario_id)
+    if suites & set(TARIFF_SUITES):
+        prompts.require("tariff_proposer", "tariff_critique")
     tariff = {suite: _tariff_setup(args, config, suite) for suite in TARIFF_SUITES if suite in suites}
     tariff_models = sorted({m for _, _, models in tariff.values() for m in models})
     with DirLock(args.out):  # one sweep per directory, from the manifest check to the summary
@@ -142,32 +148,31 @@ def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tarif
     manifest, new_experiment = open_experiment(args.out, manifest, fingerprint, allow_changes=args.allow_changes)
     if plan is not None:
         record_experiment_keys(args.out, plan, new_experiment=new_experiment)
+    for suite, (cases, _, models) in tariff.items():
+        for model in models:
+            current = case_keys(cases, mode="live", model=model, config=config, prompts=prompts)
+            record_case_keys(args.out, f"{_tariff_base(suite, model)}.jsonl", set(current))
     write_manifest(args.out, manifest)
-    tariff_reports: list[str] = []
+    outcomes: list[Outcome] = []
 
     async def run_tariff(suite: str, model: str) -> None:
-        assert runner.client is not None
         cases, pack, _ = tariff[suite]
-        base = f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
-        records = await run_cases(cases, pack=pack, prompts=prompts, mode="live", model=model, client=runner.client,
-                                  results_path=args.out / f"{base}.jsonl",
-                                  fixtures_dir=_suite_path(args, suite) / "fixtures", concurrency=args.concurrency,
-                                  retry_errors=args.retry_errors)
+        base = _tariff_base(suite, model)
+        records = await runner.run_tariff(cases, pack=pack, model=model, results_path=args.out / f"{base}.jsonl",
+                                          fixtures_dir=_suite_path(args, suite) / "fixtures")
+        outcomes.append(tariff_outcome(len(cases), records))
         report = build_report(records, suite=suite, mode="live", model=model,
                               created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
         atomic_write_bytes(args.out / f"{base}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
                            fsync=False)
         atomic_write_bytes(args.out / f"{base}.md", render_report(report).encode(), fsync=False)
-        t = report.totals
-        tariff_reports.append(f"{suite}  {model:24} {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
-                              f"average score {t.average_score:.3f}, {report.errors} error(s)")
 
     async def main() -> None:
         async with runner:
             assert runner.client is not None
             runner.client.check_models(tariff_models)
             progress = ProgressLine(runner.stats, quiet=args.quiet, retries=lambda: runner.client.retries,
-                                    in_flight=lambda: sum(p.in_flight for p in runner._pools))
+                                    in_flight=lambda: runner.in_flight)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(progress.run)
                 async with anyio.create_task_group() as work:
@@ -183,14 +188,30 @@ def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tarif
     manifest.finished_at = manifest.history[-1].finished_at = datetime.now(timezone.utc).isoformat()
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(args.out, manifest)
-    if plan is not None:
-        print(write_summary(args.out))
-    for line in sorted(tariff_reports):
-        print(line)
+    print(write_summary(args.out))  # with the tariff section, the error classes, an example of each and what to do
     print(f"written to {args.out}/")
     if runner.stats.interrupted:
         raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
-    return 1 if runner.stats.errors else 0
+    if plan is not None:
+        outcomes.append(plan_outcome(args.out, plan))
+    return _exit_code(sum(outcomes, Outcome()))
+
+
+def _exit_code(outcome: Outcome) -> int:
+    """0 when every unit of the plan has an ok record (now or from an earlier run), else 1, saying why."""
+    if outcome.complete:
+        return _exit.OK
+    parts = [f"{outcome.failed} ended in an error" if outcome.failed else "",
+             f"{outcome.not_run} did not run (their agent run failed)" if outcome.not_run else ""]
+    print(f"{outcome.units - outcome.ok} of {outcome.units} unit(s) have no ok result: "
+          f"{', '.join(p for p in parts if p)}. Infrastructure errors are retried by rerunning the same command; "
+          "fix other errors, then rerun with --retry-errors", file=sys.stderr)
+    return _exit.FAILED
+
+
+def _tariff_base(suite: str, model: str) -> str:
+    """``<suite>_<model>``: the results, report and key-list name of one tariff suite × model in the sweep."""
+    return f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
 
 
 def _suite_path(args: argparse.Namespace, suite: str) -> Path:
@@ -209,7 +230,7 @@ def _tariff_setup(args: argparse.Namespace, config, suite: str):
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    if not (args.dir / "runs.jsonl").exists():
-        raise InputError(f"{args.dir}: no runs.jsonl here; is it a sweep output directory?")
+    if not any((args.dir / name).exists() for name in ("runs.jsonl", "manifest.json")):
+        raise InputError(f"{args.dir}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
     print(write_summary(args.dir))
     return 0

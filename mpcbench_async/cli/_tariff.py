@@ -16,6 +16,7 @@ from .._prompts import load_prompts
 from ..llm import LLMClient, load_model_config
 from ..mpcbench import safe_name
 from ..runtime import atomic_write_bytes
+from ..sweep import hint_for
 from ..tariff import (
     TariffCaseRecord,
     build_report,
@@ -29,6 +30,8 @@ from ..tariff import (
     run_cases,
     write_hscodecomp,
 )
+from . import _exit
+from ._paths import output_dir
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,7 +41,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="run a suite and write JSON + Markdown reports",
                          description="Run every case of a suite through the verification pipeline (concurrently) "
                          "and write reports/benchmarks/<suite>_benchmark_<timestamp>.{json,md}. Results are appended "
-                         "to reports/benchmarks/runs/<suite>_<mode>_<model>.jsonl as cases finish; rerunning resumes.")
+                         "to reports/benchmarks/runs/<suite>_<mode>_<model>.jsonl as cases finish; rerunning resumes.",
+                         **_exit.with_epilog())
     add_run_arguments(run)
     run.set_defaults(handler=cmd_run)
     compare = sub.add_parser("compare", help="compare two JSON reports",
@@ -52,7 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "found beside FILE into DIR. hscodecomp: the HSCodeComp test_data.jsonl.")
     imports.add_argument("format", choices=("hscodecomp",), help="dataset format")
     imports.add_argument("file", type=Path, metavar="FILE", help="the dataset file")
-    imports.add_argument("--out", type=Path, default=None,
+    imports.add_argument("--out", type=output_dir, default=None,
                          help="suite directory (default: storage/benchmarks/<format>)")
     imports.set_defaults(handler=cmd_import)
 
@@ -65,7 +69,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--path", type=Path, default=None,
                      help="suite directory with cases/ and fixtures/ (default: storage/benchmarks/<suite>)")
     run.add_argument("--pack", type=Path, default=None, help="pack directory (default: storage/packs/<pack_id>)")
-    run.add_argument("--out", type=Path, default=Path("reports/benchmarks"), help="default: reports/benchmarks")
+    run.add_argument("--out", type=output_dir, default=Path("reports/benchmarks"), help="default: reports/benchmarks")
     run.add_argument("--config", type=Path, default=Path("model_config.json"))
     run.add_argument("--prompts", type=Path, default=Path("prompt_config.json"))
     run.add_argument("--concurrency", type=int, default=16)
@@ -75,7 +79,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--baseline", type=Path, required=True)
     compare.add_argument("--current", type=Path, required=True)
-    compare.add_argument("--out", type=Path, default=Path("reports/benchmarks"))
+    compare.add_argument("--out", type=output_dir, default=Path("reports/benchmarks"))
 
 
 def _timestamp() -> str:
@@ -99,6 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     client: LLMClient | None = None
     model = "fixture"
     if args.mode != "fixture":
+        prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(args.config)
         model = args.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
         client = LLMClient(config)
@@ -135,11 +140,25 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
+    errors = _error_lines(records, results)
+    if errors:
+        print("errors by class:", *errors, sep="\n")
     print(f"report -> {base.parent / base.name}.json and .md")
     if interrupted:
         raise Interrupted(f"tariff run stopped with {report.not_run} of {len(cases)} case(s) not run; finished cases "
                           f"are saved in {results} — rerun the same command to resume")
-    return 1 if report.errors else 0
+    return _exit.FAILED if report.errors else _exit.OK
+
+
+def _error_lines(records: list[TariffCaseRecord], results: Path) -> list[str]:
+    """Each error class of the run's cases, most frequent first, with one example and what to do."""
+    groups: dict[str, list[TariffCaseRecord]] = {}
+    for record in records:
+        if record.status == "error":
+            groups.setdefault(record.error_class or "Error", []).append(record)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [f"  {name} × {len(found)}, e.g. {found[0].case_id}: {found[0].error_message}\n    what to do: "
+            f"{hint_for(name, retryable=found[0].retryable, file=str(results))}" for name, found in ranked]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -7,6 +7,9 @@ normalises it and logs one warning naming the file and field. It never drops
 records: source documents are kept as they are, and schema problems are
 reported (one warning per file) rather than fatal. Calendar rows that state
 availability rather than busy time (``_availability``) are reported once each.
+A value of the wrong JSON kind where the readers expect an object or an array
+(``"company": "Acme"``, ``"events": 3``) holds no records: it is read as empty
+(a source's top-level arrays are replaced, with a warning), never a crash.
 
 The reference now, in priority order:
 
@@ -26,6 +29,7 @@ would then mean another week than the storyline's.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +41,6 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
-import structlog
 
 from .._exceptions import InputError
 from ._availability import calendar_rows, title_of
@@ -47,7 +50,7 @@ from ._schemas import SOURCES, SchemaSet
 
 __all__ = ["GMAIL_TIME_KEYS", "SLACK_TIME_KEYS", "ScenarioData", "first_of", "load_scenario_data", "parse_timestamp"]
 
-log = structlog.get_logger(__name__)
+log = logging.getLogger(__name__)
 _HHMM = re.compile(r"^(\d{1,2}):(\d{2})$")
 _EPOCH = re.compile(r"^(?:\d{9,10}|\d{12,13})(?:\.\d+)?$")  # seconds (Slack's "1732366021.003000") or milliseconds
 SLACK_TIME_KEYS = ("timestamp", "ts")
@@ -62,6 +65,16 @@ WINDOW_FIELDS = [(holder, name) for holder in ("time_window", "planning_window",
 def first_of(record: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` the record has a value for: exports name the same field differently."""
     return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: real exports put a string where an object is expected."""
+    return value if isinstance(value, dict) else {}
+
+
+def _arr(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one (a number or a string holds no records)."""
+    return value if isinstance(value, list) else []
 
 
 def _from_epoch(text: str) -> datetime | None:
@@ -135,7 +148,7 @@ class _Normaliser:
     def warn(self, path: Path, field_path: str, what: str) -> None:
         message = f"{path}: {field_path}: {what}"
         self.warnings.append(message)
-        log.warning("data.normalised", file=str(path), field=field_path, detail=what)
+        log.warning("data.normalised", extra={"file": str(path), "field": field_path, "detail": what})
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -152,18 +165,18 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _source_messages(sources: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, Any]]:
     """(source, JSON path, raw stamp) of every Slack and Gmail message, in file order."""
-    for i, message in enumerate((sources.get("slack") or {}).get("messages") or ()):
+    for i, message in enumerate(_arr(_obj(sources.get("slack")).get("messages"))):
         if isinstance(message, dict):
             yield "slack", f"$.messages[{i}]", first_of(message, SLACK_TIME_KEYS)
-    for i, thread in enumerate((sources.get("gmail") or {}).get("threads") or ()):
-        for j, message in enumerate((thread.get("messages") or ()) if isinstance(thread, dict) else ()):
+    for i, thread in enumerate(_arr(_obj(sources.get("gmail")).get("threads"))):
+        for j, message in enumerate(_arr(_obj(thread).get("messages"))):
             if isinstance(message, dict):
                 yield "gmail", f"$.threads[{i}].messages[{j}]", first_of(message, GMAIL_TIME_KEYS)
 
 
 def _timezone(ws: dict[str, Any], scenario: Scenario | None, path: Path, norm: _Normaliser,
               sources: dict[str, dict[str, Any]]) -> tzinfo:
-    candidates = [(ws.get("global_settings") or {}).get("timezone"), (ws.get("company") or {}).get("timezone")]
+    candidates = [_obj(ws.get("global_settings")).get("timezone"), _obj(ws.get("company")).get("timezone")]
     if scenario is not None:
         candidates.insert(0, scenario.global_settings.timezone)
     for name in candidates:
@@ -184,11 +197,11 @@ def _timezone(ws: dict[str, Any], scenario: Scenario | None, path: Path, norm: _
 
 def _storyline(ws: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(JSON path, event) of the world state's storyline events; noise never counts."""
-    for i, event in enumerate(ws.get("timeline_events") or ()):
+    for i, event in enumerate(_arr(ws.get("timeline_events"))):
         if isinstance(event, dict) and not event.get("is_noise"):
             yield f"$.timeline_events[{i}]", event
-    for i, sub in enumerate(ws.get("sub_scenarios_expanded") or ()):
-        for j, event in enumerate((sub.get("events") or ()) if isinstance(sub, dict) else ()):
+    for i, sub in enumerate(_arr(ws.get("sub_scenarios_expanded"))):
+        for j, event in enumerate(_arr(_obj(sub).get("events"))):
             if isinstance(event, dict) and not event.get("is_noise"):
                 yield f"$.sub_scenarios_expanded[{i}].events[{j}]", event
 
@@ -266,7 +279,7 @@ def _check_planning_windows(ws: dict[str, Any], now: datetime, tz: tzinfo, path:
     """Warn about each stated planning window that does not start in the week after the reference now's week."""
     monday = now.date() - timedelta(days=now.weekday()) + timedelta(days=7)
     holders = [("$", ws)] + [(f"$.sub_scenarios_expanded[{i}]", sub)
-                             for i, sub in enumerate(ws.get("sub_scenarios_expanded") or ()) if isinstance(sub, dict)]
+                             for i, sub in enumerate(_arr(ws.get("sub_scenarios_expanded"))) if isinstance(sub, dict)]
     for where, holder in holders:
         for container, name in WINDOW_FIELDS:
             box = holder.get(container)
@@ -301,16 +314,34 @@ def _clock(value: Any, default: time, path: Path, field_path: str, norm: _Normal
     return default
 
 
+# The top-level arrays of each source that the tools, the checks and this loader iterate.
+_SOURCE_LISTS = {"slack": ("channels", "users", "messages"), "gmail": ("threads",),
+                "calendar": ("calendars", "events", "free_busy"), "contacts": ("contacts",),
+                "jira": ("projects", "issues"), "drive": ("files",)}
+
+
+def _normalise_source_lists(sources: dict[str, dict[str, Any]], paths: dict[str, Path], norm: _Normaliser) -> None:
+    """A number, string or boolean where a source's array belongs holds no records: read it as empty, warning once."""
+    for name, keys in _SOURCE_LISTS.items():
+        doc = sources[name]
+        for key in keys:
+            value = doc.get(key)
+            if value is not None and not isinstance(value, (list, dict)):
+                shown = orjson.dumps(value).decode()[:40]
+                norm.warn(paths[name], f"$.{key}", f"{shown} is not an array; read as empty")
+                doc[key] = []
+
+
 def _normalise_world_state(ws: dict[str, Any], path: Path, norm: _Normaliser,
                            sources: dict[str, dict[str, Any]]) -> None:
     holders = [("$", ws)] + [(f"$.sub_scenarios_expanded[{i}]", sub)
-                             for i, sub in enumerate(ws.get("sub_scenarios_expanded") or ()) if isinstance(sub, dict)]
+                             for i, sub in enumerate(_arr(ws.get("sub_scenarios_expanded"))) if isinstance(sub, dict)]
     for where, holder in holders:
         if "seed" in holder and not isinstance(holder["seed"], str):
             norm.warn(path, f"{where}.seed", f"{type(holder['seed']).__name__} {holder['seed']!r} converted to a string")
             holder["seed"] = str(holder["seed"])
-    jira_keys = [p.get("key") for p in (sources.get("jira") or {}).get("projects") or () if isinstance(p, dict)]
-    for i, project in enumerate(ws.get("projects") or ()):
+    jira_keys = [p.get("key") for p in _arr(_obj(sources.get("jira")).get("projects")) if isinstance(p, dict)]
+    for i, project in enumerate(_arr(ws.get("projects"))):
         if isinstance(project, dict) and not project.get("project_key"):
             ident = str(project.get("id") or project.get("key") or project.get("name") or f"P{i}")
             key = jira_keys[i] if i < len(jira_keys) and jira_keys[i] else re.sub(r"[^A-Z0-9]", "", ident.upper())
@@ -332,12 +363,13 @@ def load_scenario_data(data_dir: str | Path, scenario_id: str, *, scenario: Scen
             problems = schemas.problems(name, doc, limit=200)
             if problems:
                 norm.warn(paths[name], "$", f"{len(problems)} schema problem(s), kept as is; first: {problems[0]}")
+    _normalise_source_lists(sources, paths, norm)
     _normalise_world_state(world_state, ws_path, norm, sources)
     _report_calendar_rows(sources["calendar"], paths["calendar"], norm)
     tz = _timezone(world_state, scenario, ws_path, norm, sources)
     now = _reference_now(world_state, scenario, tz, paths, norm, sources)
     _check_planning_windows(world_state, now, tz, ws_path, norm)
-    settings = world_state.get("global_settings") or {}
+    settings = _obj(world_state.get("global_settings"))
     start = _clock(settings.get("workday_start", "09:00"), time(9), ws_path, "$.global_settings.workday_start", norm)
     end = _clock(settings.get("workday_end", "18:00"), time(18), ws_path, "$.global_settings.workday_end", norm)
     return ScenarioData(scenario_id=scenario_id, world_state=world_state, sources=sources, tz=tz,

@@ -2,11 +2,12 @@
 
 from ._clock import Clock, FakeClock, MonotonicClock
 from ._files import atomic_write_bytes
-from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, read_jsonl
+from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
 from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
 from ._lock import DirLock
 from ._logging import configure_logging, redact, redact_text, register_secret
-from ._pool import WorkerPool, stop_on_signals
+from ._failures import UnitFailure, log_unit_error, unit_failure
+from ._pool import Stoppable, WorkerPool, watch_signals
 from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
 
 __all__ = [
@@ -23,11 +24,15 @@ __all__ = [
     "ResumeIndex",
     "RetryPolicy",
     "SlidingWindow",
+    "Stoppable",
     "Ticket",
+    "UnitFailure",
     "WorkerPool",
     "atomic_write_bytes",
     "configure_logging",
     "iter_jsonl",
+    "key_view",
+    "log_unit_error",
     "parse_duration",
     "read_jsonl",
     "redact",
@@ -35,5 +40,6 @@ __all__ = [
     "register_secret",
     "retry_after_from_headers",
     "retrying",
-    "stop_on_signals",
+    "unit_failure",
+    "watch_signals",
 ]

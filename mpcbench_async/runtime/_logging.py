@@ -1,4 +1,8 @@
-"""structlog set-up: console or JSON output, with secrets redacted everywhere.
+"""Logging set-up: console or JSON output on stderr, with secrets redacted everywhere.
+
+Library modules log through the standard ``logging`` module (``logging.getLogger(__name__)``,
+structured fields in ``extra=``) and never print; ``configure_logging`` (the CLI calls it) renders
+those records, and structlog's, through one structlog renderer.
 
 Redaction (``mpcbench_async._redact``) runs last before rendering, over every
 value in the event (nested dicts and lists, exception text and tracebacks
@@ -74,11 +78,14 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(stream),
         cache_logger_on_first_use=False,
     )
-    # Route stdlib logging (aiohttp, httpx, openai) through the same redaction.
+    # Route stdlib logging (this library's modules, aiohttp, httpx, openai) through the same redaction; the
+    # fields a record carries in ``extra=`` are rendered beside its event, as structlog renders keyword fields.
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.processors.format_exc_info],
+            foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.ExtraAdder(),
+                               structlog.processors.TimeStamper(fmt="iso", utc=True),
+                               structlog.processors.format_exc_info],
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _redact_processor, renderer],
         )
     )

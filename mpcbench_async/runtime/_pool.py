@@ -14,26 +14,33 @@ units is consumed lazily (backpressure). On SIGINT/SIGTERM (when
 up to ``grace_period`` seconds, then abandons them (a second signal abandons at
 once); results already produced keep flowing to the caller, who writes and
 closes its files normally. ``pool.interrupted`` tells the caller to exit 130.
+
+Signals are watched once per process (``watch_signals``): the first pool or
+runner that asks installs the SIGINT/SIGTERM handlers on the event loop, later
+ones join the same watcher, and the last one to leave restores the handlers
+that were there before. Two watchers would each install their own handler and
+the first to finish would take Ctrl-C away from the other (issue 12).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import signal
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+from typing import Generic, Protocol, TypeVar
 
 import anyio
-import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-__all__ = ["WorkerPool", "stop_on_signals"]
+__all__ = ["Stoppable", "WorkerPool", "watch_signals"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-log = structlog.get_logger(__name__)
+log = logging.getLogger(__name__)
 
 
 class WorkerPool(Generic[T, R]):
@@ -60,7 +67,7 @@ class WorkerPool(Generic[T, R]):
         self.started = 0
         self.finished = 0
         self._stopping = anyio.Event()
-        self._worker_scopes: list[anyio.CancelScope] = []
+        self._running: set[anyio.CancelScope] = set()  # one per item in flight
 
     @property
     def in_flight(self) -> int:
@@ -71,10 +78,13 @@ class WorkerPool(Generic[T, R]):
         self._stopping.set()
 
     def abandon(self) -> None:
-        """Cancel in-flight items now (their results are lost; they rerun on resume)."""
+        """Cancel in-flight items now (their results are lost; they rerun on resume).
+
+        Results of items that had already finished are still delivered.
+        """
         self.abandoned = True
         self._stopping.set()
-        for scope in self._worker_scopes:
+        for scope in self._running:
             scope.cancel()
 
     async def _produce(self, items: Iterable[T] | AsyncIterable[T], send: ObjectSendStream[T]) -> None:
@@ -94,94 +104,175 @@ class WorkerPool(Generic[T, R]):
                 pass  # every worker has gone: the consumer stopped early
 
     async def _work(self, receive: ObjectReceiveStream[T], send: ObjectSendStream[R]) -> None:
-        scope = anyio.CancelScope()
-        self._worker_scopes.append(scope)
-        with scope:
-            async with receive, send:
-                async for item in receive:
-                    if self._stopping.is_set():
-                        break
-                    self.started += 1
-                    try:
+        async with receive, send:
+            async for item in receive:
+                if self._stopping.is_set():
+                    break
+                self.started += 1
+                scope = anyio.CancelScope()  # abandon() cancels the item, never the delivery of a finished one
+                self._running.add(scope)
+                try:
+                    with scope:
                         result = await self.fn(item)
-                    finally:
-                        self.finished += 1
-                    try:
-                        await send.send(result)
-                    except anyio.BrokenResourceError:
-                        break
+                finally:
+                    self._running.discard(scope)
+                    self.finished += 1
+                if scope.cancelled_caught:
+                    break
+                try:
+                    await send.send(result)
+                except anyio.BrokenResourceError:
+                    break
 
-    async def _watch_signals(self) -> None:
-        def interrupted() -> None:
-            self.interrupted = True
-
-        await stop_on_signals([self], grace_period=self.grace_period, on_interrupt=interrupted)
+    def _interrupted(self) -> None:
+        self.interrupted = True
 
     @asynccontextmanager
     async def stream(self, items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[ObjectReceiveStream[R]]:
         """Start the pool over ``items``; yield the stream of results as they finish."""
         send_in, receive_in = anyio.create_memory_object_stream[T](self.queue_size)
         send_out, receive_out = anyio.create_memory_object_stream[R](self.queue_size)
-        watch_signals = self.handle_signals and threading.current_thread() is threading.main_thread()
-        async with anyio.create_task_group() as tg:
-            watcher = anyio.CancelScope()
-            if watch_signals:
-                tg.start_soon(self._run_in_scope, watcher, self._watch_signals)
-            tg.start_soon(self._produce, items, send_in)
-            async with receive_in, send_out:
-                for _ in range(self.concurrency):
-                    tg.start_soon(self._work, receive_in.clone(), send_out.clone())
-            try:
-                async with receive_out:
-                    yield receive_out
-            finally:
-                # The caller is done (or failed): release workers and the watcher.
-                self.stop()
-                watcher.cancel()
-                receive_out.close()
-
-    @staticmethod
-    async def _run_in_scope(scope: anyio.CancelScope, fn: Callable[[], Awaitable[None]]) -> None:
-        with scope:
-            await fn()
+        signals = (watch_signals([self], grace_period=self.grace_period, on_interrupt=self._interrupted)
+                   if self.handle_signals else nullcontext())
+        with signals:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._produce, items, send_in)
+                async with receive_in, send_out:
+                    for _ in range(self.concurrency):
+                        tg.start_soon(self._work, receive_in.clone(), send_out.clone())
+                try:
+                    async with receive_out:
+                        yield receive_out
+                finally:
+                    # The caller is done (or failed): release the workers.
+                    self.stop()
+                    receive_out.close()
 
 
-async def stop_on_signals(
-    pools: Sequence[WorkerPool[Any, Any]],
-    *,
-    grace_period: float,
-    on_interrupt: Callable[[], None] = lambda: None,
-) -> None:
-    """Watch SIGINT/SIGTERM for ``pools`` until cancelled.
+class Stoppable(Protocol):
+    """What the signal watcher drives: a ``WorkerPool`` or anything shaped like one."""
 
-    The first signal calls ``on_interrupt`` and makes every pool stop taking
-    work; in-flight items get ``grace_period`` seconds. A second signal, or the
-    end of the grace period, abandons them.
-    """
+    @property
+    def in_flight(self) -> int: ...
 
-    def abandon() -> None:
-        for pool in pools:
+    def stop(self) -> None: ...
+
+    def abandon(self) -> None: ...
+
+
+class _Watch:
+    """One registration with the watcher: its pools, their grace period and the owner's interrupt callback."""
+
+    def __init__(self, pools: Sequence[Stoppable], grace_period: float, on_interrupt: Callable[[], None]) -> None:
+        self.pools = list(pools)
+        self.grace_period = grace_period
+        self.on_interrupt = on_interrupt
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def in_flight(self) -> int:
+        return sum(pool.in_flight for pool in self.pools)
+
+    def stop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """First signal: take no more work; abandon what is still in flight after the grace period."""
+        self.on_interrupt()
+        for pool in self.pools:
+            pool.stop()
+        self._timer = loop.call_later(self.grace_period, self._grace_over)
+
+    def _grace_over(self) -> None:
+        log.warning("pool.grace_period_over", extra={"in_flight": self.in_flight})
+        self.abandon()
+
+    def abandon(self) -> None:
+        self.close()
+        for pool in self.pools:
             pool.abandon()
 
-    async def after_grace() -> None:
-        await anyio.sleep(grace_period)
-        log.warning("pool.grace_period_over", in_flight=sum(p.in_flight for p in pools))
-        abandon()
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
-    interrupted = False
-    async with anyio.create_task_group() as tg:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for signum in signals:
-                name = signal.Signals(signum).name
-                in_flight = sum(p.in_flight for p in pools)
-                if interrupted:
-                    log.warning("pool.abandon", signal=name, in_flight=in_flight)
-                    abandon()
-                    tg.cancel_scope.cancel()
-                    return
-                interrupted = True
-                log.warning("pool.stopping", signal=name, in_flight=in_flight, grace_period=grace_period)
-                on_interrupt()
-                for pool in pools:
-                    pool.stop()
-                tg.start_soon(after_grace)
+
+class _SignalWatcher:
+    """The process's one SIGINT/SIGTERM handler, shared by every registered pool of the running loop."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.watches: list[_Watch] = []
+        self.received = 0
+        self._previous = {sig: signal.getsignal(sig) for sig in self.SIGNALS}
+        for sig in self.SIGNALS:
+            loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def uninstall(self) -> None:
+        for sig, previous in self._previous.items():
+            self.loop.remove_signal_handler(sig)
+            if previous is not None:
+                signal.signal(sig, previous)  # whatever was there before us (Python's KeyboardInterrupt by default)
+
+    def join(self, watch: _Watch) -> None:
+        """Register ``watch``; a pool that starts after a signal stops (or is abandoned) at once."""
+        self.watches.append(watch)
+        if self.received:
+            watch.stop(self.loop)
+        if self.received > 1:
+            watch.abandon()
+
+    def _on_signal(self, signum: int) -> None:
+        self.received += 1
+        fields = {"signal": signal.Signals(signum).name, "in_flight": sum(w.in_flight for w in self.watches)}
+        if self.received == 1:
+            grace = max((w.grace_period for w in self.watches), default=0.0)
+            log.warning("pool.stopping", extra={**fields, "grace_period": grace})
+            for watch in list(self.watches):
+                watch.stop(self.loop)
+        else:
+            log.warning("pool.abandon", extra=fields)
+            for watch in list(self.watches):
+                watch.abandon()
+
+
+_watcher: _SignalWatcher | None = None  # the process's watcher while any pool is registered
+
+
+@contextmanager
+def watch_signals(
+    pools: Sequence[Stoppable],
+    *,
+    grace_period: float = 30.0,
+    on_interrupt: Callable[[], None] = lambda: None,
+) -> Iterator[None]:
+    """Drive ``pools`` by SIGINT/SIGTERM while the block runs, through the process's one watcher.
+
+    The first signal calls every registration's ``on_interrupt`` and makes all
+    their pools stop taking work; in-flight items get ``grace_period`` seconds.
+    A second signal, or the end of the grace period, abandons them. Outside the
+    main thread (where no signal handler can be installed) or off asyncio, the
+    block runs without signal handling.
+    """
+    global _watcher
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None or threading.current_thread() is not threading.main_thread():
+        log.debug("pool.signals_not_watched", extra={"reason": "not the main thread's asyncio loop"})
+        yield
+        return
+    if _watcher is None or _watcher.loop is not loop:
+        _watcher = _SignalWatcher(loop)
+    watcher = _watcher
+    watch = _Watch(pools, grace_period, on_interrupt)
+    watcher.join(watch)
+    try:
+        yield
+    finally:
+        watch.close()
+        watcher.watches.remove(watch)
+        if not watcher.watches and _watcher is watcher:
+            watcher.uninstall()
+            _watcher = None

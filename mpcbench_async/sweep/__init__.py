@@ -1,10 +1,13 @@
 """Sweeps: plan units, run agents and judges pipelined and resumably, summarise the results."""
 
-from ._experiment import open_experiment, plan_fingerprint, record_experiment_keys, write_manifest
-from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
+from ._errors import hint_for
+from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
 from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
-from ._runner import Runner, SweepStats
-from ._summary import AxisStats, ModelSummary, Summary, render_markdown, render_table, summarize
+from ._outcome import Outcome, plan_outcome, tariff_outcome
+from ._runner import Runner, SweepStats, SweepStream
+from ._render import render_markdown, render_table
+from ._summary import AxisStats, ModelSummary, Summary, summarize
 
 __all__ = [
     "AgentRunRecord",
@@ -15,16 +18,23 @@ __all__ = [
     "JudgeUnit",
     "Manifest",
     "ModelSummary",
+    "Outcome",
     "Runner",
     "SweepPlan",
     "Summary",
     "SweepStats",
+    "SweepStream",
     "build_plan",
+    "hint_for",
+    "check_output_dir",
     "open_experiment",
     "plan_fingerprint",
+    "plan_outcome",
+    "record_case_keys",
     "record_experiment_keys",
     "render_markdown",
     "render_table",
     "summarize",
+    "tariff_outcome",
     "write_manifest",
 ]

@@ -14,23 +14,23 @@ earlier experiment stay on disk but out of the tables.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import structlog
 
 from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from .._exceptions import InputError
 from ..llm import ModelConfig
-from ..runtime import atomic_write_bytes
+from ..runtime import atomic_write_bytes, iter_jsonl
 from ._plan import SweepPlan
 from ._records import Experiment, Fingerprint, Invocation, Manifest
 
 __all__ = ["KEYS_FILE", "fingerprint_changes", "open_experiment", "plan_fingerprint", "read_experiment_keys",
-           "read_manifest", "record_experiment_keys", "write_manifest"]
+           "read_manifest", "record_case_keys", "record_experiment_keys", "write_manifest"]
 
-log = structlog.get_logger(__name__)
+log = logging.getLogger(__name__)
 
 KEYS_FILE = "experiment_keys.txt"
 MANIFEST_FILE = "manifest.json"
@@ -152,7 +152,7 @@ def open_experiment(out_dir: Path, manifest: Manifest, fingerprint: Fingerprint 
         if fingerprint is None:
             fingerprint = old.fingerprint  # a tariff-only sweep leaves the MPCBench experiment as it is
         elif old.fingerprint is None:
-            log.warning("manifest.fingerprint_adopted", manifest=str(out_dir / MANIFEST_FILE), detail=ADOPTED)
+            log.warning("manifest.fingerprint_adopted", extra={"manifest": str(out_dir / MANIFEST_FILE), "detail": ADOPTED})
             new_experiment = True  # the experiment is this plan's from now on: its keys only
         else:
             changes = fingerprint_changes(old.fingerprint, fingerprint)
@@ -178,6 +178,27 @@ def record_experiment_keys(out_dir: Path, plan: SweepPlan, *, new_experiment: bo
         keys.add(unit.key)
         keys.update(j.key for j in plan.judge_units(unit.key))
     atomic_write_bytes(out_dir / KEYS_FILE, "".join(f"{key}\n" for key in sorted(keys)).encode(), fsync=False)
+
+
+def record_case_keys(out_dir: Path, results_file: str, current: set[str]) -> None:
+    """Make ``current`` the tariff case keys of one ``<suite>_<model>.jsonl`` in the experiment's key list.
+
+    A tariff suite × model counts the cases of its latest invocation: keys of that file's earlier records
+    (other model settings, prompts or case content) leave the list, so the summary never blends them in.
+    Directories without a key list (written before experiments were kept apart) are left as they are.
+    """
+    keys = read_experiment_keys(out_dir)
+    if keys is None:
+        if (out_dir / "runs.jsonl").exists():
+            return
+        keys = set()
+    earlier = {line.key for line in iter_jsonl(out_dir / results_file, type_=_Keyed, warn=False)}
+    keys = (keys - earlier) | current
+    atomic_write_bytes(out_dir / KEYS_FILE, "".join(f"{key}\n" for key in sorted(keys)).encode(), fsync=False)
+
+
+class _Keyed(msgspec.Struct):
+    key: str
 
 
 def read_experiment_keys(out_dir: Path) -> set[str] | None:

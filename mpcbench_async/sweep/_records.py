@@ -78,14 +78,10 @@ class Invocation(msgspec.Struct, kw_only=True):
     """One ``sweep`` command run into the directory."""
 
     command: str
-    experiment: int
     started_at: str
+    experiment: int = 1
     finished_at: str | None = None
     interrupted: bool = False
-    experiment: int = 1
-    fingerprint: Fingerprint | None = None
-    experiments: list[Experiment] = []
-    history: list[Invocation] = []
     config_hash: str = ""
     prompts_hash: str = ""
 

@@ -3,7 +3,8 @@
 Every agent run that finishes is written to ``runs.jsonl`` and immediately
 yields one judge unit per judge model to the judge pool, so judging overlaps
 the remaining runs (no phase barrier). Both pools share one ``LLMClient``, so
-each model's limiter caps its concurrency, RPM and TPM across runs and judges.
+each model's limiter caps its concurrency, RPM and TPM across runs and judges;
+tariff suites run through the same client (``run_tariff``).
 
 Resume: units whose key already has an ``ok`` record (or a non-retryable
 ``error`` unless ``retry_errors``) are skipped; runs that are done but lack a
@@ -13,17 +14,32 @@ units in flight and duplicates nothing. The output directory is locked
 (``DIR/.lock``, see ``runtime.DirLock``) while the runner is open, so a second
 sweep on it fails at once instead of running and paying for every unit again.
 
+A unit fails alone: whatever a unit raises (a crash in the checks, a data shape
+nothing foresaw) becomes an error record for that unit, logged with its key and
+model, and the sweep goes on. Failed units are logged at info with their error.
+
 Library use::
 
-    async with Runner(config, out_dir="reports/sweeps/x") as runner:
-        async for record in runner.sweep(plan):
-            print(record.kind, record.key, record.status)
+    async with Runner(config, prompts=prompts, out_dir="reports/sweeps/x") as runner:
+        async with runner.sweep(plan) as records:
+            async for record in records:
+                print(record.kind, record.key, record.status)
+
+Leaving the ``async with runner.sweep(plan)`` block early (``break``, an
+exception) stops that sweep: no unit starts any more, units in flight are
+cancelled (they have no record, so the next run of the same plan does them),
+units that had already finished are written, and the block returns once the
+files are closed. ``async for record in runner.sweep(plan)`` without the inner
+block works too; a sweep still running when the ``Runner`` block ends is
+stopped the same way.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +51,15 @@ from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..records import LLMCallRecord
-from ..runtime import DirLock, JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, stop_on_signals
+from ..runtime import (DirLock, JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure,
+                       watch_signals)
+from ..tariff import Case, Pack, TariffCaseRecord, run_cases
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["Runner", "SweepStats"]
+__all__ = ["Runner", "SweepStats", "SweepStream"]
+
+log = logging.getLogger(__name__)
 
 Record = AgentRunRecord | JudgeRecord
 
@@ -53,15 +73,70 @@ class SweepStats(msgspec.Struct, kw_only=True):
     judges_total: int = 0
     judges_done: int = 0
     judges_skipped: int = 0
+    cases_total: int = 0
+    cases_done: int = 0
+    cases_skipped: int = 0
     errors: int = 0
     unscored: int = 0
     calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
     started: float = 0.0
-    in_flight: int = 0
     retries: int = 0
     interrupted: bool = False
+
+
+class SweepStream:
+    """The records of one running sweep, as its units finish (see the module docstring).
+
+    ``async with`` it to stop the sweep when the block ends; iterate it for the records.
+    """
+
+    def __init__(self, receive: ObjectReceiveStream[Record]) -> None:
+        self._receive = receive
+        self._pools: list[WorkerPool[Any, Any]] = []
+        self._forward: anyio.CancelScope | None = None
+        self._done = anyio.Event()
+        self.stopping = False
+
+    async def __aenter__(self) -> SweepStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> SweepStream:
+        return self
+
+    async def __anext__(self) -> Record:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Stop the sweep (in-flight units are cancelled) and wait until its files are closed."""
+        self._leave()
+        await self._done.wait()
+
+    def _leave(self) -> None:
+        """The caller reads no more: stop, cancelling the units in flight, and never wait for a reader."""
+        self._receive.close()
+        self.stop(abandon=True)
+
+    def stop(self, *, abandon: bool = False) -> None:
+        """Start no more units; the ones in flight finish and are written, or with ``abandon`` are cancelled.
+
+        The stream ends once the sweep has wound down.
+        """
+        self.stopping = True
+        if self._forward is not None:
+            self._forward.cancel()
+        for pool in self._pools:
+            if abandon:
+                pool.abandon()
+            else:
+                pool.stop()
 
 
 class Runner:
@@ -92,7 +167,8 @@ class Runner:
         self.stats = SweepStats()
         self.client: LLMClient | None = None
         self._calls: JsonlWriter | None = None
-        self._pools: list[WorkerPool[Any, Any]] = []
+        self._pools: list[WorkerPool[Any, Any]] = []  # every pool running now (sweeps and tariff suites)
+        self._sweeps: set[SweepStream] = set()  # sweeps still running
         self._tg: anyio.abc.TaskGroup | None = None
         self._lock = DirLock(self.out_dir)
 
@@ -109,10 +185,17 @@ class Runner:
         await self._tg.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: Any) -> bool | None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: Any) -> bool | None:
         assert self._tg is not None
+        for sweep in list(self._sweeps):
+            sweep._leave()  # leaving the block ends every sweep still running
         try:
-            return await self._tg.__aexit__(*exc)
+            return await self._tg.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            if exc is not None and list(group.exceptions) == [exc]:
+                return False  # the block's own exception, not wrapped: the sweeps stopped cleanly
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 if self.client is not None:
@@ -129,14 +212,21 @@ class Runner:
         self.stats.cost_usd += record.cost_usd
 
     # -- public --------------------------------------------------------------
-    def sweep(self, plan: SweepPlan) -> ObjectReceiveStream[Record]:
-        """Start ``plan``; return a stream of records as units finish (closes when the sweep ends)."""
+    @property
+    def in_flight(self) -> int:
+        """Units running now, over every sweep and tariff suite of this runner."""
+        return sum(pool.in_flight for pool in self._pools)
+
+    def sweep(self, plan: SweepPlan) -> SweepStream:
+        """Start ``plan``; return the stream of its records as units finish (it ends when the sweep does)."""
         if self._tg is None or self.client is None:
             raise BenchError("Runner.sweep() needs `async with Runner(...) as runner:` first")
         self.client.check_models([*plan.agent_models, *plan.judge_models])
         send, receive = anyio.create_memory_object_stream[Record](max(64, self.concurrency))
-        self._tg.start_soon(self._run, plan, send)
-        return receive
+        stream = SweepStream(receive)
+        self._sweeps.add(stream)
+        self._tg.start_soon(self._run, plan, stream, send)
+        return stream
 
     async def run(self, plan: SweepPlan) -> SweepStats:
         """Run ``plan`` to the end (or to an interrupt) and return the counters."""
@@ -145,38 +235,86 @@ class Runner:
                 pass
         return self.stats
 
+    async def run_tariff(self, cases: Sequence[Case], *, pack: Pack, model: str, results_path: str | Path,
+                         fixtures_dir: str | Path) -> list[TariffCaseRecord]:
+        """Run tariff ``cases`` live with ``model`` through this runner's client, limits and signal handling.
+
+        Returns every case's latest record (``tariff.run_cases``); an interrupt sets ``stats.interrupted``.
+        """
+        if self.client is None:
+            raise BenchError("Runner.run_tariff() needs `async with Runner(...) as runner:` first")
+        stats = self.stats
+        stats.cases_total += len(cases)
+        started: list[WorkerPool[Any, Any]] = []
+
+        def on_start(pool: WorkerPool[Any, Any], pending: int) -> None:
+            stats.cases_skipped += len(cases) - pending
+            started.append(pool)
+            self._pools.append(pool)
+
+        def on_record(record: TariffCaseRecord) -> None:
+            stats.cases_done += 1
+            stats.errors += record.status == "error"
+
+        def on_interrupt() -> None:
+            stats.interrupted = True
+
+        try:
+            return await run_cases(cases, pack=pack, prompts=self.prompts, mode="live", model=model,
+                                   client=self.client, results_path=results_path, fixtures_dir=fixtures_dir,
+                                   concurrency=self.concurrency, retry_errors=self.retry_errors,
+                                   handle_signals=self.handle_signals, on_start=on_start, on_record=on_record,
+                                   on_interrupt=on_interrupt)
+        finally:
+            for pool in started:
+                self._pools.remove(pool)
+
     # -- units ---------------------------------------------------------------
     async def _agent_unit(self, plan: SweepPlan, unit: AgentUnit) -> AgentRunRecord:
         assert self.client is not None
-        task = plan.tasks[unit.task_id]
-        data = plan.data[task.scenario_id]
-        base = dict(key=unit.key, task_id=task.task_id, task_type=task.task_type or "", scenario_id=task.scenario_id,
-                    model=unit.model, trial=unit.trial, started_at=time.time())
+        base: dict[str, Any] = dict(key=unit.key, task_id=unit.task_id, task_type="", scenario_id="",
+                                    model=unit.model, trial=unit.trial, started_at=time.time())
+        run = None
         try:
+            task = plan.tasks[unit.task_id]
+            data = plan.data[task.scenario_id]
+            base.update(task_type=task.task_type or "", scenario_id=task.scenario_id)
             run = await run_agent(self.client, unit.model, task, data, self.prompts, max_turns=plan.max_turns,
                                   key=unit.key)
-        except BenchError as exc:
-            return AgentRunRecord(**base, status="error", error_class=type(exc).__name__, error_message=str(exc),
-                                  finished_at=time.time())
-        # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
-        checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
-                  if run.stop_reason != "error" else [])
-        return AgentRunRecord(**base, status="error" if run.stop_reason == "error" else "ok", retryable=run.retryable,
-                              run=run, checks=checks, error_class=run.error_class, error_message=run.error,
-                              finished_at=time.time())
+            # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
+            checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
+                      if run.stop_reason != "error" else [])
+        except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
+            failure = unit_failure(log, exc, kind="agent_run", key=unit.key, model=unit.model)
+            return AgentRunRecord(**base, status="error", run=run, error_class=failure.error_class,
+                                  error_message=failure.message, finished_at=time.time())
+        record = AgentRunRecord(**base, status="error" if run.stop_reason == "error" else "ok",
+                                retryable=run.retryable, run=run, checks=checks, error_class=run.error_class,
+                                error_message=run.error, finished_at=time.time())
+        if record.status == "error":
+            log_unit_error(log, kind="agent_run", key=unit.key, model=unit.model, error_class=record.error_class,
+                           message=record.error_message)
+        return record
 
     async def _judge_unit(self, plan: SweepPlan, item: tuple[JudgeUnit, AgentRunRecord]) -> JudgeRecord:
         assert self.client is not None
         unit, run_record = item
-        assert run_record.run is not None
-        task = plan.tasks[run_record.task_id]
-        base = dict(key=unit.key, run_key=unit.run_key, task_id=task.task_id, task_type=task.task_type or "",
-                    agent_model=run_record.model, judge_model=unit.judge_model, trial=run_record.trial,
-                    started_at=time.time())
-        judgement = await run_judge(self.client, unit.judge_model, build_judge_input(run_record.run, task),
-                                    self.prompts, agent_model=run_record.model, scenario_id=task.scenario_id,
-                                    max_attempts=self.judge_attempts, key=unit.key)
+        base: dict[str, Any] = dict(key=unit.key, run_key=unit.run_key, task_id=run_record.task_id,
+                                    task_type=run_record.task_type, agent_model=run_record.model,
+                                    judge_model=unit.judge_model, trial=run_record.trial, started_at=time.time())
+        try:
+            task = plan.tasks[run_record.task_id]
+            assert run_record.run is not None, "an ok run record without its run log"
+            judgement = await run_judge(self.client, unit.judge_model, build_judge_input(run_record.run, task),
+                                        self.prompts, agent_model=run_record.model, scenario_id=task.scenario_id,
+                                        max_attempts=self.judge_attempts, key=unit.key)
+        except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
+            failure = unit_failure(log, exc, kind="judge", key=unit.key, model=unit.judge_model)
+            return JudgeRecord(**base, status="error", error_class=failure.error_class,
+                               error_message=failure.message, finished_at=time.time())
         if judgement.verdict == "error":
+            log_unit_error(log, kind="judge", key=unit.key, model=unit.judge_model,
+                           error_class=judgement.error_class, message=judgement.error)
             return JudgeRecord(**base, status="error", retryable=judgement.retryable, judgement=judgement,
                                error_class=judgement.error_class, error_message=judgement.error,
                                finished_at=time.time())
@@ -186,24 +324,28 @@ class Runner:
     def _stored_runs(self, wanted: set[str]) -> list[AgentRunRecord]:
         """Full records of finished runs that still need judging (streamed; only the wanted ones kept)."""
         found: dict[str, AgentRunRecord] = {}
-        for record in iter_jsonl(self.out_dir / "runs.jsonl", type_=AgentRunRecord):
+        for record in iter_jsonl(self.out_dir / "runs.jsonl", type_=AgentRunRecord, warn=False):
             if record.key in wanted and record.status == "ok":
                 found[record.key] = record
         return list(found.values())
 
-    async def _watch_signals(self) -> None:
-        def interrupted() -> None:
-            self.stats.interrupted = True
+    async def _run(self, plan: SweepPlan, stream: SweepStream, out: ObjectSendStream[Record]) -> None:
+        try:
+            async with out:
+                await self._sweep(plan, stream, out)
+        finally:
+            self._sweeps.discard(stream)
+            stream._done.set()
+            self.stats.retries = self.client.retries if self.client else 0
 
-        await stop_on_signals(self._pools, grace_period=self.grace_period, on_interrupt=interrupted)
-
-    async def _run(self, plan: SweepPlan, out: ObjectSendStream[Record]) -> None:
+    async def _sweep(self, plan: SweepPlan, stream: SweepStream, out: ObjectSendStream[Record]) -> None:
         runs_path, judges_path = self.out_dir / "runs.jsonl", self.out_dir / "judgements.jsonl"
-        done_runs = ResumeIndex.from_file(runs_path, retry_errors=self.retry_errors)
-        done_judges = ResumeIndex.from_file(judges_path, retry_errors=self.retry_errors)
+        done_runs = ResumeIndex.from_file(runs_path, retry_errors=self.retry_errors, type_=AgentRunRecord)
+        done_judges = ResumeIndex.from_file(judges_path, retry_errors=self.retry_errors, type_=JudgeRecord)
         stats = self.stats
         stats.started = time.monotonic()
-        stats.runs_total, stats.judges_total = plan.agent_unit_count, plan.judge_unit_count
+        stats.runs_total += plan.agent_unit_count
+        stats.judges_total += plan.judge_unit_count
         to_judge: set[str] = set()
         for unit in plan.agent_units():
             if unit.key in done_runs:
@@ -218,60 +360,72 @@ class Runner:
 
         agent_pool = WorkerPool(lambda u: self._agent_unit(plan, u), concurrency=self.concurrency)
         judge_pool = WorkerPool(lambda item: self._judge_unit(plan, item), concurrency=self.concurrency)
-        self._pools = [agent_pool, judge_pool]
+        pools: list[WorkerPool[Any, Any]] = [agent_pool, judge_pool]
+        stream._pools = pools
+        self._pools += pools
         judge_send, judge_receive = anyio.create_memory_object_stream[tuple[JudgeUnit, AgentRunRecord]](
             self.concurrency * 2)
-        watch_signals = self.handle_signals and threading.current_thread() is threading.main_thread()
-        runs_writer = JsonlWriter(runs_path, fsync=self.fsync)
-        judges_writer = JsonlWriter(judges_path, fsync=self.fsync)
 
-        watcher = anyio.CancelScope()
+        def interrupted() -> None:
+            stats.interrupted = True
+            stream.stop(abandon=False)  # in-flight units finish; runs that finish now are judged on resume
 
-        async def judge_stage() -> None:
-            async with judge_pool.stream(judge_receive) as results:
-                async for record in results:
-                    judges_writer.write(record)
-                    stats.judges_done += 1
-                    stats.errors += record.status == "error"
-                    stats.unscored += bool(record.judgement and record.judgement.verdict == "unscored")
-                    await out.send(record)
-            watcher.cancel()  # the last stage is over: stop watching for signals
+        async def emit(record: Record, writer: JsonlWriter) -> None:
+            writer.write(record)
+            try:
+                await out.send(record)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                stream.stop(abandon=True)  # the caller stopped reading: stop, keeping what finished
 
-        async def watch() -> None:
-            with watcher:
-                await self._watch_signals()
+        async def forward(record: AgentRunRecord, *, fresh: bool) -> None:
+            """Queue the judges a finished run still needs (none once stopping: they run on resume).
 
-        def pending_runs():
+            A run made in this invocation (``fresh``) is judged by every judge: a verdict already on disk
+            for its key judged an earlier run of that unit (one whose record was lost or undecodable).
+            """
+            with anyio.CancelScope() as scope:
+                stream._forward = scope
+                for unit in plan.judge_units(record.key):
+                    if stream.stopping:
+                        break
+                    if fresh or unit.key not in done_judges:
+                        await judge_send.send((unit, record))
+            stream._forward = None
+
+        def pending_runs() -> Iterator[AgentUnit]:
             for unit in plan.agent_units():
+                if stream.stopping:
+                    return
                 if unit.key not in done_runs:
                     yield unit
 
-        try:
-            async with out, anyio.create_task_group() as tg:
-                if watch_signals:
-                    tg.start_soon(watch)
-                tg.start_soon(judge_stage)
-                async with judge_send:
-                    for record in stored:
-                        for unit in plan.judge_units(record.key):
-                            if unit.key not in done_judges:
-                                await judge_send.send((unit, record))
-                    async with agent_pool.stream(pending_runs()) as runs:
-                        async for record in runs:
-                            runs_writer.write(record)
-                            stats.runs_done += 1
-                            stats.errors += record.status == "error"
-                            await out.send(record)
-                            if record.status == "ok":
-                                for unit in plan.judge_units(record.key):
-                                    if unit.key not in done_judges:
-                                        await judge_send.send((unit, record))
-                            else:
-                                stats.judges_skipped += len(plan.judge_models)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the caller stopped reading; finished records are on disk
-        finally:
-            runs_writer.close()
-            judges_writer.close()
-            stats.retries = self.client.retries if self.client else 0
+        async def judge_stage(writer: JsonlWriter) -> None:
+            async with judge_pool.stream(judge_receive) as results:
+                async for record in results:
+                    stats.judges_done += 1
+                    stats.errors += record.status == "error"
+                    stats.unscored += bool(record.judgement and record.judgement.verdict == "unscored")
+                    await emit(record, writer)
 
+        signals = (watch_signals(pools, grace_period=self.grace_period, on_interrupt=interrupted)
+                   if self.handle_signals else nullcontext())
+        try:
+            with signals, JsonlWriter(runs_path, fsync=self.fsync) as runs_writer, \
+                    JsonlWriter(judges_path, fsync=self.fsync) as judges_writer:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(judge_stage, judges_writer)
+                    async with judge_send:
+                        for record in stored:
+                            await forward(record, fresh=False)
+                        async with agent_pool.stream(pending_runs()) as runs:
+                            async for record in runs:
+                                stats.runs_done += 1
+                                stats.errors += record.status == "error"
+                                await emit(record, runs_writer)
+                                if record.status == "ok":
+                                    await forward(record, fresh=True)
+                                else:
+                                    stats.judges_skipped += len(plan.judge_models)
+        finally:
+            for pool in pools:
+                self._pools.remove(pool)

@@ -32,7 +32,7 @@ from ._report import (
     render_diff,
     render_report,
 )
-from ._runner import Mode, TariffCaseRecord, case_key, run_cases
+from ._runner import Mode, TariffCaseRecord, case_key, case_keys, run_cases
 from ._scoring import CaseScore, score_case
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "build_bundle",
     "build_report",
     "case_key",
+    "case_keys",
     "compare_reports",
     "digits",
     "list_cases",

@@ -5,9 +5,15 @@ prompts); ``ok`` records are skipped on the next run, infrastructure errors
 are retried. Fixture mode needs no network; live and record modes call a
 configured model through the ``LLMClient`` (and its per-model limits).
 
-SIGINT/SIGTERM stop the run: no new case starts, cases in flight finish (30 s
-grace; a second signal abandons them), every finished case is on disk, and
-``on_interrupt`` tells the caller the run is partial. What would block the
+A case fails alone: an LLM or input error, or anything the pipeline raises on
+a case nobody foresaw, becomes that case's error record (logged with the case
+key and model) and the other cases go on.
+
+SIGINT/SIGTERM (unless ``handle_signals=False``; through the process's one
+signal watcher, shared with any sweep running beside it) stop the run: no new
+case starts, cases in flight finish (30 s grace; a second signal abandons
+them), every finished case is on disk, and ``on_interrupt`` tells the caller
+the run is partial. What would block the
 event loop for long — reading the results file, building the pack's indexes
 and nomenclature — runs in a worker thread.
 """
@@ -15,26 +21,29 @@ and nomenclature — runs in a worker thread.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import msgspec
 
 from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
-from ..llm import LLMClient
-from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl
+from ..llm import LLMClient, ModelConfig
+from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure
 from ._cases import Case
 from ._pack import Pack
 from ._pipeline import FixtureProposer, LLMProposer, Proposer, RecordingProposer, VerificationResult, verify
 from ._scoring import CaseScore, score_case
 
-__all__ = ["Mode", "TariffCaseRecord", "case_key", "run_cases"]
+__all__ = ["Mode", "TariffCaseRecord", "case_key", "case_keys", "run_cases"]
 
 Mode = Literal["fixture", "live", "record"]
+
+log = logging.getLogger(__name__)
 
 
 class TariffCaseRecord(msgspec.Struct, kw_only=True):
@@ -59,6 +68,14 @@ def case_key(case: Case, mode: str, model: str, fingerprint: str, prompts_digest
     return "case-" + hashlib.sha256(b"\x00".join(parts)).hexdigest()[:16]
 
 
+def case_keys(cases: Sequence[Case], *, mode: str, model: str, config: ModelConfig | None,
+              prompts: PromptConfig) -> dict[str, Case]:
+    """The unit key of each case of a run (what ``run_cases`` resumes by; a sweep lists them as its plan)."""
+    fingerprint = "fixture" if mode == "fixture" or config is None else config.settings_for(model).fingerprint()
+    digest = prompts.digest("tariff_proposer", "tariff_critique")
+    return {case_key(c, mode, model, fingerprint, digest): c for c in cases}
+
+
 async def run_cases(
     cases: Sequence[Case],
     *,
@@ -71,47 +88,56 @@ async def run_cases(
     model: str = "fixture",
     concurrency: int = 8,
     retry_errors: bool = False,
+    handle_signals: bool = True,
+    on_start: Callable[[WorkerPool[Any, Any], int], None] | None = None,
     on_record: Callable[[TariffCaseRecord], None] | None = None,
     on_interrupt: Callable[[], None] | None = None,
 ) -> list[TariffCaseRecord]:
     """Run ``cases`` (skipping finished ones); return every case's latest record, in case order.
 
-    ``on_interrupt`` is called when a signal stopped the run: cases without a record were not run.
+    ``on_start`` gets the run's pool (its ``in_flight`` is live) and the number of cases to run, before
+    the first starts. ``on_interrupt`` is called when a signal stopped the run: cases without a record
+    were not run.
     """
     proposer: Proposer
-    fingerprint = "fixture"
     if mode == "fixture":
         proposer = FixtureProposer(fixtures_dir)
     else:
         if client is None:
             raise BenchError(f"--mode {mode} needs a model (pass --model)")
         live = LLMProposer(client, model)
-        fingerprint = client.config.settings_for(model).fingerprint()
         proposer = RecordingProposer(live, fixtures_dir) if mode == "record" else live
-    digest = prompts.digest("tariff_proposer", "tariff_critique")
-    keyed = {case_key(c, mode, model, fingerprint, digest): c for c in cases}
-    done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors))
+    keyed = case_keys(cases, mode=mode, model=model, config=client.config if client else None, prompts=prompts)
+    done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors,
+                                                                        type_=TariffCaseRecord))
     await anyio.to_thread.run_sync(pack.warm)
 
     async def one(item: tuple[str, Case]) -> TariffCaseRecord:
         key, case = item
         started = time.perf_counter()
+
+        def failed(error_class: str, message: str, retryable: bool = False) -> TariffCaseRecord:
+            return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
+                                    retryable=retryable, error_class=error_class, error_message=message,
+                                    elapsed_s=time.perf_counter() - started)
+
         try:
             result = await verify(case, proposer, pack, prompts)
-        except LLMError as exc:
-            return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
-                                    retryable=exc.retryable, error_class=type(exc).__name__,
-                                    error_message=str(exc), elapsed_s=time.perf_counter() - started)
-        except BenchError as exc:
-            return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
-                                    error_class=type(exc).__name__, error_message=str(exc),
-                                    elapsed_s=time.perf_counter() - started)
+            score = score_case(case, result)
+        except BenchError as exc:  # a model call that failed for good, an unusable reply or fixture
+            log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
+                           message=str(exc))
+            return failed(type(exc).__name__, str(exc), isinstance(exc, LLMError) and exc.retryable)
+        except Exception as exc:  # the case fails alone; cancellation is not an Exception and passes
+            return failed(*unit_failure(log, exc, kind="tariff_case", key=key, model=model))
         return TariffCaseRecord(key=key, status="ok", case_id=case.id, mode=mode, model=model, result=result,
-                                score=score_case(case, result), elapsed_s=time.perf_counter() - started)
+                                score=score, elapsed_s=time.perf_counter() - started)
 
     pending = [(k, c) for k, c in keyed.items() if k not in done]
     with JsonlWriter(results_path) as writer:
-        pool = WorkerPool(one, concurrency=max(1, concurrency), handle_signals=True, grace_period=30.0)
+        pool = WorkerPool(one, concurrency=max(1, concurrency), handle_signals=handle_signals, grace_period=30.0)
+        if on_start is not None:
+            on_start(pool, len(pending))
         async with pool.stream(pending) as results:
             async for record in results:
                 writer.write(record)
@@ -125,7 +151,7 @@ async def run_cases(
 def _latest_records(results_path: str | Path, keyed: dict[str, Case], cases: Sequence[Case]) -> list[TariffCaseRecord]:
     """Each case's first ``ok`` record in the results file, else its last record; in case order."""
     latest: dict[str, TariffCaseRecord] = {}
-    for record in iter_jsonl(results_path, type_=TariffCaseRecord):
+    for record in iter_jsonl(results_path, type_=TariffCaseRecord, warn=False):  # the resume read warned
         if record.key in keyed and (record.key not in latest or latest[record.key].status != "ok"):
             latest[record.key] = record
     order = {c.id: i for i, c in enumerate(cases)}

@@ -3,6 +3,7 @@ through `tariff run` and `sweep`."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
@@ -297,7 +298,9 @@ class TestRuns:
             code, len((out / "hscodecomp_sim_tariff.jsonl").read_bytes().splitlines()),
             {orjson.loads(line)["status"] for line in (out / "hscodecomp_sim_tariff.jsonl").read_bytes().splitlines()},
             report.totals.cases, report.published)
-        assert "hscodecomp  sim/tariff" in capsys.readouterr().out
+        printed = capsys.readouterr().out
+        assert re.search(r"^hscodecomp\s+sim/tariff\s+4\s", printed, re.M)  # its row of the tariff section
+        assert "agent model" not in printed  # no empty MPCBench table for a tariff-only sweep
 
     def test_fixture_mode_without_fixtures_is_one_clear_error(self, tmp_path, capsys):
         """A suite with no recorded fixtures in fixture mode (the default) exits 2 with one line saying to run it live."""

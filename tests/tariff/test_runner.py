@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
@@ -84,16 +85,21 @@ class TestCompare:
         assert "- `pos_a`: 1.00 → 0.00 (-1.00)" in text
 
 
+def write_suite(suite: Path) -> Path:
+    """A suite directory holding ``CASES`` as case files."""
+    for case in CASES:
+        folder = suite / "cases" / case.case_type
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{case.id}.json").write_bytes(msgspec.json.encode(case))
+    return suite
+
+
 class TestSweepSuite:
     def test_tariff_cases_join_the_sweep(self, pack, tmp_path, capsys):
         """`sweep --suite tariff` runs every case live with sim/tariff and writes its report beside the sweep."""
         from mpcbench_async.cli import main
 
-        suite = tmp_path / "suite"
-        for case in CASES:
-            folder = suite / "cases" / case.case_type
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{case.id}.json").write_bytes(msgspec.json.encode(case))
+        suite = write_suite(tmp_path / "suite")
         config = tmp_path / "model_config.json"
         config.write_bytes(orjson.dumps({"tariff_models": ["sim/tariff"]}))
         out = tmp_path / "out"
@@ -102,7 +108,7 @@ class TestSweepSuite:
                      "--quiet"])
         assert 0 == code
         printed = capsys.readouterr().out
-        assert "tariff  sim/tariff" in printed
+        assert re.search(rf"^tariff\s+sim/tariff\s+{len(CASES)}\s", printed, re.M)  # its row of the tariff section
         lines = (out / "tariff_sim_tariff.jsonl").read_bytes().splitlines()
         assert len(CASES) == len(lines)
         assert {"ok"} == {orjson.loads(line)["status"] for line in lines}
@@ -130,3 +136,22 @@ class TestCaseLoading:
         with pytest.raises(RecordDecodeError) as caught:
             load_case(path)
         assert f"{path}: Expected `int`, got `str` - at `$.input.options.max_iters`" == str(caught.value)
+
+    def test_a_rerun_with_other_model_settings_replaces_the_cases_it_counts(self, pack, tmp_path, capsys):
+        """The tariff section counts the latest invocation's cases per suite × model, never both settings."""
+        from mpcbench_async.cli import main
+        from mpcbench_async.sweep import summarize
+
+        suite = write_suite(tmp_path / "suite")
+        config, out = tmp_path / "model_config.json", tmp_path / "out"
+        argv = ["sweep", "--suite", "tariff", "--tariff-path", str(suite), "--pack", str(pack.root),
+                "--config", str(config), "--prompts", str(REPO / "prompt_config.json"), "--out", str(out), "--quiet"]
+        for temperature in (0.0, 0.5):
+            config.write_bytes(orjson.dumps({"tariff_models": ["sim/tariff"],
+                                             "defaults": {"params": {"temperature": temperature}}}))
+            assert 0 == main(argv)
+        capsys.readouterr()
+        assert 2 * len(CASES) == len((out / "tariff_sim_tariff.jsonl").read_bytes().splitlines())
+        summary = summarize(out)
+        assert [("tariff", "sim/tariff", len(CASES))] == [(t.suite, t.model, t.cases) for t in summary.tariff]
+        assert summary.other_experiments >= len(CASES)

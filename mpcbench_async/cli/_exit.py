@@ -1,0 +1,31 @@
+"""Exit codes, the same for every command, and their text for ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["EPILOG", "FAILED", "INTERRUPTED", "OK", "USER_ERROR", "with_epilog"]
+
+OK, FAILED, USER_ERROR, INTERRUPTED = 0, 1, 2, 130
+
+EPILOG = """exit codes:
+  0    every unit asked for has an ok result (from this run or an earlier one into the same output)
+  1    some unit has none: it ended in an error (in this run, or in an earlier one and was not retried)
+       or never ran; the error classes, with an example and what to do, are printed at the end
+  2    user error: a bad file, field, flag, model or output path (one 'error:' line on stderr)
+  130  interrupted (Ctrl-C, SIGTERM): finished units are saved; rerun the same command to resume"""
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Wraps the description as usual but prints the exit-code table as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text == EPILOG:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def with_epilog(**kwargs: Any) -> dict[str, Any]:
+    """Parser keyword arguments that add the exit-code table under the help."""
+    return {"epilog": EPILOG, "formatter_class": _Formatter, **kwargs}
