@@ -8,7 +8,9 @@ one ``LLMCallRecord`` to ``call_sink`` (e.g. a JSONL writer). A per-model circui
 breaker (``_breaker``) makes a dead endpoint fail fast. The transport comes from
 the registry (``_registry``) by the model's configured name, or from the client's
 ``transport=`` (a name for every model, or a ``Transport`` instance such as
-``MockTransport(handler)``). Usage::
+``MockTransport(handler)``). A model served by an in-process provider
+(``_providers``; the embedded sim for ``sim/...``) gets it started on its first
+call and stopped in ``aclose()``; each client owns its own. Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
@@ -33,6 +35,7 @@ import msgspec
 import orjson
 
 from .._exceptions import (
+    ConfigError,
     LLMError,
     LLMTimeoutError,
     MissingAPIKeyError,
@@ -44,13 +47,13 @@ from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, Deadline, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
 from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
+from ._providers import Provider, create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import WireCompletion, to_chat_result
 
 __all__ = ["LLMClient", "ModelTotals", "is_sim_model"]
 
-_OFFLINE_SIM_URL = "sim://offline"  # a sim model's endpoint when an offline transport serves it: nothing is started
 _messages_encoder = msgspec.json.Encoder()
 
 
@@ -70,16 +73,24 @@ class ModelTotals(msgspec.Struct, kw_only=True):
 
 
 class _ModelState:
-    """What the client keeps per model: settings, endpoint, limiter, transport, breaker, totals."""
+    """What the client keeps per model: settings, endpoint, limiter, transport, breaker, totals.
+
+    ``provider`` names the in-process provider whose URL the endpoint still waits
+    for (set by the first call, which starts it); ``None`` once the endpoint is final.
+    """
 
     def __init__(self, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
-                 transport: Transport) -> None:
+                 transport: Transport, provider: str | None) -> None:
         self.settings = settings
-        self.endpoint = endpoint
         self.limiter = limiter
         self.transport = transport
-        self.breaker = CircuitBreaker(endpoint.model, endpoint.url, settings.breaker.failures)
+        self.provider = provider
+        self.set_endpoint(endpoint)
         self.totals = ModelTotals()
+
+    def set_endpoint(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.breaker = CircuitBreaker(endpoint.model, endpoint.url, self.settings.breaker.failures)
 
 
 def estimate_tokens(payload_bytes: int) -> int:
@@ -116,6 +127,9 @@ class LLMClient:
         self._transports: dict[tuple[str, Path | None], Transport] = {}
         self._models: dict[str, _ModelState] = {}
         self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
+        self._providers: dict[str, Provider] = {}
+        self._provider_urls: dict[str, str] = {}
+        self._provider_lock: anyio.Lock | None = None
         self.retries = 0
 
     # -- set-up ------------------------------------------------------------
@@ -132,17 +146,20 @@ class LLMClient:
             transport = self._transports[ident] = create_transport(name, TransportOptions(store=ident[1]))
         return transport
 
-    def _endpoint(self, name: str, settings: ModelSettings, *, offline: bool) -> Endpoint:
+    def _endpoint(self, name: str, settings: ModelSettings, *, offline: bool,
+                  provider: str | None) -> Endpoint:
+        """The model's endpoint; a provider-served one gets its URL when the provider has started (``chat``)."""
         base_url = settings.base_url
         api_key: str | None = None
-        if is_sim_model(name) and base_url is None and offline:
-            base_url = _OFFLINE_SIM_URL
-        elif is_sim_model(name) and base_url is None:
-            if self._sim_base_url is None:
-                from ..sim import embedded_sim_url  # started on first use only
-
-                self._sim_base_url = embedded_sim_url()
+        if provider is not None and offline:
+            base_url = f"{provider}://offline"  # an offline transport answers: nothing is started
+        elif provider is not None and is_sim_model(name) and self._sim_base_url is not None:
             base_url = self._sim_base_url
+        elif provider is not None:
+            base_url = self._provider_urls.get(provider, "")  # "" until the first call starts the provider
+        elif is_sim_model(name) and base_url is None:
+            raise ConfigError(f"model {name!r}: no sim provider is registered in this process; "
+                              f"set models.{name}.base_url in {self.config.source} to a running sim")
         elif not is_sim_model(name):
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
             if settings.api_key_env and not offline:
@@ -165,14 +182,28 @@ class LLMClient:
         if state is None:
             settings = self.config.settings_for(name)
             transport = self._transport(settings)
-            state = _ModelState(
-                settings,
-                self._endpoint(name, settings, offline=transport.offline),
-                ModelLimiter(settings.limits, clock=self._clock),
-                transport,
-            )
+            provider = provider_prefix(name) if settings.base_url is None else None
+            endpoint = self._endpoint(name, settings, offline=transport.offline, provider=provider)
+            pending = provider if not endpoint.base_url else None
+            state = _ModelState(settings, endpoint, ModelLimiter(settings.limits, clock=self._clock), transport,
+                                pending)
             self._models[name] = state
         return state
+
+    async def _attach_provider(self, state: _ModelState) -> None:
+        """Start the model's provider (once per client, off the caller's loop) and point the endpoint at it."""
+        if self._provider_lock is None:
+            self._provider_lock = anyio.Lock()
+        async with self._provider_lock:
+            prefix = state.provider
+            if prefix is None:  # another call attached it while this one waited
+                return
+            url = self._provider_urls.get(prefix)
+            if url is None:
+                provider = self._providers[prefix] = create_provider(prefix)  # aclose stops it even if start fails
+                url = self._provider_urls[prefix] = await provider.start()
+            state.set_endpoint(msgspec.structs.replace(state.endpoint, base_url=url))
+            state.provider = None
 
     def check_models(self, names: Iterable[str]) -> None:
         """Resolve every model now, so a missing key fails before any call is made."""
@@ -237,6 +268,8 @@ class LLMClient:
         ``CircuitOpenError`` without sending anything once the model's breaker is open.
         """
         state = self._state(model)
+        if state.provider is not None:
+            await self._attach_provider(state)
         request = self._request(state, messages, tools, params, key)
         max_out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 0)
         token_cost = estimate_tokens(len(request.payload)) + max_out
@@ -335,11 +368,16 @@ class LLMClient:
 
     # -- lifecycle ---------------------------------------------------------
     async def aclose(self) -> None:
+        """Close the transports, then stop the providers this client started (their threads joined)."""
         if isinstance(self._transport_override, Transport):
             await self._transport_override.aclose()
         for transport in self._transports.values():
             await transport.aclose()
         self._transports.clear()
+        for prefix, provider in list(self._providers.items()):
+            await provider.aclose()
+            del self._providers[prefix]
+            self._provider_urls.pop(prefix, None)
 
     async def __aenter__(self) -> LLMClient:
         return self

@@ -1,22 +1,41 @@
-"""The embedded simulated OpenAI-compatible provider (server, policies, faults)."""
+"""The embedded simulated OpenAI-compatible provider: server, fault injection, policy registry.
 
-from . import _procgen  # registers sim/generator
-from . import _judge_policy  # registers sim/judge and sim/lazy-agent
-from . import _oracle  # registers sim/oracle-agent
-from . import _tariff_policy  # registers sim/tariff
-from ._embedded import embedded_sim_url
-from ._faults import FaultSpec, choose_fault, split_model_name
-from ._policies import POLICIES, Reply, register_policy
-from ._server import SimServer, SimStats
+The package holds only what is generic: the HTTP server (``SimServer``), faults
+chosen by the model name's query suffix, the policy registry with the generic
+``sim/echo`` and ``sim/scripted`` policies, and ``SimProvider``, the form in
+which ``LLMClient`` starts and stops the sim. Benchmark policies live beside
+their benchmark (``mpcbench/_sim``, ``tariff/_sim_policy``) and reach the
+registry through a loader (see ``_registry`` and ``mpcbench_async/_wiring.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._faults import FaultSpec, choose_fault, split_model_name
+    from ._policies import Reply
+    from ._provider import SimProvider
+    from ._registry import POLICIES, Policy, add_policy_loader, get_policy, policy_names, register_policy
+    from ._server import SimServer, SimStats  # brings in aiohttp's server: only on first use
 
 __all__ = [
     "POLICIES",
     "FaultSpec",
+    "Policy",
     "Reply",
+    "SimProvider",
     "SimServer",
     "SimStats",
+    "add_policy_loader",
     "choose_fault",
-    "embedded_sim_url",
+    "get_policy",
+    "policy_names",
     "register_policy",
     "split_model_name",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -1,20 +1,22 @@
-"""Reply policies of the simulated provider, registered by model name.
+"""The generic reply policies of the simulated provider (``sim/echo``, ``sim/scripted``) and ``Reply``.
 
 A policy sees exactly what a real model sees — the request's messages, tools and
-parameters — and returns a ``Reply``. It never reads the runner's files.
+parameters — and returns a ``Reply``. It never reads the runner's files. The
+registry (``_registry``) imports this module on its first lookup.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import orjson
 
-__all__ = ["POLICIES", "Reply", "get_policy", "register_policy"]
+from ._registry import register_policy
+
+__all__ = ["Reply", "echo", "scripted"]
 
 
 class Reply(msgspec.Struct, kw_only=True):
@@ -23,24 +25,6 @@ class Reply(msgspec.Struct, kw_only=True):
     content: str | None = None
     tool_calls: list[dict[str, Any]] = msgspec.field(default_factory=list)
     finish_reason: str | None = None
-
-
-Policy = Callable[[dict[str, Any]], Reply]
-POLICIES: dict[str, Policy] = {}
-
-
-def register_policy(name: str) -> Callable[[Policy], Policy]:
-    """Register a policy under ``sim/<name>``."""
-
-    def decorate(fn: Policy) -> Policy:
-        POLICIES[f"sim/{name}"] = fn
-        return fn
-
-    return decorate
-
-
-def get_policy(model: str) -> Policy | None:
-    return POLICIES.get(model)
 
 
 def _text(message: dict[str, Any]) -> str:

@@ -22,7 +22,8 @@ import orjson
 from aiohttp import web
 
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
-from ._policies import POLICIES, Reply, get_policy
+from ._policies import Reply
+from ._registry import get_policy, policy_names
 
 __all__ = ["SimServer", "SimStats"]
 
@@ -147,6 +148,7 @@ class SimServer:
         return app
 
     async def start(self) -> str:
+        policy_names()  # runs the policy loaders now, so the first request does not pay for them
         self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=4096, reuse_address=True)
@@ -174,7 +176,7 @@ class SimServer:
 
     # -- routes ------------------------------------------------------------
     async def _models(self, _request: web.Request) -> web.Response:
-        data = [{"id": name, "object": "model", "owned_by": "mpcbench-sim"} for name in sorted(POLICIES)]
+        data = [{"id": name, "object": "model", "owned_by": "mpcbench-sim"} for name in policy_names()]
         return web.json_response({"object": "list", "data": data}, dumps=lambda o: orjson.dumps(o).decode())
 
     async def _stats(self, _request: web.Request) -> web.Response:
@@ -218,7 +220,7 @@ class SimServer:
         policy = get_policy(base)
         if policy is None:
             return self._respond(404, _error_body(
-                f"The model '{base}' does not exist; sim models: {', '.join(sorted(POLICIES))}",
+                f"The model '{base}' does not exist; sim models: {', '.join(policy_names())}",
                 "invalid_request_error", "model_not_found"))
         try:
             spec = self.defaults.with_overrides(query)

@@ -145,7 +145,7 @@ class TestJudge:
 @pytest.mark.parametrize("answer", ["", "   "])
 def test_empty_answer_scores_zero_with_sim_rubric(answer):
     """The sim rubric gives an empty answer 0 on both axes."""
-    from mpcbench_async.sim._judge_policy import judge_scores
+    from mpcbench_async.mpcbench._sim._judge_policy import judge_scores
 
     scores = judge_scores({"final_answer": answer, "tool_trace": [], "answer_requirements": ["x"]})
     assert (0, 0) == (scores["answer_requirements_satisfaction"]["score"], scores["source_grounded_reasoning"]["score"])

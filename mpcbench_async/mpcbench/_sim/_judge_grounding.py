@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .._answers import Slot, find_dates, find_quantities
+from ..._answers import Slot, find_dates, find_quantities
 from ._judge_evidence import Evidence, leaves
 
 __all__ = ["Claim", "claims"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._policies import Reply, register_policy
+from ....sim import Reply, register_policy
 from ._email import email_reply
 from ._planning import plan_meeting
 from ._report import weekly_report

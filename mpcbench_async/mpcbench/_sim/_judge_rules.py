@@ -32,13 +32,21 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from .._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
+from ..._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
 from ._judge_evidence import Evidence, read_evidence
 from ._judge_grounding import Claim, claims
 from ._judge_stale import compared_labels, stale_quantities
 from ._judge_text import (
-    durations, inline_placeholders, is_email, is_placeholder, known_heading, non_answer_marker, normal_heading,
-    sections, states_time_frame, without_deferrals,
+    durations,
+    inline_placeholders,
+    is_email,
+    is_placeholder,
+    known_heading,
+    non_answer_marker,
+    normal_heading,
+    sections,
+    states_time_frame,
+    without_deferrals,
 )
 
 __all__ = ["Reading", "read_answer", "satisfaction"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ._policies import Reply, register_policy
+from ..sim import Reply, register_policy
 
 __all__ = ["propose_dossier"]
 

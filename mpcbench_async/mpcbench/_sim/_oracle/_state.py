@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .._policies import Reply
+from ....sim import Reply
 
 __all__ = ["DONE", "EMAIL", "STOP", "WORD", "State", "final", "tool_call", "words"]
 

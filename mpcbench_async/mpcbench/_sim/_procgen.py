@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
+from ...sim import Reply, register_policy
 from ._procgen_world import build_world_state
-from ._policies import Reply, register_policy
 
 __all__ = ["build_source"]
 

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
-from .._answers import Stated, json_quantities
+from ..._answers import Stated, json_quantities
 from ._judge_text import Period, durations, mentions_weekend, period
 
 __all__ = [

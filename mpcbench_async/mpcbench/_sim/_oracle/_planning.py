@@ -13,8 +13,8 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from ....sim import Reply
 from .._judge_text import durations, period
-from .._policies import Reply
 from ._people import NOT_NAMES, known_contacts, name_candidates, resolve
 from ._state import EMAIL, STOP, State, final, tool_call, words
 

@@ -11,7 +11,7 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
-from .._policies import Reply
+from ....sim import Reply
 from ._people import name_candidates
 from ._state import DONE, EMAIL, STOP, WORD, State, final, tool_call, words
 

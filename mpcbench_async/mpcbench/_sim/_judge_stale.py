@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
-from .._answers import Quantity, Stated, find_dates, find_quantities, labels_match, same_quantity
+from ..._answers import Quantity, Stated, find_dates, find_quantities, labels_match, same_quantity
 from ._judge_evidence import WEEK_NAMES, Evidence, read_stamp
 
 __all__ = ["Dated", "compared_labels", "dated_statements", "marked_past", "report_week", "stale_quantities"]

@@ -28,8 +28,8 @@ from typing import Any
 
 import orjson
 
+from ...sim import Reply, register_policy
 from ._judge_rules import Reading, read_answer, satisfaction
-from ._policies import Reply, register_policy
 
 __all__ = ["judge_scores"]
 

@@ -13,10 +13,10 @@ import pytest
 from mpcbench_async._answers import find_quantities
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import load_prompts, run_judge
-from mpcbench_async.sim._judge_evidence import read_evidence
-from mpcbench_async.sim._judge_policy import judge_scores, lazy_agent
-from mpcbench_async.sim._judge_stale import dated_statements, marked_past, report_week
-from mpcbench_async.sim._judge_text import (
+from mpcbench_async.mpcbench._sim._judge_evidence import read_evidence
+from mpcbench_async.mpcbench._sim._judge_policy import judge_scores, lazy_agent
+from mpcbench_async.mpcbench._sim._judge_stale import dated_statements, marked_past, report_week
+from mpcbench_async.mpcbench._sim._judge_text import (
     durations, inline_placeholders, is_email, period, sections, states_time_frame,
 )
 from tests.conftest import REPO

@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
-from .._policies import Reply
+from ....sim import Reply
 from ._state import DONE, STOP, State, final, tool_call, words
 
 __all__ = ["weekly_report"]

@@ -1,0 +1,35 @@
+"""Composition root: plugs the higher layers into the registries of the lower ones, lazily.
+
+DESIGN.md §3 has ``llm`` below ``sim`` below the benchmarks, so none of them may
+import a layer above it. Yet ``LLMClient`` must start the sim for a ``sim/...``
+model, and the sim must serve ``sim/judge`` (an MPCBench policy) and
+``sim/tariff`` even in a process that never imported the benchmarks (a library
+user's client, ``sim serve``, a test's ``SimServer``). The package root sits
+above every layer and is imported before any of its sub-packages, so it does
+the wiring here, at import time, cheaply — nothing heavy is imported until used:
+
+- ``llm``'s provider registry gets ``sim``: a factory that imports the sim only
+  when a client first calls a ``sim/...`` model;
+- the sim's policy registry gets a loader that imports the benchmarks' policy
+  modules (which register themselves) on the first policy lookup.
+"""
+
+from __future__ import annotations
+
+from .llm._providers import Provider, register_provider
+from .sim._registry import add_policy_loader
+
+
+def _sim_provider() -> Provider:
+    from .sim._provider import SimProvider
+
+    return SimProvider()
+
+
+def _benchmark_policies() -> None:
+    from .mpcbench import _sim  # noqa: F401  sim/judge, sim/lazy-agent, sim/oracle-agent, sim/generator
+    from .tariff import _sim_policy  # noqa: F401  sim/tariff
+
+
+register_provider("sim", _sim_provider)
+add_policy_loader(_benchmark_policies)

@@ -1,0 +1,50 @@
+"""The provider registry: model-name prefixes served by an in-process provider the client starts.
+
+A model named ``<prefix>/...`` whose prefix is registered here, and that has no
+configured ``base_url``, is served by a provider the client creates from the
+registered factory on the first call to such a model, and stops in
+``LLMClient.aclose()``. The embedded sim is the one such provider
+(``sim/...``); ``llm`` does not import it: the package root's wiring
+(``mpcbench_async/_wiring.py``) registers a factory that imports the sim only
+when called, so ``llm`` stays below ``sim`` in the import graph (DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = ["Provider", "ProviderFactory", "create_provider", "provider_prefix", "register_provider"]
+
+
+class Provider(Protocol):
+    """An in-process OpenAI-compatible server one client owns, from ``start`` to ``aclose``."""
+
+    async def start(self) -> str:
+        """Start serving without blocking the caller's event loop; return the base URL (``http://…/v1``)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop serving and release every thread and socket the provider holds."""
+        ...
+
+
+ProviderFactory = Callable[[], Provider]
+
+_FACTORIES: dict[str, ProviderFactory] = {}
+
+
+def register_provider(prefix: str, factory: ProviderFactory) -> None:
+    """Serve models named ``<prefix>/...`` (without a ``base_url``) by a provider made by ``factory``."""
+    _FACTORIES[prefix] = factory
+
+
+def provider_prefix(model: str) -> str | None:
+    """The registered prefix of ``model``'s name, or ``None`` when no provider serves it."""
+    prefix, slash, _ = model.partition("/")
+    return prefix if slash and prefix in _FACTORIES else None
+
+
+def create_provider(prefix: str) -> Provider:
+    """A new, not yet started provider of the registered ``prefix``."""
+    return _FACTORIES[prefix]()

@@ -1,0 +1,68 @@
+"""The sim's policy registry: model name → policy, filled by modules that register themselves.
+
+A policy sees exactly what a real model sees — the request's messages, tools and
+parameters — and returns a ``Reply`` (``_policies``). Policies register with
+``register_policy`` when their module is imported. The generic ones (``sim/echo``,
+``sim/scripted``) live in this package; benchmark policies live beside their
+benchmark, and since the sim must not import the layers above it, a higher
+layer hands it a *loader* (``add_policy_loader``) that imports them. Loaders run
+once, on the first lookup (``get_policy``, ``policy_names``), so a process that
+never serves a sim model never imports a policy. This module imports nothing
+heavy: the package root wires a loader in at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._policies import Reply
+
+__all__ = ["POLICIES", "Policy", "add_policy_loader", "get_policy", "policy_names", "register_policy"]
+
+Policy = Callable[[dict[str, Any]], "Reply"]
+POLICIES: dict[str, Policy] = {}
+
+
+def register_policy(name: str) -> Callable[[Policy], Policy]:
+    """Register a policy under ``sim/<name>``."""
+
+    def decorate(fn: Policy) -> Policy:
+        POLICIES[f"sim/{name}"] = fn
+        return fn
+
+    return decorate
+
+
+def _generic_policies() -> None:
+    importlib.import_module("._policies", __package__)
+
+
+_loaders: list[Callable[[], None]] = [_generic_policies]
+_loading = threading.Lock()  # the sim's thread and the caller's may look up at once; both wait for the loaders
+
+
+def add_policy_loader(loader: Callable[[], None]) -> None:
+    """Have ``loader`` (which imports modules that call ``register_policy``) run before the next lookup."""
+    _loaders.append(loader)
+
+
+def _load() -> None:
+    with _loading:
+        while _loaders:
+            _loaders.pop(0)()
+
+
+def get_policy(model: str) -> Policy | None:
+    """The policy serving ``model`` (``sim/<name>``, no query suffix), or ``None``."""
+    _load()
+    return POLICIES.get(model)
+
+
+def policy_names() -> list[str]:
+    """Every registered model name, sorted."""
+    _load()
+    return sorted(POLICIES)

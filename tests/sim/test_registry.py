@@ -1,0 +1,35 @@
+"""The sim's policy registry: generic policies here, benchmark policies beside their benchmark, loaded lazily."""
+
+from __future__ import annotations
+
+from mpcbench_async.sim import _registry, get_policy, policy_names
+
+
+class TestPolicyRegistry:
+    def test_every_policy_is_registered_from_its_home(self):
+        """Generic policies come from the sim; judge, agents, generator from mpcbench; tariff from tariff."""
+        homes = {name: get_policy(name).__module__ for name in policy_names()}
+        assert {
+            "sim/echo": "mpcbench_async.sim._policies",
+            "sim/scripted": "mpcbench_async.sim._policies",
+            "sim/judge": "mpcbench_async.mpcbench._sim._judge_policy",
+            "sim/lazy-agent": "mpcbench_async.mpcbench._sim._judge_policy",
+            "sim/oracle-agent": "mpcbench_async.mpcbench._sim._oracle",
+            "sim/generator": "mpcbench_async.mpcbench._sim._procgen",
+            "sim/tariff": "mpcbench_async.tariff._sim_policy",
+        } == homes
+
+    def test_a_loader_runs_once_at_the_next_lookup(self, monkeypatch):
+        """A loader added by a higher layer runs before the next lookup, and only once."""
+        monkeypatch.setattr(_registry, "POLICIES", dict(_registry.POLICIES))
+        runs = []
+
+        def loader() -> None:
+            runs.append(1)
+            _registry.register_policy("extra")(lambda request: None)
+
+        _registry.add_policy_loader(loader)
+        assert [] == runs
+        assert "sim/extra" in policy_names()
+        assert get_policy("sim/extra") is not None
+        assert [1] == runs

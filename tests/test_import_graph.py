@@ -1,0 +1,105 @@
+"""DESIGN.md §3 in the import graph: every import inside the package points down the layers.
+
+Every ``import`` of every module counts — at module level, inside functions
+(lazy imports) and under ``if TYPE_CHECKING:`` — so a lazy import cannot hide an
+upward dependency. Modules of one layer may import each other; a module may
+import any lower layer; nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "mpcbench_async"
+
+# Layer of each top-level part of the package, lowest first (DESIGN.md §3). Parts of one layer
+# may import each other except where listed in APART. Shared helpers sit below records.
+LAYERS: list[set[str]] = [
+    {"_redact", "_exceptions", "_answers", "_numbers", "_text", "_replies", "_validate", "_lazy", "_resources"},
+    {"records"},
+    {"_prompts", "runtime"},
+    {"llm"},
+    {"sim"},
+    {"mpcbench", "tariff"},
+    {"perf", "sweep"},
+    {"cli"},
+    {"evaluation", "generator", "testing", "__main__", "_wiring", "__init__"},
+]
+APART = [{"mpcbench", "tariff"}, {"perf", "sweep"}]  # same layer, yet neither may know the other
+RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, package_dir: Path = PACKAGE) -> list[tuple[int, str]]:
+    """``(line, absolute module)`` for every import in ``path`` that names a module of the package."""
+    name = module_name(path, package_dir)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            # ``from . import x`` imports the sub-module x; ``from .x import y`` imports x.
+            found += ([(node.lineno, f"{base}.{alias.name}") for alias in node.names] if node.module is None
+                      else [(node.lineno, base)])
+    return [(line, module) for line, module in found if module.split(".")[0] == "mpcbench_async"]
+
+
+def part_of(module: str) -> str:
+    """The top-level part a module belongs to: its sub-package or root module (the root ``__init__`` itself)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__"
+    return parts[1]
+
+
+def violations() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = part_of(module_name(path))
+        for line, module in imported_modules(path):
+            other = part_of(module)
+            if other == own or other not in RANK or own not in RANK:  # unplaced parts fail the test above
+                continue
+            upward = RANK[other] > RANK[own]
+            apart = RANK[other] == RANK[own] and any({own, other} <= pair for pair in APART)
+            if upward or apart:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({own}) imports {module} ({other})")
+    return found
+
+
+class TestImportGraph:
+    def test_every_part_of_the_package_has_a_layer(self):
+        """A new sub-package or root module must be placed in LAYERS before it can be imported."""
+        parts = {part_of(module_name(path)) for path in PACKAGE.rglob("*.py")}
+        assert set() == parts - set(RANK)
+
+    def test_imports_point_down_the_layers(self):
+        """No module imports a higher layer, or a benchmark the other one (lazy imports included)."""
+        assert [] == violations()
+
+    @pytest.mark.parametrize(("source", "expected"), [
+        ("from ..sim import SimServer", ["mpcbench_async.sim"]),
+        ("def f():\n    from ...sim._server import SimServer", ["mpcbench_async.sim._server"]),
+        ("from . import _client", ["mpcbench_async.llm._client"]),
+        ("import mpcbench_async.sweep, json", ["mpcbench_async.sweep"]),
+    ])
+    def test_relative_and_lazy_imports_are_resolved(self, tmp_path, source, expected):
+        """Relative imports resolve against the module's package; imports inside functions count."""
+        package_dir = tmp_path / "mpcbench_async"
+        where = {"from . import": "llm/__init__.py", "def f():": "llm/sub/_x.py"}
+        path = package_dir / next((file for start, file in where.items() if source.startswith(start)), "llm/_x.py")
+        path.parent.mkdir(parents=True)
+        path.write_text(source)
+        assert expected == [module for _, module in imported_modules(path, package_dir)]
