@@ -5,31 +5,38 @@ The public API is re-exported here; sub-packages hold the layers of DESIGN.md §
 implementation modules are private (``_name.py``).
 """
 
-from ._exceptions import (
-    BadResponseError,
-    BenchError,
-    CallDeadlineError,
-    CircuitOpenError,
-    ConfigError,
-    HTMLReplyError,
-    InputError,
-    Interrupted,
-    LLMConnectionError,
-    LLMError,
-    LLMTimeoutError,
-    MissingAPIKeyError,
-    PermanentLLMError,
-    RateLimitError,
-    RecordDecodeError,
-    ReplayMissError,
-    ServerError,
-    TransientLLMError,
-)
-from ._prompts import PromptConfig, load_prompts
-from .llm import LLMClient, ModelConfig, ModelSettings, load_model_config
-from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
-from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
-from .sweep import Runner, SweepPlan, build_plan, summarize
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._exceptions import (
+        BadResponseError,
+        BenchError,
+        CallDeadlineError,
+        CircuitOpenError,
+        ConfigError,
+        HTMLReplyError,
+        InputError,
+        Interrupted,
+        LLMConnectionError,
+        LLMError,
+        LLMTimeoutError,
+        MissingAPIKeyError,
+        PermanentLLMError,
+        RateLimitError,
+        RecordDecodeError,
+        ReplayMissError,
+        ServerError,
+        TransientLLMError,
+    )
+    from ._prompts import PromptConfig, load_prompts
+    from .llm import LLMClient, ModelConfig, ModelSettings, load_model_config
+    from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
+    from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
+    from .sweep import Runner, SweepPlan, build_plan, summarize
 
 __version__ = "0.1.0"
 
@@ -78,3 +85,8 @@ __all__ = [
     "load_prompts",
     "summarize",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names
+
+from . import _wiring  # noqa: E402,F401  registers the sim provider and the benchmark policy loader (see _wiring)

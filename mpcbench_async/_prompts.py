@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ._exceptions import InputError
+from ._resources import workspace_path
 from .records import load_json_file
 
 __all__ = ["PLACEHOLDERS", "PromptConfig", "PromptTemplate", "load_prompts"]
@@ -106,7 +107,11 @@ def _template_problem(text: str, samples: dict[str, Any]) -> str | None:
 
 
 def load_prompts(path: str | Path) -> PromptConfig:
-    """Load ``prompt_config.json``; errors name the file and field, every bad template at once."""
+    """Load ``prompt_config.json``; errors name the file and field, every bad template at once.
+
+    A relative ``prompt_config.json`` missing from the working directory is read from the package's copy.
+    """
+    path = workspace_path(path)
     config = load_json_file(path, PromptConfig)
     config.__dict__["_path"] = str(path)
     problems = [f"{path}: $.{name}.{part} {problem}" for name, samples in PLACEHOLDERS.items()

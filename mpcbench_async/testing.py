@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 
+from ._resources import shipped_path
+
 __all__ = ["write_workspace"]
 
-_PROMPTS = Path(__file__).resolve().parent.parent / "prompt_config.json"
+_PROMPTS = shipped_path("prompt_config.json")
 _TASK_TYPES = ("planning", "email_reply", "document_generation")
 SOURCES: dict[str, Any] = {
     "slack": {"channels": [{"id": "C1", "name": "team"}],

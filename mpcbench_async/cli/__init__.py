@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
-from ..runtime import configure_logging
 from . import _bench, _evaluate, _exit, _generate, _profile, _sim, _sweep, _tariff
 
 __all__ = ["build_parser", "main"]
@@ -28,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mpcbench-async",
         allow_abbrev=False,
         description="Asynchronous, high-throughput runner for LLM-agent benchmarks "
-        "(MPCBench and tariff pack verification).",
+        "(MPCBench and tariff pack verification). Inputs default to the working directory (model_config.json, "
+        "prompt_config.json, schemas/, storage/packs/, tasks/ with data/ and scenarios/); one missing there is read "
+        "from the copy shipped inside the package (tariff suites under storage/benchmarks/ are not shipped).",
         **_exit.with_epilog(),
     )
     parser.add_argument("--log-format", choices=("console", "json"), default="console",
@@ -44,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..runtime import configure_logging  # after parsing: --help and usage errors never load logging
+
     configure_logging(args.log_format, level=args.log_level)
     try:
         return int(args.handler(args) or 0)

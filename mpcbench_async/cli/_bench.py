@@ -7,11 +7,10 @@ import shlex
 import sys
 from pathlib import Path
 
-import msgspec
-
 from .._exceptions import InputError
-from ..perf import format_markdown, run_client_bench, sim_subprocess
 from ._paths import output_file
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 def _int_list(text: str) -> list[int]:
@@ -48,6 +47,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _client(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from ..perf import format_markdown, run_client_bench, sim_subprocess
+
     transports = [t.strip() for t in args.transports.split(",") if t.strip()]
     unknown = sorted(set(transports) - {"native", "openai"})
     if unknown:

@@ -10,30 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-import anyio
-import msgspec
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ConfigError, InputError
-from ..llm import LLMClient, load_model_config
-from ..mpcbench import (
-    Judgement,
-    RunLog,
-    build_judge_input,
-    evaluate_task,
-    load_prompts,
-    load_task,
-    load_task_data,
-    run_agent,
-    run_checks,
-    run_judge,
-    safe_name,
-)
-from ..records import decode_json
+from .._resources import workspace_path
 from . import _exit
 from ._paths import output_dir
+
+if TYPE_CHECKING:
+    from ..llm import LLMClient
+    from ..mpcbench import Judgement, RunLog
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 _SCENARIO_HELP = "scenario for a task that names none (original MPCBench task files)"
@@ -44,8 +32,9 @@ def _common(parser: argparse.ArgumentParser, *, data: bool = True) -> None:
     parser.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
     parser.add_argument("--logs-dir", type=output_dir, default=Path("logs"), help="where run logs go (default: logs/)")
     if data:
-        parser.add_argument("--data-dir", type=Path, default=Path("data"), help="default: data/")
-        parser.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"), help="default: scenarios/")
+        parser.add_argument("--data-dir", type=Path, default=workspace_path("data"), help="default: data/")
+        parser.add_argument("--scenarios-dir", type=Path, default=workspace_path("scenarios"),
+                            help="default: scenarios/")
         parser.add_argument("--max-turns", type=int, default=12, help="model turns per run (default: 12)")
 
 
@@ -65,7 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     judge_input.add_argument("--log", type=Path, required=True, help="a *_run.json file")
     judge_input.add_argument("--output", type=Path, default=None, help="default: beside the log, *_judge_input.json")
     judge_input.add_argument("--task", type=Path, default=None, help="the task file (default: found by task_id)")
-    judge_input.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
+    judge_input.add_argument("--tasks-dir", type=Path, default=workspace_path("tasks"))
     judge_input.set_defaults(handler=cmd_judge_input)
 
     judge = commands.add_parser("judge", help="score a judge input with a judge model",
@@ -89,21 +78,33 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _write(path: Path, value: Any) -> None:
+    import msgspec
+    import orjson
+
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(orjson.dumps(msgspec.to_builtins(value), option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _client(args: argparse.Namespace, models: list[str]) -> LLMClient:
+    from ..llm import LLMClient, load_model_config
+
     client = LLMClient(load_model_config(args.config))
     client.check_models(models)
     return client
 
 
 def run_log_path(logs: Path, task_id: str, agent: str) -> Path:
+    from ..mpcbench import safe_name
+
     return logs / f"{safe_name(task_id)}__agent-{safe_name(agent)}_run.json"
 
 
 def cmd_run_task(args: argparse.Namespace) -> int:
+    import anyio
+    import msgspec
+
+    from ..mpcbench import load_prompts, load_task, load_task_data, run_agent, run_checks
+
     task = load_task(args.task, scenario_id=args.scenario_id)
     data = load_task_data(task, args.data_dir, args.scenarios_dir)
     prompts = load_prompts(args.prompts)
@@ -127,6 +128,8 @@ def cmd_run_task(args: argparse.Namespace) -> int:
 
 
 def _find_task(task_id: str, tasks_dir: Path) -> Path:
+    import orjson
+
     for path in sorted(tasks_dir.glob("*/*.json")):
         try:
             if orjson.loads(path.read_bytes()).get("task_id") == task_id:
@@ -137,6 +140,11 @@ def _find_task(task_id: str, tasks_dir: Path) -> Path:
 
 
 def cmd_judge_input(args: argparse.Namespace) -> int:
+    import orjson
+
+    from ..mpcbench import RunLog, build_judge_input, load_task
+    from ..records import decode_json
+
     try:
         raw = args.log.read_bytes()
     except OSError as exc:
@@ -155,6 +163,11 @@ def cmd_judge_input(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
+    import anyio
+    import orjson
+
+    from ..mpcbench import load_prompts, run_judge, safe_name
+
     try:
         judge_input = orjson.loads(args.input.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -198,6 +211,12 @@ def _models(value: str | None, default: list[str], what: str, config: Path) -> l
 
 
 def cmd_run_and_judge(args: argparse.Namespace) -> int:
+    import anyio
+    import msgspec
+
+    from ..llm import LLMClient, load_model_config
+    from ..mpcbench import evaluate_task, load_prompts, load_task, load_task_data, safe_name
+
     config = load_model_config(args.config)
     agents = _models(args.agent_models, config.agent_models, "agent_models", args.config)
     judges = _models(args.judge_models, config.judge_models, "judge_models", args.config)

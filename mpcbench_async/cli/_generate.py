@@ -5,22 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import anyio
+from typing import TYPE_CHECKING
 
 from .._exceptions import ConfigError, InputError
-from ..llm import LLMClient, load_model_config
-from ..mpcbench import (
-    SOURCES,
-    DataGenerator,
-    GenerationOutcome,
-    list_scenarios,
-    load_prompts,
-    load_schemas,
-    load_scenario,
-)
+from .._resources import workspace_path
+from ..mpcbench._schemas import SOURCES
 from ._paths import output_dir
 
+if TYPE_CHECKING:
+    from ..llm import LLMClient
+    from ..mpcbench import DataGenerator, GenerationOutcome
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Paths and model options shared by every generate command."""
@@ -28,7 +24,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="model config (default: model_config.json)")
     parser.add_argument("--prompts", type=Path, default=Path("prompt_config.json"),
                         help="prompt templates (default: prompt_config.json)")
-    parser.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"), help="default: scenarios/")
+    parser.add_argument("--scenarios-dir", type=Path, default=workspace_path("scenarios"), help="default: scenarios/")
     parser.add_argument("--schemas-dir", type=Path, default=Path("schemas"), help="default: schemas/")
     parser.add_argument("--data-dir", type=output_dir, default=Path("data"), help="output directory (default: data/)")
     parser.add_argument("--model", default=None,
@@ -79,6 +75,9 @@ class _Progress:
 
 
 def _generator(args: argparse.Namespace, client_holder: list[LLMClient], total: int) -> DataGenerator:
+    from ..llm import LLMClient, load_model_config
+    from ..mpcbench import DataGenerator, load_prompts, load_schemas
+
     config = load_model_config(args.config)
     model = args.model or config.data_generation_model
     if not model:
@@ -94,6 +93,8 @@ def _generator(args: argparse.Namespace, client_holder: list[LLMClient], total: 
 
 
 def _scenario(args: argparse.Namespace):
+    from ..mpcbench import load_scenario
+
     path = args.scenarios_dir / f"{args.scenario_id}.json"
     if not path.exists():
         raise InputError(f"{path}: no such scenario (--scenario-id {args.scenario_id!r})")
@@ -109,6 +110,8 @@ def _finish(outcomes: list[GenerationOutcome]) -> int:
 
 
 def _run(args: argparse.Namespace, total: int, body) -> int:
+    import anyio
+
     holder: list[LLMClient] = []
     generator = _generator(args, holder, total)
 
@@ -143,6 +146,8 @@ def run_sources(args: argparse.Namespace) -> int:
 
 
 def run_all(args: argparse.Namespace) -> int:
+    from ..mpcbench import list_scenarios, load_scenario
+
     paths = list_scenarios(args.scenarios_dir, args.scenarios)
     if not paths:
         raise InputError(f"{args.scenarios_dir}: no scenario matches --scenarios {args.scenarios!r}")

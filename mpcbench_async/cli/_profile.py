@@ -6,16 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import anyio
-import msgspec
-
 from .._exceptions import InputError
-from ..llm import load_model_config
-from ..mpcbench import safe_name
-from ..perf import profile_endpoint, profile_sweep, render_endpoint_profile, render_sweep_profile
 from ..runtime import atomic_write_bytes
 from ._bench import _int_list
 from ._paths import output_dir
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -46,6 +42,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_endpoint(args: argparse.Namespace) -> int:
+    import anyio
+    import msgspec
+
+    from ..llm import load_model_config
+    from ..mpcbench import safe_name
+    from ..perf import profile_endpoint, render_endpoint_profile
+
     if args.duration <= 0 or args.prompt_tokens < 1 or args.max_tokens < 1:
         raise InputError("--duration, --prompt-tokens and --max-tokens must be positive")
     config = load_model_config(args.config)
@@ -68,6 +71,8 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ..perf import profile_sweep, render_sweep_profile
+
     profile = profile_sweep(args.dir)
     markdown, svg = render_sweep_profile(profile)
     atomic_write_bytes(args.dir / "profile.md", markdown.encode(), fsync=False)

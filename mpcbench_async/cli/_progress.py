@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
-from ..sweep import SweepStats
+if TYPE_CHECKING:
+    from ..sweep import SweepStats
 
 __all__ = ["ProgressLine"]
 

@@ -6,10 +6,9 @@ import argparse
 import signal
 import sys
 
-import anyio
-
 from .._exceptions import BenchError
-from ..sim import FaultSpec, SimServer
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,6 +37,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    from ..sim import FaultSpec, SimServer
+
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
         p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,

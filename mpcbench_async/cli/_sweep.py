@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
-import platform
 import shlex
 import sys
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
-
-import anyio
-import msgspec
+from typing import TYPE_CHECKING
 
 from .._exceptions import InputError, Interrupted
-from ..llm import load_model_config
-from ..mpcbench import load_prompts
-from ..mpcbench import safe_name
+from .._resources import workspace_path
 from ..runtime import DirLock, atomic_write_bytes
-from ..sweep import (Manifest, Outcome, Runner, build_plan, open_experiment, plan_fingerprint, plan_outcome,
-                     record_case_keys, record_experiment_keys, render_markdown, render_table, summarize,
-                     tariff_outcome, write_manifest)
-from ..tariff import build_report, case_keys, load_pack, load_suite, render_report
 from . import _exit
 from ._paths import output_dir
-from ._progress import ProgressLine
+
+if TYPE_CHECKING:
+    from ..sweep import Outcome
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,8 +31,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
         "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
         "plan, whatever earlier runs did.", **_exit.with_epilog())
-    sweep.add_argument("--config", type=Path, default=Path("model_config.json"), help="default: model_config.json")
-    sweep.add_argument("--prompts", type=Path, default=Path("prompt_config.json"), help="default: prompt_config.json")
+    sweep.add_argument("--config", type=Path, default=workspace_path("model_config.json"),
+                       help="default: model_config.json")
+    sweep.add_argument("--prompts", type=Path, default=workspace_path("prompt_config.json"),
+                       help="default: prompt_config.json")
     sweep.add_argument("--models", default=None, help="agent models, comma-separated (default: agent_models)")
     sweep.add_argument("--judges", default=None, help="judge models, comma-separated (default: judge_models)")
     sweep.add_argument("--tasks", default="*", help="glob over task ids or type/id (default: *)")
@@ -84,6 +79,9 @@ def _models(value: str | None) -> list[str] | None:
 
 
 def _versions() -> dict[str, str]:
+    import platform
+    from importlib import metadata
+
     versions = {"python": platform.python_version()}
     for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
         try:
@@ -94,6 +92,10 @@ def _versions() -> dict[str, str]:
 
 
 def write_summary(out: Path) -> str:
+    import msgspec
+
+    from ..sweep import render_markdown, render_table, summarize
+
     summary = summarize(out)
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
     atomic_write_bytes(out / "summary.md", render_markdown(summary).encode(), fsync=False)
@@ -104,6 +106,10 @@ TARIFF_SUITES = ("tariff", "hscodecomp")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ..llm import load_model_config
+    from ..mpcbench import load_prompts
+    from ..sweep import build_plan
+
     suites = {x.strip() for x in args.suite.split(",") if x.strip()}
     known = {"mpcbench", *TARIFF_SUITES}
     if not suites or suites - known:
@@ -129,6 +135,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tariff_models: list[str]) -> int:
     """The sweep proper, run while this process holds the output directory's lock."""
+    import hashlib
+
+    import anyio
+    import msgspec
+
+    from ..sweep import (
+        Manifest,
+        Outcome,
+        Runner,
+        open_experiment,
+        plan_fingerprint,
+        plan_outcome,
+        record_case_keys,
+        record_experiment_keys,
+        tariff_outcome,
+        write_manifest,
+    )
+    from ..tariff import build_report, case_keys, render_report
+    from ._progress import ProgressLine
+
     agents = plan.agent_models if plan else []
     judges = plan.judge_models if plan else []
     manifest = Manifest(
@@ -211,6 +237,8 @@ def _exit_code(outcome: Outcome) -> int:
 
 def _tariff_base(suite: str, model: str) -> str:
     """``<suite>_<model>``: the results, report and key-list name of one tariff suite × model in the sweep."""
+    from ..mpcbench import safe_name
+
     return f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
 
 
@@ -220,6 +248,8 @@ def _suite_path(args: argparse.Namespace, suite: str) -> Path:
 
 def _tariff_setup(args: argparse.Namespace, config, suite: str):
     """Cases, pack and models of one tariff-pipeline suite of a sweep, all validated before any call."""
+    from ..tariff import load_pack, load_suite
+
     cases_dir = _suite_path(args, suite) / "cases"
     cases = load_suite(cases_dir)
     if not cases:

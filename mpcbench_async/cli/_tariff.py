@@ -7,31 +7,18 @@ import sys
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-
-import anyio
-import msgspec
+from typing import TYPE_CHECKING
 
 from .._exceptions import InputError, Interrupted
-from .._prompts import load_prompts
-from ..llm import LLMClient, load_model_config
-from ..mpcbench import safe_name
 from ..runtime import atomic_write_bytes
-from ..sweep import hint_for
-from ..tariff import (
-    TariffCaseRecord,
-    build_report,
-    compare_reports,
-    load_pack,
-    load_report,
-    load_suite,
-    read_hscodecomp,
-    render_diff,
-    render_report,
-    run_cases,
-    write_hscodecomp,
-)
 from . import _exit
 from ._paths import output_dir
+
+if TYPE_CHECKING:
+    from ..llm import LLMClient
+    from ..tariff import TariffCaseRecord
+
+# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -87,6 +74,14 @@ def _timestamp() -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import anyio
+    import msgspec
+
+    from .._prompts import load_prompts
+    from ..llm import LLMClient, load_model_config
+    from ..mpcbench import safe_name
+    from ..tariff import build_report, load_pack, load_suite, render_report, run_cases
+
     suite_dir = args.path or Path("storage/benchmarks") / args.suite
     cases = load_suite(suite_dir / "cases")
     if not cases:
@@ -152,6 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _error_lines(records: list[TariffCaseRecord], results: Path) -> list[str]:
     """Each error class of the run's cases, most frequent first, with one example and what to do."""
+    from ..sweep import hint_for
+
     groups: dict[str, list[TariffCaseRecord]] = {}
     for record in records:
         if record.status == "error":
@@ -162,6 +159,8 @@ def _error_lines(records: list[TariffCaseRecord], results: Path) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from ..tariff import compare_reports, load_report, render_diff
+
     baseline, current = load_report(args.baseline), load_report(args.current)
     diff = compare_reports(baseline, current)
     out = args.out / f"benchmark_diff_{_timestamp()}.md"
@@ -174,6 +173,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from ..tariff import read_hscodecomp, write_hscodecomp
+
     out = args.out or Path("storage/benchmarks") / args.format
     cases = read_hscodecomp(args.file)
     summary = write_hscodecomp(cases, out, license_dir=args.file.parent)

@@ -1,14 +1,23 @@
 """LLM access: the client, its transports and their registry, model configuration and accounting."""
 
-from ._client import LLMClient, ModelTotals, is_sim_model
-from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
-from ._mock import MockHandler, MockTransport
-from ._native import NativeTransport
-from ._record_replay import RecordTransport, ReplayTransport
-from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
-from ._store import CallStore, StoredCall, request_hash
-from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import WireCompletion
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._client import LLMClient, ModelTotals, is_sim_model
+    from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
+    from ._mock import MockHandler, MockTransport
+    from ._native import NativeTransport
+    from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
+    from ._providers import Provider, ProviderFactory, register_provider
+    from ._record_replay import RecordTransport, ReplayTransport
+    from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
+    from ._store import CallStore, StoredCall, request_hash
+    from ._transport import ChatRequest, Endpoint, Transport
+    from ._wire import WireCompletion
 
 __all__ = [
     "BreakerSettings",
@@ -24,6 +33,8 @@ __all__ = [
     "NativeTransport",
     "OpenAISDKTransport",
     "Prices",
+    "Provider",
+    "ProviderFactory",
     "RecordTransport",
     "ReplayTransport",
     "StoredCall",
@@ -35,16 +46,11 @@ __all__ = [
     "create_transport",
     "is_sim_model",
     "load_model_config",
+    "register_provider",
     "register_transport",
     "request_hash",
     "transport_names",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # The openai SDK takes ~0.5 s to import; load it only when asked for.
-    if name == "OpenAISDKTransport":
-        from ._openai_sdk import OpenAISDKTransport
-
-        return OpenAISDKTransport
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

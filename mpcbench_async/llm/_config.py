@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from .._exceptions import ConfigError, RecordDecodeError
+from .._resources import workspace_path
 from .._validate import json_problem, name_problem
 from ..records import decode_json
 from ..runtime import LimitSettings, RetryPolicy
@@ -304,8 +305,11 @@ class ModelConfig:
 
 
 def load_model_config(path: str | Path) -> ModelConfig:
-    """Load and validate ``model_config.json``; errors name the file and the field."""
-    path = Path(path)
+    """Load and validate ``model_config.json``; errors name the file and the field.
+
+    A relative ``model_config.json`` missing from the working directory is read from the package's copy.
+    """
+    path = workspace_path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: model config not found (pass --config PATH)")
     try:

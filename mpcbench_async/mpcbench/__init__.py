@@ -1,26 +1,32 @@
 """MPCBench: scenarios, data generation and validation (evaluation follows)."""
 
-from ._agent import RawToolCall, RunLog, RunTimings, run_agent
-from ._checks import CheckResult, run_checks
-from ._consistency import cross_source_problems, source_problems
-from ._data import ScenarioData, load_scenario_data, parse_timestamp
-from ._evaluate import TaskEvaluation, evaluate_task, load_task_data, safe_name
-from ._generation import DataGenerator, GenerationError, GenerationOutcome, data_path, encode_document
-from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
-from .._replies import ReplyParseError, extract_json_object
-from .._prompts import PromptConfig, PromptTemplate, load_prompts
-from ._scenario import (
-    GlobalSettings,
-    Person,
-    Project,
-    Scenario,
-    SubScenario,
-    content_hash,
-    list_scenarios,
-    load_scenario,
-)
-from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
-from ._schemas import SOURCES, SchemaSet, format_path, load_schemas
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .._prompts import PromptConfig, PromptTemplate, load_prompts
+    from .._replies import ReplyParseError, extract_json_object
+    from ._agent import RawToolCall, RunLog, RunTimings, run_agent
+    from ._checks import CheckResult, run_checks
+    from ._consistency import cross_source_problems, source_problems
+    from ._data import ScenarioData, load_scenario_data, parse_timestamp
+    from ._evaluate import TaskEvaluation, evaluate_task, load_task_data, safe_name
+    from ._generation import DataGenerator, GenerationError, GenerationOutcome, data_path, encode_document
+    from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
+    from ._scenario import (
+        GlobalSettings,
+        Person,
+        Project,
+        Scenario,
+        SubScenario,
+        list_scenarios,
+        load_scenario,
+    )
+    from ._schemas import SOURCES, SchemaSet, format_path, load_schemas
+    from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 
 __all__ = [
     "SOURCES",
@@ -49,7 +55,6 @@ __all__ = [
     "TaskEvaluation",
     "TaskFacts",
     "build_judge_input",
-    "content_hash",
     "cross_source_problems",
     "data_path",
     "encode_document",
@@ -71,3 +76,6 @@ __all__ = [
     "safe_name",
     "source_problems",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

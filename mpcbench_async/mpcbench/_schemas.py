@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError
+from .._resources import workspace_path
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["SOURCES", "SchemaSet", "format_path", "load_schemas"]
 
@@ -33,6 +34,9 @@ class SchemaSet:
     """The seven schemas of one ``schemas/`` directory."""
 
     def __init__(self, directory: str | Path) -> None:
+        import jsonschema  # ~70 ms: only when a command validates data, never for --help
+        import orjson
+
         self.directory = Path(directory)
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self.texts: dict[str, str] = {}
@@ -58,6 +62,8 @@ class SchemaSet:
 
     def check_file(self, path: str | Path, name: str) -> list[str]:
         """Problems of one data file, each prefixed with the file name (unreadable JSON included)."""
+        import orjson
+
         path = Path(path)
         try:
             document = orjson.loads(path.read_bytes())
@@ -70,7 +76,7 @@ class SchemaSet:
 
 @lru_cache(maxsize=8)
 def load_schemas(directory: str) -> SchemaSet:
-    """A cached ``SchemaSet`` for ``directory``."""
-    return SchemaSet(directory)
+    """A cached ``SchemaSet`` for ``directory`` (the package's copy for a ``schemas`` the working directory lacks)."""
+    return SchemaSet(workspace_path(directory))
 
 

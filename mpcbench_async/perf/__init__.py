@@ -1,9 +1,16 @@
 """Performance measurement: transport benchmarks, endpoint and sweep profiles, a sim in a child process."""
 
-from ._client_bench import ClientBenchRow, format_markdown, run_client_bench
-from ._endpoint_profile import EndpointProfile, LevelResult, profile_endpoint, render_endpoint_profile
-from ._sim_process import sim_subprocess
-from ._sweep_profile import SweepProfile, profile_sweep, render_sweep_profile
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._client_bench import ClientBenchRow, format_markdown, run_client_bench
+    from ._endpoint_profile import EndpointProfile, LevelResult, profile_endpoint, render_endpoint_profile
+    from ._sim_process import sim_subprocess
+    from ._sweep_profile import SweepProfile, profile_sweep, render_sweep_profile
 
 __all__ = [
     "ClientBenchRow",
@@ -18,3 +25,6 @@ __all__ = [
     "run_client_bench",
     "sim_subprocess",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

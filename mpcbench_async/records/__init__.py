@@ -1,8 +1,16 @@
 """Typed records: everything the runner persists or sends over the wire."""
 
-from ._calls import LLMCallRecord
-from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage
-from ._codec import decode_json, encode_json, load_json_file, to_builtins
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._calls import LLMCallRecord
+    from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage
+    from ._codec import decode_json, encode_json, load_json_file, to_builtins
+    from ._keys import unit_key
 
 __all__ = [
     "ChatResult",
@@ -17,4 +25,8 @@ __all__ = [
     "encode_json",
     "load_json_file",
     "to_builtins",
+    "unit_key",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

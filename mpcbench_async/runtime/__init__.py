@@ -1,14 +1,21 @@
 """Runtime core: worker pools, per-model limiters, retries, JSONL store, logging, clocks."""
 
-from ._clock import Clock, FakeClock, MonotonicClock
-from ._files import atomic_write_bytes
-from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
-from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
-from ._lock import DirLock
-from ._logging import configure_logging, redact, redact_text, register_secret
-from ._failures import UnitFailure, log_unit_error, unit_failure
-from ._pool import Stoppable, WorkerPool, watch_signals
-from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._clock import Clock, FakeClock, MonotonicClock
+    from ._failures import UnitFailure, log_unit_error, unit_failure
+    from ._files import atomic_write_bytes
+    from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
+    from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
+    from ._lock import DirLock
+    from ._logging import configure_logging, redact, redact_text, register_secret
+    from ._pool import Stoppable, WorkerPool, watch_signals
+    from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
 
 __all__ = [
     "AdaptiveConcurrency",
@@ -43,3 +50,6 @@ __all__ = [
     "unit_failure",
     "watch_signals",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

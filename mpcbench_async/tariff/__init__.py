@@ -1,39 +1,46 @@
 """The tariff pack verification benchmark: cases, pipeline, gates, scoring, reports, compare."""
 
-from ._cases import Case, CaseExpected, CaseInput, CaseNotes, CaseOptions, list_cases, load_case, load_suite
-from ._dossier import Citation, Dossier, GriStep, Lever, WhatIf, build_bundle
-from ._gates import CRITICAL_GATES, GateResult, GateStatus, run_gates
-from ._pack import EvidenceItem, Pack, digits, load_pack
-from ._pipeline import (
-    DutyStatus,
-    FixtureProposer,
-    Iteration,
-    LLMProposer,
-    Proposer,
-    RecordingProposer,
-    VerificationResult,
-    verify,
-)
-from ._hscodecomp import (
-    HSCODECOMP_PUBLISHED,
-    HSCODECOMP_TAG,
-    ImportSummary,
-    PublishedFigure,
-    read_hscodecomp,
-    write_hscodecomp,
-)
-from ._report import (
-    BenchmarkReport,
-    GroupStats,
-    ReportDiff,
-    build_report,
-    compare_reports,
-    load_report,
-    render_diff,
-    render_report,
-)
-from ._runner import Mode, TariffCaseRecord, case_key, case_keys, run_cases
-from ._scoring import CaseScore, score_case
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._cases import Case, CaseExpected, CaseInput, CaseNotes, CaseOptions, list_cases, load_case, load_suite
+    from ._dossier import Citation, Dossier, GriStep, Lever, WhatIf, build_bundle
+    from ._gates import CRITICAL_GATES, GateResult, GateStatus, run_gates
+    from ._hscodecomp import (
+        HSCODECOMP_PUBLISHED,
+        HSCODECOMP_TAG,
+        ImportSummary,
+        PublishedFigure,
+        read_hscodecomp,
+        write_hscodecomp,
+    )
+    from ._pack import EvidenceItem, Pack, digits, load_pack
+    from ._pipeline import (
+        DutyStatus,
+        FixtureProposer,
+        Iteration,
+        LLMProposer,
+        Proposer,
+        RecordingProposer,
+        VerificationResult,
+        verify,
+    )
+    from ._report import (
+        BenchmarkReport,
+        GroupStats,
+        ReportDiff,
+        build_report,
+        compare_reports,
+        load_report,
+        render_diff,
+        render_report,
+    )
+    from ._runner import Mode, TariffCaseRecord, case_key, case_keys, run_cases
+    from ._scoring import CaseScore, score_case
 
 __all__ = [
     "CRITICAL_GATES",
@@ -88,3 +95,6 @@ __all__ = [
     "verify",
     "write_hscodecomp",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -1,0 +1,56 @@
+"""The files the package ships, and the rule that picks them over a missing workspace file.
+
+Why: an installed wheel has no clone around it, yet the prompts, the JSON Schemas,
+the tariff pack, the default model config and the example benchmark (tasks, data,
+scenarios) are needed to run anything. They ship inside the package under
+``_data/``, laid out as in the repository, and are read through
+``importlib.resources``. In the repository ``_data/`` holds only symlinks to the
+top-level files, so there is one copy to edit; building the wheel copies their
+contents in.
+
+The working directory stays the default workspace: ``workspace_path`` returns a
+relative path unchanged when it exists there, and the shipped copy only when it
+does not. ``tasks/``, ``data/`` and ``scenarios/`` belong together: if any of them
+is in the working directory, none is taken from the package, so a workspace's
+own tasks are never mixed with the shipped data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["SHIPPED", "shipped_path", "workspace_path"]
+
+# Workspace paths (relative, as the CLI's defaults spell them) that have a shipped copy.
+SHIPPED = ("model_config.json", "prompt_config.json", "schemas", "storage/packs", "tasks", "data", "scenarios")
+_BENCHMARK = ("tasks", "data", "scenarios")
+
+
+def shipped_path(name: str) -> Path:
+    """The shipped copy of the workspace path ``name`` (``"prompt_config.json"``, ``"storage/packs/tariff"``)."""
+    from importlib.resources import files  # imports zipfile, tempfile…: only when a shipped copy is used
+
+    resource = files(__package__).joinpath("_data", *Path(name).parts)
+    if not isinstance(resource, Path):  # a zipped install; pip always unpacks wheels
+        raise RuntimeError(f"mpcbench_async must be installed unzipped to read its shipped {name}")
+    return resource
+
+
+def workspace_path(path: str | Path) -> Path:
+    """``path`` itself, unless it is a shipped workspace path missing from the working directory: then the copy."""
+    path = Path(path)
+    top = _shipped_root(path)
+    if top is None or path.exists():
+        return path
+    together = _BENCHMARK if top in _BENCHMARK else (top,)
+    if any(Path(name).exists() for name in together):
+        return path
+    return shipped_path(str(path))
+
+
+def _shipped_root(path: Path) -> str | None:
+    """The entry of ``SHIPPED`` that relative ``path`` is or lies under, else ``None``."""
+    if path.is_absolute():
+        return None
+    text = path.as_posix()
+    return next((name for name in SHIPPED if text == name or text.startswith(name + "/")), None)

