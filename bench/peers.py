@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 
@@ -187,7 +187,7 @@ def main() -> None:
                     print(f"[{repeat + 1}/{args.repeats}] {workload:7} {peer:40} wall {wall:6.2f} s  "
                           f"CPU {cpu / calls * 1e3:6.2f} ms/call  RSS {rss:5.0f} MiB  exit {status}",
                           file=sys.stderr, flush=True)
-    print(f"### Peer comparison — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"### Peer comparison — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Command: "
           f"`python bench/peers.py --n {args.n} --turns {args.turns} --concurrency {args.concurrency} --repeats "
           f"{args.repeats} --latency-ms {args.latency_ms:g}`. Sim in its own process at {args.latency_ms:g} ms per "

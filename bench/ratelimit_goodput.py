@@ -20,7 +20,7 @@ import json
 import platform
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 
@@ -125,7 +125,7 @@ def main() -> None:
             rows.append((name, len(successes), received, statuses.get("429", 0), goodput))
             print(f"{name}: {len(successes)} ok, {received} received, {statuses.get('429', 0)} × 429, goodput "
                   f"{goodput:.2f}/s of {allowed:.2f}/s", flush=True)
-    print(f"\n### Rate-limit goodput — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"\n### Rate-limit goodput — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, Python {platform.python_version()}. Command: `python "
           f"bench/ratelimit_goodput.py --rpm {args.rpm} --tpm {args.tpm} --duration {args.duration:g} --workers "
           f"{args.workers}`. Sim enforces RPM {args.rpm} and TPM {args.tpm} (a request costs ≈{body_tokens} tokens), "

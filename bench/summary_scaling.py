@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -107,7 +107,7 @@ def main() -> None:
                     walls.append(wall)
                     deltas.append(peak - base)
                 rows.append((size, mib, name, statistics.median(walls), statistics.median(deltas)))
-    print(f"#### Summary scaling — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"#### Summary scaling — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
           f"Command: `python bench/summary_scaling.py {' '.join(sys.argv[1:])}`. Medians of {args.repeats}.\n")
     print("| agent runs | files MiB | version | summarize s (process) | Δ peak RSS MiB |")

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mpcbench_async.perf import sim_subprocess
@@ -78,7 +78,7 @@ def main() -> None:
         seq_out, par_out = Path(tmp) / "seq", Path(tmp) / "par"
         seq_wall, _, _ = run_sweep(root, seq_out, max(1, n // TASKS), 1)
         par_wall, _, _ = run_sweep(root, par_out, max(1, n // TASKS), args.concurrency)
-    print(f"### Sweep scaling — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"### Sweep scaling — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Command: "
           f"`python bench/sweep_scaling.py --sizes {args.sizes} --latency-ms {args.latency_ms:g} "
           f"--concurrency {args.concurrency}`. Agent sim/echo + judge sim/judge at {args.latency_ms:g} ms each, "

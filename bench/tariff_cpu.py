@@ -24,7 +24,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mpcbench_async._text import rank
@@ -90,7 +90,7 @@ def main() -> None:
         rows.append((name, len(cases), old, new, differ))
         print(f"{name}: {len(cases)} cases, before median {statistics.median(old):.2f} ms, after "
               f"{statistics.median(new):.3f} ms, {differ} bundle(s) differ", flush=True)
-    print(f"\n#### Tariff evidence bundle CPU — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"\n#### Tariff evidence bundle CPU — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python "
           f"{platform.python_version()}. Command: `python bench/tariff_cpu.py --repeats {args.repeats}`. "
           f"`build_bundle` per case, process CPU time, median of {args.repeats} interleaved repeats per case; "

@@ -308,7 +308,7 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
         if m.group("wd") and (_WEEKDAY_RANGE_AFTER.match(text, m.end())
                               or _WEEKDAY_RANGE_BEFORE.search(text[max(0, m.start() - 16):m.start()])):
             continue
-        weekdays.append((m.start(), m.end(), -1 if m.group("word") else _weekday_of(m.group("wd")),
+        weekdays.append((m.start(), m.end(), -1 if m.group("word") else _WEEKDAY_NUMBER[m.group("wd").lower()[:2]],
                          m.group("rel"), m.group("word")))
     mentions: list[DateMention] = []
     taken: list[tuple[int, int]] = []
@@ -402,8 +402,8 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
         elif day_range and (later := _valid(first.year, first.month, int(day_range.group("d")))) and later > first:
             last, end = later, day_range.end()
         elif (earlier := _DAY_BEFORE_RANGE.search(text[max(0, start - 12):start])) and (
-                lo := _valid(first.year, first.month, int(earlier.group("d")))) and lo < first:
-            first, start = lo, start - len(earlier.group(0))
+                opening := _valid(first.year, first.month, int(earlier.group("d")))) and opening < first:
+            first, start = opening, start - len(earlier.group(0))
         before = text[max(0, start - 40):start]
         if (week := _WEEK_OF.search(before)) and first == last:
             first = first - timedelta(days=first.weekday())
@@ -426,7 +426,9 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
             if year not in _YEARS:
                 continue
         else:
-            year = _month_day(month, 1, None, anchor, None).year
+            nearest = _month_day(month, 1, None, anchor, None)
+            assert nearest is not None, "every month has a day 1"
+            year = nearest.year
         days = calendar.monthrange(year, month)[1]
         lo, hi = _month_part(m.group("part"), days)
         first, last, start = date(year, month, lo), date(year, month, min(hi, days)), m.start()

@@ -44,7 +44,7 @@ def rank(
     query: str,
     fields: Callable[[T], Sequence[tuple[str, float]]],
     *,
-    recency: Callable[[T], str] = lambda _: "",
+    recency: Callable[[T], str | float] = lambda _: "",
     limit: int | None = None,
 ) -> list[tuple[float, T]]:
     """Score ``records`` against ``query``; return (score, record) pairs, best first.
@@ -55,7 +55,7 @@ def rank(
     """
     terms = _query_terms(query)
     phrase = " ".join(words(query))
-    scored: list[tuple[float, str, int, T]] = []
+    scored: list[tuple[float, str | float, int, T]] = []
     for index, record in enumerate(records):
         score = 0.0
         matched: set[str] = set()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mpcbench_async._answers import find_dates, find_periods, find_quantities, find_slots
 

@@ -1,4 +1,7 @@
-"""``python -m mpcbench_async.evaluation.build_judge_input`` (seed-compatible): same as ``mpcbench-async judge-input``."""
+"""``python -m mpcbench_async.evaluation.build_judge_input`` (seed-compatible).
+
+The same as ``mpcbench-async judge-input``.
+"""
 
 import sys
 

@@ -71,5 +71,5 @@ class Transport(ABC):
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         """Send ``request``; return the decoded completion or raise an ``LLMError``."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook: a transport without connections keeps it
         """Release pooled connections."""

@@ -27,11 +27,11 @@ import msgspec
 import orjson
 
 from .._exceptions import LLMError
+from .._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
 from ..records import Message, ToolCall, Usage
 from ._data import ScenarioData
-from .._replies import ReplyParseError, extract_json_object
-from .._prompts import PromptConfig
 from ._task import Task
 from .tools import ToolBackend, tool_name
 from .tools._execution import (
@@ -180,7 +180,7 @@ async def run_agent(
     started = time.perf_counter()
     model_s = tools_s = 0.0
     stop: StopReason = "max_turns"
-    final = ("", "", "none")
+    final: tuple[str, str, Literal["json", "text", "none"]] = ("", "", "none")
     error: str | None = None
     failure: LLMError | None = None
     turns = 0
@@ -202,7 +202,7 @@ async def run_agent(
         t1 = time.perf_counter()
         outcomes = await _run_tools(backend, result.tool_calls, pool=pool, timeout_s=tool_timeout_s,
                                     max_bytes=tool_result_max_bytes)
-        for call, outcome in zip(result.tool_calls, outcomes):
+        for call, outcome in zip(result.tool_calls, outcomes, strict=True):
             name = tool_name(call.function.name)
             arguments = _arguments(call.function.arguments)
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")

@@ -48,7 +48,15 @@ from typing import Any, Literal
 import msgspec
 
 from .._answers import (
-    Period, Quantity, Slot, find_periods, find_quantities, find_slots, fold, json_quantities, same_quantity,
+    Period,
+    Quantity,
+    Slot,
+    find_periods,
+    find_quantities,
+    find_slots,
+    fold,
+    json_quantities,
+    same_quantity,
 )
 from ._data import ScenarioData
 from ._task import Task
@@ -97,7 +105,8 @@ def _contacts(data: ScenarioData) -> list[tuple[str, str]]:
             continue
         name = c.get("name") or c.get("display_name") or c.get("displayName") or " ".join(
             str(c.get(k) or "") for k in ("first_name", "last_name")).strip()
-        emails = c.get("emails") if isinstance(c.get("emails"), list) else [c.get("email")]
+        listed = c.get("emails")
+        emails = listed if isinstance(listed, list) else [c.get("email")]
         for email in emails:
             email = email.get("value") if isinstance(email, dict) else email
             if name or email:
@@ -220,8 +229,8 @@ def _planning(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
                 CheckResult(name="planning.duration", status="n/a", detail=none),
                 CheckResult(name="planning.participants", status="n/a", detail=none)]
     people = _people(facts.participants, data)
-    return [CheckResult(name="planning.slots_found", status="pass",
-                        detail=f"{len(slots)} proposed slot(s) ({data.timezone_name}): " + "; ".join(map(_label, slots))),
+    found = f"{len(slots)} proposed slot(s) ({data.timezone_name}): " + "; ".join(map(_label, slots))
+    return [CheckResult(name="planning.slots_found", status="pass", detail=found),
             _free_check(slots, people, data, window), _duration_check(slots, facts.duration_minutes),
             _participants_check(people, answer, data)]
 
@@ -240,7 +249,8 @@ def _iso_day(value: Any) -> date | None:
 
 def _issue_target(issue: dict[str, Any]) -> date | None:
     """An issue's target: its fixVersion's release date, else a due/target/release date field."""
-    fields = issue.get("fields") if isinstance(issue.get("fields"), dict) else {}
+    nested = issue.get("fields")
+    fields: dict[str, Any] = nested if isinstance(nested, dict) else {}
     for holder in (issue, fields):
         for version in holder.get("fixVersions") or ():
             if isinstance(version, dict) and (day := _iso_day(version.get("releaseDate") or "")):

@@ -33,7 +33,7 @@ import logging
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -87,7 +87,7 @@ def _from_epoch(text: str) -> datetime | None:
         seconds /= 1000
     whole = int(seconds)
     micro = int(((seconds - whole) * 1_000_000).to_integral_value())
-    return datetime.fromtimestamp(whole, timezone.utc) + timedelta(microseconds=micro)
+    return datetime.fromtimestamp(whole, UTC) + timedelta(microseconds=micro)
 
 
 def _parse(value: Any) -> datetime | None:
@@ -192,7 +192,7 @@ def _timezone(ws: dict[str, Any], scenario: Scenario | None, path: Path, norm: _
                       "the first timestamp in the sources")
             return timezone(stamp.utcoffset() or timedelta(0))
     norm.warn(path, "$.global_settings.timezone", "missing; using UTC")
-    return timezone.utc
+    return UTC
 
 
 def _storyline(ws: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -338,8 +338,9 @@ def _normalise_world_state(ws: dict[str, Any], path: Path, norm: _Normaliser,
                              for i, sub in enumerate(_arr(ws.get("sub_scenarios_expanded"))) if isinstance(sub, dict)]
     for where, holder in holders:
         if "seed" in holder and not isinstance(holder["seed"], str):
-            norm.warn(path, f"{where}.seed", f"{type(holder['seed']).__name__} {holder['seed']!r} converted to a string")
-            holder["seed"] = str(holder["seed"])
+            seed = holder["seed"]
+            norm.warn(path, f"{where}.seed", f"{type(seed).__name__} {seed!r} converted to a string")
+            holder["seed"] = str(seed)
     jira_keys = [p.get("key") for p in _arr(_obj(sources.get("jira")).get("projects")) if isinstance(p, dict)]
     for i, project in enumerate(_arr(ws.get("projects"))):
         if isinstance(project, dict) and not project.get("project_key"):

@@ -15,12 +15,12 @@ import anyio
 import msgspec
 
 from .._exceptions import InputError
+from .._prompts import PromptConfig
 from ..llm import LLMClient
 from ._agent import RunLog, run_agent
 from ._checks import CheckResult, run_checks
 from ._data import ScenarioData, load_scenario_data
 from ._judge import Judgement, build_judge_input, run_judge
-from .._prompts import PromptConfig
 from ._scenario import Scenario, load_scenario
 from ._task import Task
 

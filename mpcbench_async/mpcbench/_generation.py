@@ -21,13 +21,13 @@ import msgspec
 import orjson
 
 from .._exceptions import BenchError, InputError, Interrupted
+from .._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
-from ..records import Message
+from ..records import Message, unit_key
 from ..runtime import WorkerPool, atomic_write_bytes
 from ._consistency import cross_source_problems, source_problems
-from .._replies import ReplyParseError, extract_json_object
-from .._prompts import PromptConfig
-from ._scenario import Scenario, content_hash
+from ._scenario import Scenario
 from ._schemas import SOURCES, SchemaSet
 
 __all__ = ["DataGenerator", "GenerationError", "GenerationOutcome", "data_path"]
@@ -159,7 +159,7 @@ class DataGenerator:
                       noise_events=round(scenario.noise_level * NOISE_EVENTS_AT_FULL_NOISE))
         messages = [Message(role="system", content=self.prompts.render("world_state", "system", **values)),
                     Message(role="user", content=self.prompts.render("world_state", "user", **values))]
-        unit = content_hash(scenario_json, self.prompts.digest("world_state", "repair"), self._fingerprint)
+        unit = unit_key(scenario_json, self.prompts.digest("world_state", "repair"), self._fingerprint)
         doc, calls = await self._generate_valid(
             f"{scenario.scenario_id} world_state", messages, f"gen/{scenario.scenario_id}/world_state/{unit}",
             lambda d: self.schemas.problems("world_state", d),
@@ -176,7 +176,7 @@ class DataGenerator:
                       schema_json=self.schemas.texts[source].strip())
         messages = [Message(role="system", content=self.prompts.render("source", "system", **values)),
                     Message(role="user", content=self.prompts.render("source", "user", **values))]
-        unit = content_hash(ws_json, source, self.prompts.digest("source", "repair"), self._fingerprint)
+        unit = unit_key(ws_json, source, self.prompts.digest("source", "repair"), self._fingerprint)
         return messages, unit
 
     def _checker(self, source: str, scenario: Scenario,

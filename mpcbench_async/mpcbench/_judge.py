@@ -16,11 +16,11 @@ import msgspec
 import orjson
 
 from .._exceptions import LLMError
+from .._prompts import PromptConfig
+from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
 from ..records import Message, Usage
 from ._agent import RunLog
-from .._replies import ReplyParseError, extract_json_object
-from .._prompts import PromptConfig
 from ._task import Task
 
 __all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "run_judge"]
@@ -100,21 +100,22 @@ async def run_judge(
     input_json = orjson.dumps(judge_input, option=orjson.OPT_INDENT_2).decode()
     messages = [Message(role="system", content=prompts.render("judge", "system")),
                 Message(role="user", content=prompts.render("judge", "user", judge_input_json=input_json))]
-    usage, cost, problems = Usage(), 0.0, []
-    base = dict(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id, agent_model=agent_model,
-                judge_model=judge_model)
+    judgement = Judgement(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id,
+                          agent_model=agent_model, judge_model=judge_model, verdict="unscored")
     for attempt in range(max_attempts):
+        judgement.attempts = attempt + 1
         try:
             result = await client.chat(judge_model, messages, key=f"{key}/try{attempt}")
         except LLMError as exc:
-            return Judgement(**base, verdict="error", attempts=attempt + 1, problems=problems, usage=usage,
-                             cost_usd=cost, error=str(exc), error_class=type(exc).__name__, retryable=exc.retryable)
-        usage, cost = usage + result.usage, cost + result.cost_usd
-        scores, problem = _validate(result.content)
-        if scores is not None:
-            return Judgement(**base, verdict="scored", scores=scores, attempts=attempt + 1, problems=problems,
-                             usage=usage, cost_usd=cost)
-        problems.append(problem or "")
+            judgement.verdict, judgement.retryable = "error", exc.retryable
+            judgement.error, judgement.error_class = str(exc), type(exc).__name__
+            return judgement
+        judgement.usage, judgement.cost_usd = judgement.usage + result.usage, judgement.cost_usd + result.cost_usd
+        judgement.scores, problem = _validate(result.content)
+        if judgement.scores is not None:
+            judgement.verdict = "scored"
+            return judgement
+        judgement.problems.append(problem or "")
         messages = [*messages, Message(role="assistant", content=result.content or ""),
                     Message(role="user", content=prompts.render("repair", "user", problems=f"- {problem}"))]
-    return Judgement(**base, verdict="unscored", attempts=max_attempts, problems=problems, usage=usage, cost_usd=cost)
+    return judgement

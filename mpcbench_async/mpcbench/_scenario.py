@@ -13,11 +13,10 @@ or Jira target dates that are not ``YYYY-MM-DD``.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import re
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, Annotated
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
@@ -32,7 +31,6 @@ __all__ = [
     "Project",
     "Scenario",
     "SubScenario",
-    "content_hash",
     "list_scenarios",
     "load_scenario",
 ]
@@ -155,7 +153,8 @@ def _check(scenario: Scenario, source: str) -> None:
     if (problem := id_problem(scenario.scenario_id)) is not None:
         raise InputError(f"{source}: $.scenario_id {scenario.scenario_id[:80]!r} {problem}")
     if not SAFE_ID.match(scenario.scenario_id):
-        raise InputError(f"{source}: $.scenario_id {scenario.scenario_id!r} may use only letters, digits, '_', '.', '-'")
+        raise InputError(f"{source}: $.scenario_id {scenario.scenario_id!r} "
+                         "may use only letters, digits, '_', '.', '-'")
     if problems := _day_problems(scenario):
         raise InputError("\n".join(f"{source}: {p}" for p in problems))
     try:
@@ -164,7 +163,8 @@ def _check(scenario: Scenario, source: str) -> None:
         raise InputError(f"{source}: $.global_settings.timezone {scenario.global_settings.timezone!r} "
                          "is not an IANA time zone") from exc
     if scenario.reference_now is None:
-        raise InputError(f"{source}: $.reference_now is required (ISO 8601 with offset, e.g. 2025-11-12T10:00:00+09:00)")
+        raise InputError(f"{source}: $.reference_now is required "
+                         "(ISO 8601 with offset, e.g. 2025-11-12T10:00:00+09:00)")
     try:
         parsed = datetime.fromisoformat(scenario.reference_now)
     except ValueError as exc:
@@ -193,13 +193,3 @@ def list_scenarios(directory: str | Path, pattern: str = "*") -> list[Path]:
     if not directory.is_dir():
         raise InputError(f"{directory}: scenarios directory not found")
     return sorted(p for p in directory.glob("*.json") if fnmatch.fnmatch(p.stem, pattern))
-
-
-def content_hash(*parts: bytes | str) -> str:
-    """A short stable hash over byte strings (used for unit keys and seeds)."""
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() if isinstance(part, str) else part)
-        digest.update(b"\x00")
-    return digest.hexdigest()[:16]
-

@@ -173,7 +173,7 @@ def load_task(path: str | Path, *, scenario_id: str | None = None) -> Task:
     problems = _problems(task)
     if problems:
         raise InputError("\n".join(f"{path}: {p}" for p in problems))
-    task_type = task.task_type
+    task_type: str | None = task.task_type  # a folder name until checked against TASK_TYPES
     if task_type is None:
         task_type = path.parent.name
         if task_type not in TASK_TYPES:

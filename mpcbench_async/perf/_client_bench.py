@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 import msgspec
@@ -103,7 +103,7 @@ def format_markdown(rows: Sequence[ClientBenchRow], command: str) -> str:
     by = {(r.transport, r.concurrency): r for r in rows}
     concurrencies = sorted({r.concurrency for r in rows})
     lines = [
-        f"### LLM client transports — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"### LLM client transports — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
         f"Machine: {platform.machine()}, {_cores()} cores, Python {sys.version.split()[0]}, "
         f"{platform.system()} {platform.release()}. Command: `{command}`.",

@@ -16,7 +16,7 @@ import anyio
 import msgspec
 
 from .._exceptions import LLMError, RateLimitError
-from .._numbers import percentile
+from .._numbers import Quantiles
 from ..llm import LLMClient, ModelConfig
 from ..records import Message
 from ._svg import line_chart
@@ -54,7 +54,7 @@ async def _level(config: ModelConfig, model: str, concurrency: int, duration: fl
                  sim_base_url: str | None) -> LevelResult:
     tuned = config.with_overrides(model, {"limits": {"max_concurrency": concurrency, "adaptive": False},
                                           "retry": {"max_attempts": 1}})
-    latencies: list[float] = []
+    latencies = Quantiles(exact=True)
     counts = {"requests": 0, "ok": 0, "errors": 0, "rate_limited": 0, "output_tokens": 0}
     messages = [Message(role="user", content=prompt)]
     async with LLMClient(tuned, sim_base_url=sim_base_url) as client:
@@ -78,7 +78,7 @@ async def _level(config: ModelConfig, model: str, concurrency: int, duration: fl
                     continue
                 counts["ok"] += 1
                 counts["output_tokens"] += result.usage.completion_tokens
-                latencies.append(result.latency_s)
+                latencies.add(result.latency_s)
 
         started = time.perf_counter()
         async with anyio.create_task_group() as tg:
@@ -89,8 +89,10 @@ async def _level(config: ModelConfig, model: str, concurrency: int, duration: fl
     return LevelResult(
         concurrency=concurrency, requests=counts["requests"], ok=counts["ok"], errors=counts["errors"],
         rate_limited=counts["rate_limited"], duration_s=round(elapsed, 3),
-        requests_per_s=round(counts["ok"] / elapsed, 2), output_tokens_per_s=round(counts["output_tokens"] / elapsed, 1),
-        latency_p50_s=percentile(latencies, 0.5), latency_p95_s=percentile(latencies, 0.95), latency_p99_s=percentile(latencies, 0.99),
+        requests_per_s=round(counts["ok"] / elapsed, 2),
+        output_tokens_per_s=round(counts["output_tokens"] / elapsed, 1),
+        latency_p50_s=latencies.quantile(0.5), latency_p95_s=latencies.quantile(0.95),
+        latency_p99_s=latencies.quantile(0.99),
         error_rate=round(counts["errors"] / total, 4), rate_limited_rate=round(counts["rate_limited"] / total, 4))
 
 

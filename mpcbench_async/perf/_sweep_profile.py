@@ -128,7 +128,8 @@ def profile_sweep(out_dir: str | Path, *, buckets: int = 60) -> SweepProfile:
     if manifest.exists():
         raw = msgspec.json.decode(manifest.read_bytes())
         if raw.get("finished_at"):
-            wall = (datetime.fromisoformat(raw["finished_at"]) - datetime.fromisoformat(raw["started_at"])).total_seconds()
+            started, finished = datetime.fromisoformat(raw["started_at"]), datetime.fromisoformat(raw["finished_at"])
+            wall = (finished - started).total_seconds()
         caps = {str(k): int(v) for k, v in (raw.get("caps") or {}).items()}
     return SweepProfile(
         out_dir=str(out_dir), wall_s=wall, calls=len(calls), tokens=sum(m.tokens for m in models.values()),

@@ -25,8 +25,8 @@ __all__ = [
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class _Record(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """Base for records: keyword-only, defaults omitted on the wire, strict decode."""
+class _Record(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, frozen=True):
+    """Base for records: keyword-only, defaults omitted on the wire, strict decode, immutable."""
 
 
 class FunctionCall(_Record, frozen=True):
@@ -44,8 +44,8 @@ class ToolCall(_Record, frozen=True):
     type: Literal["function"] = "function"
 
 
-class Message(_Record):
-    """One chat message. ``tool_call_id`` links a tool reply to its call."""
+class Message(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """One chat message (the one mutable record here). ``tool_call_id`` links a tool reply to its call."""
 
     role: Role
     content: str | None = None

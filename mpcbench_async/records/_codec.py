@@ -7,11 +7,12 @@ msgspec's field path, e.g. ``tasks/a.json: Expected `int`, got `str` - at `$.max
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
+
 from .._exceptions import RecordDecodeError
 
 __all__ = ["decode_json", "encode_json", "load_json_file", "to_builtins"]
@@ -21,7 +22,7 @@ T = TypeVar("T")
 _encoder = msgspec.json.Encoder()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decoder(type_: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(type_)
 
@@ -29,7 +30,7 @@ def _decoder(type_: Any) -> msgspec.json.Decoder[Any]:
 def decode_json(data: bytes | str, type_: type[T], *, source: str = "<input>") -> T:
     """Decode ``data`` as ``type_``; on failure raise an error naming ``source`` and the field."""
     try:
-        return _decoder(type_).decode(data)
+        return _decoder(type_).decode(data)  # type: ignore[arg-type]  # mypy sees no __hash__ on type[T]
     except msgspec.ValidationError as exc:
         raise RecordDecodeError(f"{source}: {exc}") from exc
     except msgspec.DecodeError as exc:

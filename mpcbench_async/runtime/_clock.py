@@ -6,6 +6,7 @@ import time
 from typing import Protocol
 
 import anyio
+import anyio.lowlevel
 
 __all__ = ["Clock", "FakeClock", "MonotonicClock"]
 
@@ -49,4 +50,4 @@ class FakeClock:
         seconds = max(0.0, seconds)
         self.slept.append(seconds)
         self._now += seconds
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()

@@ -162,7 +162,7 @@ class _KeyStatus(msgspec.Struct):
     retryable: bool = False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def key_view(record_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
     """A light view of ``record_type``: every field it requires, plus ``retryable`` and ``kind`` (with defaults).
 

@@ -23,7 +23,7 @@ _HELD: dict[Path, tuple[int, int]] = {}  # resolved directory -> (file descripto
 
 
 class DirLock:
-    """``with DirLock(out_dir):`` — exclusive use of ``out_dir`` by this process, or an ``InputError`` naming the holder."""
+    """``with DirLock(out_dir):`` — this process alone uses ``out_dir``, or an ``InputError`` names the holder."""
 
     def __init__(self, directory: str | Path, *, flag: str = "--out") -> None:
         self.directory = Path(directory)

@@ -21,7 +21,7 @@ import sys
 import traceback
 from collections.abc import MutableMapping
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
 import structlog
 
@@ -59,7 +59,8 @@ def configure_logging(
     stream: TextIO | None = None,
 ) -> None:
     """Configure structlog, stdlib logging and the uncaught-exception hook once for the process."""
-    stream = stream or _CurrentStderr()  # type: ignore[assignment]
+    if stream is None:
+        stream = cast(TextIO, _CurrentStderr())  # write, flush and isatty are all a renderer uses
     renderer: Any
     if fmt == "json":
         renderer = structlog.processors.JSONRenderer()

@@ -118,12 +118,8 @@ def retry_after_from_headers(headers: Mapping[str, str], *, now: float | None = 
         seconds = _parse_retry_after(lower["retry-after"], wall_now)
         if seconds is not None:
             return max(0.0, seconds)
-    resets = [
-        parse_duration(lower[name])
-        for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
-        if name in lower
-    ]
-    resets = [r for r in resets if r is not None]
+    resets = [r for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+              if name in lower and (r := parse_duration(lower[name])) is not None]
     return max(resets) if resets else None
 
 

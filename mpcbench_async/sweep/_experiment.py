@@ -20,8 +20,8 @@ from typing import Any
 
 import msgspec
 
-from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from .._exceptions import InputError
+from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from ..llm import ModelConfig
 from ..runtime import atomic_write_bytes, iter_jsonl
 from ._plan import SweepPlan
@@ -152,7 +152,8 @@ def open_experiment(out_dir: Path, manifest: Manifest, fingerprint: Fingerprint 
         if fingerprint is None:
             fingerprint = old.fingerprint  # a tariff-only sweep leaves the MPCBench experiment as it is
         elif old.fingerprint is None:
-            log.warning("manifest.fingerprint_adopted", extra={"manifest": str(out_dir / MANIFEST_FILE), "detail": ADOPTED})
+            log.warning("manifest.fingerprint_adopted",
+                        extra={"manifest": str(out_dir / MANIFEST_FILE), "detail": ADOPTED})
             new_experiment = True  # the experiment is this plan's from now on: its keys only
         else:
             changes = fingerprint_changes(old.fingerprint, fingerprint)

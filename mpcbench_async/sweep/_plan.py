@@ -24,9 +24,11 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from .._resources import workspace_path
 from .._validate import output_dir_problem
 from ..llm import ModelConfig, is_sim_model
-from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, content_hash, list_tasks, load_task, load_task_data
+from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, list_tasks, load_task, load_task_data
+from ..records import unit_key
 
 __all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir"]
 
@@ -89,11 +91,11 @@ class SweepPlan:
 
     def agent_key(self, task_id: str, model: str, trial: int) -> str:
         task = self.tasks[task_id]
-        return "run-" + content_hash(self._task_hashes[task_id], self._data_hashes[task.scenario_id], model,
-                                     self._fingerprints[model], self._agent_prompt, str(trial), str(self.max_turns))
+        return unit_key(self._task_hashes[task_id], self._data_hashes[task.scenario_id], model,
+                        self._fingerprints[model], self._agent_prompt, str(trial), str(self.max_turns), prefix="run-")
 
     def judge_key(self, run_key: str, judge_model: str) -> str:
-        return "judge-" + content_hash(run_key, judge_model, self._fingerprints[judge_model], self._judge_prompt)
+        return unit_key(run_key, judge_model, self._fingerprints[judge_model], self._judge_prompt, prefix="judge-")
 
     def agent_units(self) -> Iterator[AgentUnit]:
         """Units in an order that spreads models and tasks (trial-major), generated lazily."""
@@ -126,11 +128,11 @@ def check_output_dir(path: str | Path) -> Path:
 
 def _sim_model_problem(name: str) -> str | None:
     """Why a ``sim/...`` model name cannot be served: no such policy, or bad fault options after ``?``."""
-    from ..sim import POLICIES, FaultSpec, split_model_name  # the sim is loaded only when a sweep needs it
+    from ..sim import FaultSpec, get_policy, policy_names, split_model_name  # loaded only when a sweep needs it
 
     base, query = split_model_name(name)
-    if base not in POLICIES:
-        return f"model {name!r}: no sim policy {base!r}; available: {', '.join(sorted(POLICIES))}"
+    if get_policy(base) is None:
+        return f"model {name!r}: no sim policy {base!r}; available: {', '.join(policy_names())}"
     try:
         FaultSpec().with_overrides(query)
     except ValueError as exc:  # a malformed query string, or msgspec's ValidationError naming the option
@@ -184,8 +186,10 @@ def build_plan(
     """Load and validate every input of the sweep up front, then describe the units.
 
     ``scenario_id`` is the scenario of tasks that name none (original MPCBench files).
-    Raises one ``InputError`` listing every problem found (see the module docstring).
+    Raises one ``InputError`` listing every problem found (see the module docstring). Relative directories
+    the working directory lacks are the shipped benchmark's (``mpcbench_async._resources.workspace_path``).
     """
+    tasks_dir, data_dir, scenarios_dir = (workspace_path(d) for d in (tasks_dir, data_dir, scenarios_dir))
     agents = list(agent_models or config.agent_models)
     judges = list(judge_models if judge_models is not None else config.judge_models)
     if not agents:

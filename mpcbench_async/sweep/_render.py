@@ -98,17 +98,19 @@ def _left_out(summary: Summary) -> list[str]:
 def _aliases(summary: Summary) -> dict[str, str]:
     """Short stand-ins (``#1``, ``#2``, …) for model names too long for a terminal column."""
     names = {m.model for m in summary.models} | {v.judge_model for m in summary.models for v in m.judges}
-    names |= {j.model for j in summary.judge_calls} | {t.model for t in summary.tariff} | {e.model for e in summary.errors}
+    names |= {j.model for j in summary.judge_calls} | {t.model for t in summary.tariff}
+    names |= {e.model for e in summary.errors}
     long = sorted(n for n in names if len(n) > ALIAS_OVER)
     return {name: f"#{i}" for i, name in enumerate(long, start=1)}
 
 
-def _grid(header: Sequence[str], rows: list[Sequence[str]], right: set[int]) -> list[str]:
+def _grid(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     """Columns as wide as their widest cell (nothing is cut); ``right`` columns are right-aligned."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        return " ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
+        return " ".join(padded)
 
     head = line(header).rstrip()
     return [head, "-" * len(head), *(line(row).rstrip() for row in rows)]
@@ -177,7 +179,8 @@ def render_markdown(summary: Summary) -> str:
         for v in m.judges or [JudgeView(judge_model="–")]:
             lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {_pct(m.check_pass_rate)} "
                          f"| {_pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.errors + v.errors} "
-                         f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} | {m.kept.cost_usd:.4f} | "
+                         f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} "
+                         f"| {m.kept.cost_usd:.4f} | "
                          f"{m.spent.cost_usd:.4f} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",
               "|---|---|---|---:|---:|---:|"]

@@ -45,14 +45,23 @@ from typing import Any
 
 import anyio
 import msgspec
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..records import LLMCallRecord
-from ..runtime import (DirLock, JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure,
-                       watch_signals)
+from ..runtime import (
+    DirLock,
+    JsonlWriter,
+    ResumeIndex,
+    WorkerPool,
+    iter_jsonl,
+    log_unit_error,
+    unit_failure,
+    watch_signals,
+)
 from ..tariff import Case, Pack, TariffCaseRecord, run_cases
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
@@ -92,7 +101,7 @@ class SweepStream:
     ``async with`` it to stop the sweep when the block ends; iterate it for the records.
     """
 
-    def __init__(self, receive: ObjectReceiveStream[Record]) -> None:
+    def __init__(self, receive: MemoryObjectReceiveStream[Record]) -> None:
         self._receive = receive
         self._pools: list[WorkerPool[Any, Any]] = []
         self._forward: anyio.CancelScope | None = None
@@ -271,37 +280,40 @@ class Runner:
 
     # -- units ---------------------------------------------------------------
     async def _agent_unit(self, plan: SweepPlan, unit: AgentUnit) -> AgentRunRecord:
+        """The unit's record: an error until the run finishes, then what the run and its checks say."""
         assert self.client is not None
-        base: dict[str, Any] = dict(key=unit.key, task_id=unit.task_id, task_type="", scenario_id="",
-                                    model=unit.model, trial=unit.trial, started_at=time.time())
-        run = None
+        record = AgentRunRecord(key=unit.key, status="error", task_id=unit.task_id, task_type="", scenario_id="",
+                                model=unit.model, trial=unit.trial, started_at=time.time())
         try:
             task = plan.tasks[unit.task_id]
             data = plan.data[task.scenario_id]
-            base.update(task_type=task.task_type or "", scenario_id=task.scenario_id)
-            run = await run_agent(self.client, unit.model, task, data, self.prompts, max_turns=plan.max_turns,
-                                  key=unit.key)
+            record.task_type, record.scenario_id = task.task_type or "", task.scenario_id
+            run = record.run = await run_agent(self.client, unit.model, task, data, self.prompts,
+                                               max_turns=plan.max_turns, key=unit.key)
             # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
             checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
                       if run.stop_reason != "error" else [])
         except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
             failure = unit_failure(log, exc, kind="agent_run", key=unit.key, model=unit.model)
-            return AgentRunRecord(**base, status="error", run=run, error_class=failure.error_class,
-                                  error_message=failure.message, finished_at=time.time())
-        record = AgentRunRecord(**base, status="error" if run.stop_reason == "error" else "ok",
-                                retryable=run.retryable, run=run, checks=checks, error_class=run.error_class,
-                                error_message=run.error, finished_at=time.time())
+            record.error_class, record.error_message = failure.error_class, failure.message
+            record.finished_at = time.time()
+            return record
+        record.status = "error" if run.stop_reason == "error" else "ok"
+        record.retryable, record.checks = run.retryable, checks
+        record.error_class, record.error_message = run.error_class, run.error
+        record.finished_at = time.time()
         if record.status == "error":
             log_unit_error(log, kind="agent_run", key=unit.key, model=unit.model, error_class=record.error_class,
                            message=record.error_message)
         return record
 
     async def _judge_unit(self, plan: SweepPlan, item: tuple[JudgeUnit, AgentRunRecord]) -> JudgeRecord:
+        """The unit's record: an error until the judge gives a verdict (``unscored`` is ok)."""
         assert self.client is not None
         unit, run_record = item
-        base: dict[str, Any] = dict(key=unit.key, run_key=unit.run_key, task_id=run_record.task_id,
-                                    task_type=run_record.task_type, agent_model=run_record.model,
-                                    judge_model=unit.judge_model, trial=run_record.trial, started_at=time.time())
+        record = JudgeRecord(key=unit.key, run_key=unit.run_key, status="error", task_id=run_record.task_id,
+                             task_type=run_record.task_type, agent_model=run_record.model,
+                             judge_model=unit.judge_model, trial=run_record.trial, started_at=time.time())
         try:
             task = plan.tasks[run_record.task_id]
             assert run_record.run is not None, "an ok run record without its run log"
@@ -310,15 +322,18 @@ class Runner:
                                         max_attempts=self.judge_attempts, key=unit.key)
         except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
             failure = unit_failure(log, exc, kind="judge", key=unit.key, model=unit.judge_model)
-            return JudgeRecord(**base, status="error", error_class=failure.error_class,
-                               error_message=failure.message, finished_at=time.time())
+            record.error_class, record.error_message = failure.error_class, failure.message
+            record.finished_at = time.time()
+            return record
+        record.judgement, record.finished_at = judgement, time.time()
         if judgement.verdict == "error":
             log_unit_error(log, kind="judge", key=unit.key, model=unit.judge_model,
                            error_class=judgement.error_class, message=judgement.error)
-            return JudgeRecord(**base, status="error", retryable=judgement.retryable, judgement=judgement,
-                               error_class=judgement.error_class, error_message=judgement.error,
-                               finished_at=time.time())
-        return JudgeRecord(**base, status="ok", judgement=judgement, finished_at=time.time())
+            record.retryable = judgement.retryable
+            record.error_class, record.error_message = judgement.error_class, judgement.error
+        else:
+            record.status = "ok"
+        return record
 
     # -- the sweep -------------------------------------------------------------
     def _stored_runs(self, wanted: set[str]) -> list[AgentRunRecord]:
@@ -358,8 +373,10 @@ class Runner:
         # Runs done with an error record (not retried) are never judged.
         stats.judges_skipped += (len(to_judge) - len(stored)) * len(plan.judge_models)
 
-        agent_pool = WorkerPool(lambda u: self._agent_unit(plan, u), concurrency=self.concurrency)
-        judge_pool = WorkerPool(lambda item: self._judge_unit(plan, item), concurrency=self.concurrency)
+        agent_pool: WorkerPool[AgentUnit, AgentRunRecord] = WorkerPool(
+            lambda u: self._agent_unit(plan, u), concurrency=self.concurrency)
+        judge_pool: WorkerPool[tuple[JudgeUnit, AgentRunRecord], JudgeRecord] = WorkerPool(
+            lambda item: self._judge_unit(plan, item), concurrency=self.concurrency)
         pools: list[WorkerPool[Any, Any]] = [agent_pool, judge_pool]
         stream._pools = pools
         self._pools += pools

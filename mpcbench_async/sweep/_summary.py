@@ -40,6 +40,7 @@ from typing import Any
 import msgspec
 
 from .._exceptions import InputError
+from .._numbers import Quantiles
 from ..records import LLMCallRecord
 from ..runtime import ReadReport, iter_jsonl, key_view
 from ..tariff import TariffCaseRecord
@@ -169,7 +170,7 @@ class _Passed(msgspec.Struct):
         return self.status or ("pass" if self.passed else "fail")
 
 
-class _RunLine(key_view(AgentRunRecord), kw_only=True):  # type: ignore[misc]
+class _RunLine(key_view(AgentRunRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
     run: _Stop | None = None
     checks: list[_Passed] = []
     error_class: str | None = None
@@ -192,7 +193,7 @@ class _JudgementView(msgspec.Struct):
     scores: _Scores | None = None
 
 
-class _JudgeLine(key_view(JudgeRecord), kw_only=True):  # type: ignore[misc]
+class _JudgeLine(key_view(JudgeRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
     judgement: _JudgementView | None = None
     error_class: str | None = None
     error_message: str | None = None
@@ -205,7 +206,7 @@ class _CaseScore(msgspec.Struct):
     passed: bool
 
 
-class _CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc]
+class _CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
     score: _CaseScore | None = None
     error_class: str | None = None
     error_message: str | None = None
@@ -304,31 +305,6 @@ class _Moments:
         return AxisStats(n=self.n, mean=round(mean, 3), stderr=round(math.sqrt(variance / self.n), 3))
 
 
-class _Quantiles:
-    """Latency quantiles in constant memory: log-spaced buckets 2% wide from 0.1 ms (ample for p50/p95)."""
-
-    _BASE, _STEP = 1e-4, math.log(1.02)
-
-    def __init__(self) -> None:
-        self.counts: dict[int, int] = defaultdict(int)
-        self.n = 0
-
-    def add(self, value: float) -> None:
-        self.counts[max(0, int(math.log(max(value, self._BASE) / self._BASE) / self._STEP))] += 1
-        self.n += 1
-
-    def quantile(self, q: float) -> float | None:
-        if not self.n:
-            return None
-        rank = max(1, math.ceil(q * self.n))
-        seen = 0
-        for bucket in sorted(self.counts):
-            seen += self.counts[bucket]
-            if seen >= rank:
-                return round(self._BASE * math.exp((bucket + 0.5) * self._STEP), 4)
-        return None
-
-
 # -- reading ----------------------------------------------------------------------------------------------
 
 
@@ -393,8 +369,10 @@ class _Reader:
         cases: dict[str, _Case] = {}
         for path in sorted(self.out_dir.glob("*_*.jsonl")):
             suite = path.name.split("_", 1)[0]
-            cases.update(self.kept(self.lines(path.name, _CaseLine),
-                                   lambda line: _Case(line, self.names, suite, path.name), keys=keys))
+            def make(line: _CaseLine, suite: str = suite, name: str = path.name) -> _Case:
+                return _Case(line, self.names, suite, name)
+
+            cases.update(self.kept(self.lines(path.name, _CaseLine), make, keys=keys))
         return cases
 
     def example(self, key: str, entry: _Unit) -> str | None:
@@ -560,11 +538,12 @@ def _calls(reader: _Reader, runs: dict[str, _Run], judges: dict[str, _Judge], ca
            summary: Summary) -> tuple[dict[str, JudgeCalls], dict[str, str]]:
     """Attribute every call in ``calls.jsonl``: agent rows, judge rows, tariff rows (spent, and kept when its
     unit's kept record made it); also the endpoint each model's failed calls name."""
-    latencies: dict[tuple[str, str], _Quantiles] = defaultdict(_Quantiles)
+    latencies: dict[tuple[str, str], Quantiles] = defaultdict(Quantiles)
     judge_calls: dict[str, JudgeCalls] = {}
     endpoints: dict[str, str] = {}
     case_of = {(c.model, c.case_id): c for c in cases.values()}
     keys = reader.keys
+    target: ModelSummary | JudgeCalls | TariffSummary  # the row a call is counted in
     for call in reader.lines(CALLS, LLMCallRecord):
         summary.directory_calls.add(call)
         if call.status != "ok" and call.model not in endpoints and call.error_message:
@@ -577,7 +556,7 @@ def _calls(reader: _Reader, runs: dict[str, _Run], judges: dict[str, _Judge], ca
                 continue  # a call of an earlier experiment
             agent = unit.startswith("run-")
             if agent:
-                target: ModelSummary | JudgeCalls = models.setdefault(call.model, ModelSummary(model=call.model))
+                target = models.setdefault(call.model, ModelSummary(model=call.model))
             else:
                 target = judge_calls.setdefault(call.model, JudgeCalls(model=call.model))
             entry: _Unit | None = (runs if agent else judges).get(unit)
@@ -595,11 +574,14 @@ def _calls(reader: _Reader, runs: dict[str, _Run], judges: dict[str, _Judge], ca
             target.kept.add(call)
         if call.status == "ok":
             latencies[(role, call.model)].add(call.latency_s)
-    for row in (*models.values(), *judge_calls.values()):
+    rows: list[ModelSummary | JudgeCalls] = [*models.values(), *judge_calls.values()]
+    for row in rows:
         role = "agent" if isinstance(row, ModelSummary) else "judge"
         row.latency_p50_s = latencies[(role, row.model)].quantile(0.5)
         row.latency_p95_s = latencies[(role, row.model)].quantile(0.95)
-    for row in (*models.values(), *judge_calls.values(), *tariff.values()):
-        row.kept.cost_usd, row.spent.cost_usd = round(row.kept.cost_usd, 6), round(row.spent.cost_usd, 6)
+    spenders: list[ModelSummary | JudgeCalls | TariffSummary] = [*rows, *tariff.values()]
+    for spender in spenders:
+        spender.kept.cost_usd = round(spender.kept.cost_usd, 6)
+        spender.spent.cost_usd = round(spender.spent.cost_usd, 6)
     summary.directory_calls.cost_usd = round(summary.directory_calls.cost_usd, 6)
     return judge_calls, endpoints

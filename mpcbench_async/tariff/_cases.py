@@ -117,8 +117,8 @@ def _normalise_enums(data: Any) -> list[str]:
     problems = []
     for path, enum in _ENUMS.items():
         node = data
-        for key in path[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
+        for step in path[:-1]:
+            node = node.get(step) if isinstance(node, dict) else None
         if not isinstance(node, dict) or path[-1] not in node:
             continue
         value = node[path[-1]]
@@ -200,7 +200,10 @@ def list_cases(cases_dir: str | Path) -> list[Path]:
 def load_suite(cases_dir: str | Path) -> list[Case]:
     """Every case under ``cases_dir``, ids unique; all bad files are reported together, not just the first."""
     paths = list_cases(cases_dir)
-    cases, seen, problems, bad = [], {}, [], set()
+    cases: list[Case] = []
+    seen: dict[str, Path] = {}
+    problems: list[str] = []
+    bad: set[Path] = set()
     for path in paths:
         case, found = _read_case(path)
         if case is not None and case.id in seen:
@@ -209,6 +212,7 @@ def load_suite(cases_dir: str | Path) -> list[Case]:
             problems += [f"{path}: {p}" for p in found]
             bad.add(path)
             continue
+        assert case is not None, "_read_case gives a case or its problems"
         seen[case.id] = path
         cases.append(case)
     if problems:

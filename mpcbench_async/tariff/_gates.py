@@ -139,7 +139,7 @@ def _gri_sequence(dossier: Dossier) -> _Verdict:
     if not keys or keys[0] != "GRI1":
         return _verdict(["the GRI steps must start with GRI 1 (headings and section/chapter notes)"])
     order = [GRI_ORDER[k] for k in keys]
-    for before, after, rule in zip(order, order[1:], keys[1:]):
+    for before, after, rule in zip(order, order[1:], keys[1:], strict=False):
         if after < before:
             return _verdict([f"GRI steps out of order: {rule} comes after a later rule; apply the GRIs in sequence"])
     return _verdict([])

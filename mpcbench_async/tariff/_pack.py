@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from .._resources import workspace_path
 from .._text import _query_terms, words
 from ..records import decode_json
 
@@ -186,8 +187,8 @@ class Pack:
 
 
 def load_pack(root: str | Path) -> Pack:
-    """Load ``storage/packs/<pack>/``; errors name the file and field."""
-    root = Path(root)
+    """Load ``storage/packs/<pack>/`` (the package's copy when the working directory has no ``storage/packs``)."""
+    root = workspace_path(root)
     if not root.is_dir():
         raise InputError(f"{root}: pack directory not found")
     gri = decode_json(_read(root / "gri.json"), _GriFile, source=str(root / "gri.json"))

@@ -20,10 +20,10 @@ import msgspec
 import orjson
 
 from .._exceptions import InputError
-from .._validate import id_problem
-from ..llm import LLMClient
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
+from .._validate import id_problem
+from ..llm import LLMClient
 from ..records import Message, Usage
 from ..runtime import atomic_write_bytes
 from ._cases import Case

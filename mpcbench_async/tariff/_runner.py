@@ -20,7 +20,6 @@ and nomenclature — runs in a worker thread.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ import msgspec
 from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
+from ..records import unit_key
 from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure
 from ._cases import Case
 from ._pack import Pack
@@ -63,9 +63,8 @@ class TariffCaseRecord(msgspec.Struct, kw_only=True):
 
 def case_key(case: Case, mode: str, model: str, fingerprint: str, prompts_digest: str) -> str:
     """The unit key: fixture and record modes share the case; live keys include the model settings."""
-    encoded = msgspec.json.encode(case, order="sorted")
-    parts = [encoded, mode.encode(), model.encode(), fingerprint.encode(), prompts_digest.encode()]
-    return "case-" + hashlib.sha256(b"\x00".join(parts)).hexdigest()[:16]
+    return unit_key(msgspec.json.encode(case, order="sorted"), mode, model, fingerprint, prompts_digest,
+                    prefix="case-", nul_after_last=False)
 
 
 def case_keys(cases: Sequence[Case], *, mode: str, model: str, config: ModelConfig | None,

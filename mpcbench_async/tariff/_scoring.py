@@ -54,7 +54,7 @@ def _matches(predicted: str, expected: list[str]) -> bool:
 
 def _common_prefix(a: str, b: str) -> int:
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         n += 1
@@ -74,9 +74,9 @@ def _optional_expectations(case: Case, result: VerificationResult) -> list[str]:
         low, high = e.duty_delta_range
         if delta is None or not low - RATE_TOLERANCE <= delta <= high + RATE_TOLERANCE:
             failures.append(f"duty delta {delta if delta is not None else 'n/a'} pp outside [{low:g}, {high:g}]")
-    if e.expected_duty_total_rate_pct is not None:
-        if base is None or abs(base - e.expected_duty_total_rate_pct) > RATE_TOLERANCE:
-            failures.append(f"total rate {base}% ≠ expected {e.expected_duty_total_rate_pct:g}%")
+    if e.expected_duty_total_rate_pct is not None and (
+            base is None or abs(base - e.expected_duty_total_rate_pct) > RATE_TOLERANCE):
+        failures.append(f"total rate {base}% ≠ expected {e.expected_duty_total_rate_pct:g}%")
     if e.expected_duty_delta_direction is not None:
         direction = None if delta is None else "decrease" if delta > RATE_TOLERANCE else "increase" \
             if delta < -RATE_TOLERANCE else "none"
@@ -105,28 +105,35 @@ def score_case(case: Case, result: VerificationResult) -> CaseScore:
     threshold = 0.9 if case.case_type == "negative" or (case.case_type == "adversarial" and refusal_expected) else 0.8
     dossier = result.final_dossier
     predicted = dossier.hts_code if dossier and result.status == "accepted" else None
-    base = dict(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, threshold=threshold,
-                status=result.status, refusal_category=result.refusal_category, predicted_hts=predicted,
-                iterations=len(result.iterations), duty_status=result.duty_status)
-    prefix, digits_correct = {}, None
+    prefix: dict[str, bool] = {}
+    digits_correct = None
     if e.expected_accept and e.preferred_hts:  # a refusal of an acceptance case misses at every length
         p, want = digits(predicted or ""), digits(e.preferred_hts[0])
         prefix = {str(n): len(want) >= n and p[:n] == want[:n] for n in PREFIX_LENGTHS if len(want) >= n}
         digits_correct = _common_prefix(p, want)
-    base.update(prefix_correct=prefix, digits_correct=digits_correct)
-    if refusal_expected:
+    score, passed, match, penalties = _grade(case, result, predicted, threshold)
+    return CaseScore(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, score=score, passed=passed,
+                     threshold=threshold, status=result.status, refusal_category=result.refusal_category,
+                     predicted_hts=predicted, match=match, penalties=penalties, prefix_correct=prefix,
+                     digits_correct=digits_correct, iterations=len(result.iterations), duty_status=result.duty_status)
+
+
+def _grade(case: Case, result: VerificationResult, predicted: str | None,
+           threshold: float) -> tuple[float, bool, str, list[str]]:
+    """Score, passed, match and penalties: a refusal case by the refusal's category, any other by the code."""
+    e = case.expected
+    dossier = result.final_dossier
+    if not e.expected_accept:
         if result.status == "accepted":
-            return CaseScore(**base, score=0.0, passed=False, match="accepted", penalties=["accepted a refusal case"])
+            return 0.0, False, "accepted", ["accepted a refusal case"]
         right = result.refusal_category == e.expected_refusal_category
         score = 1.0 if right else 0.8
         penalties = [] if right else [f"refusal category {result.refusal_category} ≠ {e.expected_refusal_category}"]
-        return CaseScore(**base, score=score, passed=score >= threshold, match="refusal" if right else "wrong_refusal",
-                         penalties=penalties)
+        return score, score >= threshold, "refusal" if right else "wrong_refusal", penalties
     if result.status != "accepted" or not predicted:
-        return CaseScore(**base, score=0.0, passed=False, match="refused",
-                         penalties=[f"refused ({result.refusal_category}) but acceptance was expected"])
+        return 0.0, False, "refused", [f"refused ({result.refusal_category}) but acceptance was expected"]
     if e.must_not_hts and _matches(predicted, e.must_not_hts):
-        return CaseScore(**base, score=0.0, passed=False, match="must_not", penalties=[f"{predicted} is a must-not code"])
+        return 0.0, False, "must_not", [f"{predicted} is a must-not code"]
     if _matches(predicted, e.preferred_hts):
         score, match = 1.0, "preferred"
     elif _matches(predicted, e.allowed_hts):
@@ -135,7 +142,7 @@ def score_case(case: Case, result: VerificationResult) -> CaseScore:
         score, match = 0.3, "chapter"
     else:
         score, match = 0.0, "none"
-    penalties: list[str] = []
+    penalties = []
     if result.critical_gates_passed:
         score += 0.05
     if result.gri_violation:
@@ -150,4 +157,4 @@ def score_case(case: Case, result: VerificationResult) -> CaseScore:
     if e.no_savings_expected and dossier and (dossier.levers or dossier.what_if):
         penalties.append("no savings expected, but the dossier offers levers or what-if options (fails the case)")
         score, passed = 0.0, False
-    return CaseScore(**base, score=score, passed=passed, match=match, penalties=penalties)
+    return score, passed, match, penalties

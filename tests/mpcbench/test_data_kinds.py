@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timezone
+from datetime import UTC
 
 from mpcbench_async.mpcbench import PlanningFacts, Task, TaskFacts, load_scenario_data, run_checks
 from mpcbench_async.testing import write_workspace
@@ -22,7 +22,7 @@ def test_scalars_where_arrays_and_objects_belong_do_not_crash_the_loader_or_the_
             f"{calendar}: $.events: 7 is not an array; read as empty",
             f"{data_dir / 'sc_a_world_state.json'}: $.global_settings.timezone: missing; using the fixed offset UTC "
             "of the first timestamp in the sources"] == data.warnings
-    assert ({"events": [], "calendars": []}, timezone.utc) == (data.source("calendar"), data.tz)
+    assert ({"events": [], "calendars": []}, UTC) == (data.source("calendar"), data.tz)
     task = Task(task_id="p", user_prompt="Find slots.", answer_requirements=["x"], task_type="planning",
                 facts=TaskFacts(planning=PlanningFacts(participants=["ana@x.io"], duration_minutes=30,
                                                        window_start="2026-03-30", window_end="2026-04-03")))

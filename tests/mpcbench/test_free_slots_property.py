@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, given, settings
@@ -36,7 +36,7 @@ def calendars(draw):
             start = datetime.combine(day, time(0), tzinfo=zone) + timedelta(minutes=draw(st.integers(0, 24 * 60 - 1)))
             length = draw(st.one_of(st.integers(5, 240), st.integers(600, 3000)))  # some multi-day
             end = start + timedelta(minutes=length)
-            offset_zone = draw(st.sampled_from([zone, timezone.utc]))  # mixed offsets, as real data has
+            offset_zone = draw(st.sampled_from([zone, UTC]))  # mixed offsets, as real data has
             start_s, end_s = start.astimezone(offset_zone).isoformat(), end.astimezone(offset_zone).isoformat()
         attendees = draw(st.lists(st.sampled_from(PEOPLE + [OUTSIDER]), min_size=1, max_size=3, unique=True))
         event = {"id": f"e{i}", "title": "x", "start": start_s, "end": end_s,
@@ -90,7 +90,7 @@ def oracle(calendar, zone, first, last, start_clock, end_clock, people, minimum,
             if run_start is not None:
                 slots.append((run_start, hi))
         day += timedelta(days=1)
-    return [(s.astimezone(timezone.utc), e.astimezone(timezone.utc)) for s, e in slots
+    return [(s.astimezone(UTC), e.astimezone(UTC)) for s, e in slots
             if e - s >= timedelta(minutes=minimum)]
 
 
@@ -102,4 +102,4 @@ def test_free_slots_match_the_minute_grid_oracle(case):
     got = common_free_slots(busy_intervals(calendar, people, zone), first, last, zone, start_clock, end_clock,
                             min_minutes=minimum, include_weekends=weekends)
     expected = oracle(calendar, zone, first, last, start_clock, end_clock, people, minimum, weekends)
-    assert expected == [(s.astimezone(timezone.utc), e.astimezone(timezone.utc)) for s, e in got]
+    assert expected == [(s.astimezone(UTC), e.astimezone(UTC)) for s, e in got]

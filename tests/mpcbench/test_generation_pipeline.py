@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+
 import anyio
 import orjson
 

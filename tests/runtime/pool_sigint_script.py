@@ -15,6 +15,7 @@ import signal
 import sys
 
 import anyio
+import anyio.lowlevel
 
 from mpcbench_async.runtime import JsonlWriter, WorkerPool
 
@@ -24,19 +25,19 @@ async def main(path: str, double: bool) -> int:
 
     async def fn(i: int) -> int:
         for _ in range(3):
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         if i == 20:
             if double:
                 # let the items before 20 finish and be written before interrupting
                 for _ in range(50):
-                    await anyio.sleep(0)
+                    await anyio.lowlevel.checkpoint()
             os.kill(os.getpid(), signal.SIGINT)
             if double:
                 os.kill(os.getpid(), signal.SIGINT)
         if double and i >= 20:
             await never.wait()
         for _ in range(3):
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         return i
 
     writer = JsonlWriter(path)

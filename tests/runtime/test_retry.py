@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -20,7 +20,7 @@ NOW = 1_700_000_000.0
 
 
 def http_date(epoch: float) -> str:
-    return email.utils.format_datetime(datetime.fromtimestamp(epoch, tz=timezone.utc), usegmt=True)
+    return email.utils.format_datetime(datetime.fromtimestamp(epoch, tz=UTC), usegmt=True)
 
 
 def rate_limited(retry_after: float | None = 2.0) -> RateLimitError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-
 from mpcbench_async.llm import load_model_config
 from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.runtime import read_jsonl

@@ -10,7 +10,13 @@ import pytest
 
 from mpcbench_async import InputError, RecordDecodeError, load_prompts
 from mpcbench_async.tariff import (
-    FixtureProposer, LLMProposer, RecordingProposer, load_case, load_suite, read_hscodecomp, verify,
+    FixtureProposer,
+    LLMProposer,
+    RecordingProposer,
+    load_case,
+    load_suite,
+    read_hscodecomp,
+    verify,
 )
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case

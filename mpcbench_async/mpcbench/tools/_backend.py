@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..._text import rank, words
 from ...records import FunctionSchema, ToolSchema
 from .._availability import title_of
 from .._data import GMAIL_TIME_KEYS, SLACK_TIME_KEYS, ScenarioData, first_of, parse_timestamp
@@ -25,7 +26,6 @@ from . import _params as p
 from ._calendar import Block, Interval, calendar_blocks, common_free_slots, intersect, merge
 from ._dates import DateError, local_datetime, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
-from ..._text import rank, words
 
 __all__ = ["TOOL_NAMES", "ToolBackend", "api_name", "tool_name"]
 
@@ -42,7 +42,7 @@ TOOL_NAMES = (
 )
 _ARGS: dict[str, type[msgspec.Struct]] = dict(zip(TOOL_NAMES, (
     p.SearchMessages, p.SearchContacts, p.FindFreeSlots, p.ListEvents, p.SearchThreads, p.GetThread,
-    p.SearchFiles, p.ReadFile, p.JiraSearch)))
+    p.SearchFiles, p.ReadFile, p.JiraSearch), strict=True))
 SNIPPET = 240
 USER_KEYS = ("user_id", "user")
 
@@ -70,8 +70,8 @@ def _schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _tool_schemas() -> tuple[ToolSchema, ...]:
-    return tuple(ToolSchema(function=FunctionSchema(name=api_name(name), description=(_ARGS[name].__doc__ or "").strip(),
-                                                    parameters=_schema(_ARGS[name])))
+    return tuple(ToolSchema(function=FunctionSchema(name=api_name(name), parameters=_schema(_ARGS[name]),
+                                                    description=(_ARGS[name].__doc__ or "").strip()))
                  for name in TOOL_NAMES)
 
 
@@ -108,7 +108,8 @@ class ToolBackend:
                                if isinstance(c, dict) and c.get("name")}
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = dict(zip(TOOL_NAMES, (
             self.search_messages, self.search_contacts, self.find_free_slots, self.list_events,
-            self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search)))
+            self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search),
+            strict=True))
 
     # -- the model's view ----------------------------------------------------
     def schemas(self) -> tuple[ToolSchema, ...]:
@@ -169,17 +170,17 @@ class ToolBackend:
     def _messages(self) -> list[dict[str, Any]]:
         return [m for m in self.data.source("slack").get("messages") or () if isinstance(m, dict)]
 
-    def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
+    def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str | None]:
         """Printed stamps of messages by (channel, whole second): replies find their root in whatever form
         either stamp is written (epoch, ISO with any offset, naive local)."""
-        roots: dict[tuple[str, int], str] = {}
+        roots: dict[tuple[str, int], str | None] = {}
         for m in messages:
             stamp = parse_timestamp(first_of(m, SLACK_TIME_KEYS), self.tz)
             if stamp is not None:
                 roots.setdefault((self._channel(m)[0], math.floor(stamp.timestamp())), self._local(stamp))
         return roots
 
-    def _root_stamp(self, thread_ts: Any, channel: str, roots: dict[tuple[str, int], str]) -> str | None:
+    def _root_stamp(self, thread_ts: Any, channel: str, roots: dict[tuple[str, int], str | None]) -> str | None:
         """A reply's thread stamp printed exactly as its root's timestamp is (as written when unreadable)."""
         stamp = parse_timestamp(thread_ts, self.tz)
         if stamp is None:

@@ -149,7 +149,7 @@ def _fit_dict(doc: dict[str, Any], budget: int, path: str, cuts: list[str]) -> d
                      key=lambda entry: entry[0] + entry[1])
     room = budget - 1  # 2 for the braces, less the comma the first entry counts but does not have
     fitted: dict[str, Any] = {}
-    for left, (overhead, size, key) in zip(range(len(entries), 0, -1), entries):
+    for left, (overhead, size, key) in zip(range(len(entries), 0, -1), entries, strict=True):
         share = room // left
         if overhead + size <= share:
             fitted[key], room = doc[key], room - overhead - size

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
-from .._data import parse_timestamp
 from ..._text import words
+from .._data import parse_timestamp
 
 __all__ = ["JqlError", "JqlQuery", "parse_jql"]
 

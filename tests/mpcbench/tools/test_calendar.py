@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mpcbench_async.mpcbench.tools import busy_intervals, common_free_slots
 from mpcbench_async.mpcbench.tools._calendar import event_interval, intersect, merge
 
-UTC = timezone.utc
+UTC = UTC
 LONDON = ZoneInfo("Europe/London")
 NEW_YORK = ZoneInfo("America/New_York")
 LORD_HOWE = ZoneInfo("Australia/Lord_Howe")
