@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
-from functools import partial
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,6 @@ from . import _exit
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..llm import LLMClient
     from ..tariff import TariffCaseRecord
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
@@ -52,7 +50,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--suite", default="tariff", help="suite name (default: tariff)")
     run.add_argument("--mode", choices=("fixture", "live", "record"), default="fixture",
                      help="fixture: recorded replies, offline (default); live: a model; record: live + write fixtures")
-    run.add_argument("--model", default=None, help="model for live/record modes (default: tariff_models[0] or sim/tariff)")
+    run.add_argument("--model", default=None,
+                     help="model for live/record modes (default: tariff_models[0] or sim/tariff)")
     run.add_argument("--path", type=Path, default=None,
                      help="suite directory with cases/ and fixtures/ (default: storage/benchmarks/<suite>)")
     run.add_argument("--pack", type=Path, default=None, help="pack directory (default: storage/packs/<pack_id>)")
@@ -70,7 +69,7 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
 
 
 def _timestamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -80,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .._prompts import load_prompts
     from ..llm import LLMClient, load_model_config
     from ..mpcbench import safe_name
-    from ..tariff import build_report, load_pack, load_suite, render_report, run_cases
+    from ..tariff import FixtureTransport, build_report, load_pack, load_suite, render_report, run_cases
 
     suite_dir = args.path or Path("storage/benchmarks") / args.suite
     cases = load_suite(suite_dir / "cases")
@@ -95,9 +94,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")
     pack = load_pack(args.pack or Path("storage/packs") / packs.pop())
     prompts = load_prompts(args.prompts)
-    client: LLMClient | None = None
     model = "fixture"
-    if args.mode != "fixture":
+    if args.mode == "fixture":  # replay through the client, as a live run: its limits, retries and accounting
+        client = LLMClient(transport=FixtureTransport(fixtures))
+    else:
         prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(args.config)
         model = args.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
@@ -112,22 +112,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"[{done[0]:>3}/{len(cases)}] {record.case_id}: {score}", file=sys.stderr, flush=True)
 
     interrupted: list[bool] = []
-    run = partial(run_cases, cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
-                  fixtures_dir=suite_dir / "fixtures", concurrency=args.concurrency, retry_errors=args.retry_errors,
-                  on_record=progress, on_interrupt=lambda: interrupted.append(True))
 
     async def main() -> list[TariffCaseRecord]:
-        if client is None:
-            return await run()
         async with client:
-            return await run(client=client, model=model)
+            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
+                                   fixtures_dir=fixtures, client=client, model=model, concurrency=args.concurrency,
+                                   retry_errors=args.retry_errors, on_record=progress,
+                                   on_interrupt=lambda: interrupted.append(True))
 
     records = anyio.run(main)
     stamp = _timestamp()
     report = build_report(records, suite=args.suite, mode=args.mode, model=model,
-                          created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
+                          created_at=datetime.now(UTC).isoformat(), cases=cases)
     base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"  # suite names may hold dots: append, never replace
-    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n", fsync=False)
+    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
+                       fsync=False)
     atomic_write_bytes(base.parent / f"{base.name}.md", render_report(report).encode(), fsync=False)
     t = report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""

@@ -9,6 +9,7 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._cases import Case, CaseExpected, CaseInput, CaseNotes, CaseOptions, list_cases, load_case, load_suite
     from ._dossier import Citation, Dossier, GriStep, Lever, WhatIf, build_bundle
+    from ._fixtures import FixtureTransport, RecordingProposer
     from ._gates import CRITICAL_GATES, GateResult, GateStatus, run_gates
     from ._hscodecomp import (
         HSCODECOMP_PUBLISHED,
@@ -19,16 +20,7 @@ if TYPE_CHECKING:
         write_hscodecomp,
     )
     from ._pack import EvidenceItem, Pack, digits, load_pack
-    from ._pipeline import (
-        DutyStatus,
-        FixtureProposer,
-        Iteration,
-        LLMProposer,
-        Proposer,
-        RecordingProposer,
-        VerificationResult,
-        verify,
-    )
+    from ._pipeline import DutyStatus, Iteration, LLMProposer, Proposer, VerificationResult, verify
     from ._report import (
         BenchmarkReport,
         GroupStats,
@@ -57,7 +49,7 @@ __all__ = [
     "Dossier",
     "DutyStatus",
     "EvidenceItem",
-    "FixtureProposer",
+    "FixtureTransport",
     "GateResult",
     "GateStatus",
     "GroupStats",

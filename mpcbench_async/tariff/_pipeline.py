@@ -1,8 +1,9 @@
 """The verification pipeline: propose → gate → critique → revise, up to ``max_iters``.
 
-A proposer (an LLM, a fixture replay, or a recorder around an LLM) answers the
-request with a dossier; the deterministic gates check it; rejection reasons go
-back as critique and the proposer revises. The result records every iteration
+A proposer (a model through the ``LLMClient``: live, or fixtures replayed by
+``_fixtures.FixtureTransport``; or a recorder around it) answers the request
+with a dossier; the deterministic gates check it; rejection reasons go back as
+critique and the proposer revises. The result records every iteration
 with its gate results, the final dossier, its citations and levers, and the
 status: ``accepted``, or ``refused`` with the proposer's category — or
 ``verification_failed`` when no proposal passed within ``max_iters``. An
@@ -13,26 +14,22 @@ for the code: no penalty, no critique) or ``not_stated``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal, Protocol
 
 import msgspec
 import orjson
 
-from .._exceptions import InputError
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
-from .._validate import id_problem
 from ..llm import LLMClient
 from ..records import Message, Usage
-from ..runtime import atomic_write_bytes
 from ._cases import Case
 from ._dossier import Citation, Dossier, Lever, build_bundle
 from ._gates import GateResult, run_gates
 from ._pack import Pack
 
-__all__ = ["DutyStatus", "FixtureProposer", "Iteration", "LLMProposer", "Proposer", "RecordingProposer",
-           "VerificationResult", "fixture_path", "verify"]
+__all__ = ["DutyStatus", "Iteration", "LLMProposer", "Proposer", "VerificationResult", "call_key", "parse_call_key",
+           "verify"]
 
 DutyStatus = Literal["verified", "unverified", "not_stated"]
 _DUTY_STATUS: dict[str, DutyStatus] = {"pass": "verified", "unverified": "unverified", "n/a": "not_stated"}
@@ -42,81 +39,36 @@ class Proposer(Protocol):
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str: ...
 
 
-class LLMProposer:
-    """Ask a configured model (live mode)."""
+KEY_PREFIX = "tariff"
 
-    def __init__(self, client: LLMClient, model: str, *, key_prefix: str = "tariff") -> None:
+
+def call_key(case_id: str, iteration: int, prefix: str = KEY_PREFIX) -> str:
+    """The key of a case's proposer call at ``iteration`` (0-based), ``tariff/<case_id>/iter<N>``; fixtures use it."""
+    return f"{prefix}/{case_id}/iter{iteration}"
+
+
+def parse_call_key(key: str, prefix: str = KEY_PREFIX) -> tuple[str, int] | None:
+    """``(case_id, iteration)`` of a ``call_key``, or ``None`` for any other key."""
+    head, _, last = key.rpartition("/iter")
+    case_id = head.removeprefix(f"{prefix}/")
+    if case_id == head or not case_id or not last.isdecimal() or not last.isascii():
+        return None
+    return case_id, int(last)
+
+
+class LLMProposer:
+    """Ask a model through the client: live, record (inside ``RecordingProposer``) and fixture mode."""
+
+    def __init__(self, client: LLMClient, model: str, *, key_prefix: str = KEY_PREFIX) -> None:
         self.client = client
         self.model = model
         self.key_prefix = key_prefix
         self.usage = Usage()
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        result = await self.client.chat(self.model, messages, key=f"{self.key_prefix}/{case_id}/iter{iteration}")
+        result = await self.client.chat(self.model, messages, key=call_key(case_id, iteration, self.key_prefix))
         self.usage = self.usage + result.usage
         return result.content or ""
-
-
-class _Fixture(msgspec.Struct, kw_only=True):
-    case_id: str
-    model: str
-    replies: list[str]
-
-
-def fixture_path(fixtures_dir: Path, case_id: str) -> Path:
-    """``fixtures_dir/<case_id>.json``; refused when the id is no safe file name or the path leaves the directory.
-
-    Case ids are checked when cases load; this is the second line of defence for
-    proposers given ids from elsewhere (and for a fixture that is a symlink out).
-    """
-    path = fixtures_dir / f"{case_id}.json"
-    problem = id_problem(case_id)
-    if problem is None and not path.resolve().is_relative_to(fixtures_dir.resolve()):
-        problem = "resolves outside the fixtures directory"
-    if problem is not None:
-        raise InputError(f"{fixtures_dir}: case id {case_id[:80]!r} cannot name a fixture file: {problem}")
-    return path
-
-
-class FixtureProposer:
-    """Replay the recorded replies of ``fixtures/<case_id>.json`` (fixture mode: offline, deterministic)."""
-
-    def __init__(self, fixtures_dir: str | Path) -> None:
-        self.fixtures_dir = Path(fixtures_dir)
-
-    async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        path = fixture_path(self.fixtures_dir, case_id)
-        try:
-            fixture = msgspec.json.decode(path.read_bytes(), type=_Fixture)
-        except FileNotFoundError as exc:
-            raise InputError(f"{path}: no fixture for case {case_id!r}; record one with --mode record") from exc
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise InputError(f"{path}: invalid fixture ({exc})") from exc
-        except RecursionError as exc:
-            raise InputError(f"{path}: invalid fixture (nested too deeply to read)") from exc
-        if iteration >= len(fixture.replies):
-            raise InputError(f"{path}: has {len(fixture.replies)} recorded repl(ies) but iteration {iteration + 1} "
-                             "needs another; re-record with --mode record")
-        return fixture.replies[iteration]
-
-
-class RecordingProposer:
-    """Live mode that also writes each case's replies as its fixture (record mode)."""
-
-    def __init__(self, inner: LLMProposer, fixtures_dir: str | Path) -> None:
-        self.inner = inner
-        self.fixtures_dir = Path(fixtures_dir)
-        self._replies: dict[str, list[str]] = {}
-
-    async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        path = fixture_path(self.fixtures_dir, case_id)  # before the paid call
-        reply = await self.inner.propose(case_id, messages, iteration)
-        replies = self._replies.setdefault(case_id, [])
-        del replies[iteration:]
-        replies.append(reply)
-        fixture = _Fixture(case_id=case_id, model=self.inner.model, replies=replies)
-        atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(fixture)) + b"\n", fsync=False)
-        return reply
 
 
 class Iteration(msgspec.Struct, kw_only=True):

@@ -2,8 +2,10 @@
 
 Each case is a unit keyed by (case content, mode, model and settings, proposer
 prompts); ``ok`` records are skipped on the next run, infrastructure errors
-are retried. Fixture mode needs no network; live and record modes call a
-configured model through the ``LLMClient`` (and its per-model limits).
+are retried. Every mode calls the model through an ``LLMClient`` (its limits,
+retries, breaker, call records and accounting): live and record modes a
+configured model, fixture mode the recorded replies (``FixtureTransport``,
+offline; a client of its own unless the caller passes one).
 
 A case fails alone: an LLM or input error, or anything the pipeline raises on
 a case nobody foresaw, becomes that case's error record (logged with the case
@@ -23,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,11 +35,12 @@ import msgspec
 from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..records import unit_key
+from ..records import UnitRecord, unit_key
 from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure
 from ._cases import Case
+from ._fixtures import FixtureTransport, RecordingProposer
 from ._pack import Pack
-from ._pipeline import FixtureProposer, LLMProposer, Proposer, RecordingProposer, VerificationResult, verify
+from ._pipeline import LLMProposer, Proposer, VerificationResult, verify
 from ._scoring import CaseScore, score_case
 
 __all__ = ["Mode", "TariffCaseRecord", "case_key", "case_keys", "run_cases"]
@@ -46,17 +50,12 @@ Mode = Literal["fixture", "live", "record"]
 log = logging.getLogger(__name__)
 
 
-class TariffCaseRecord(msgspec.Struct, kw_only=True):
-    key: str
-    status: Literal["ok", "error"]
+class TariffCaseRecord(UnitRecord, kw_only=True):  # key, status, retryable, error, times: records.UnitRecord
     case_id: str
     mode: str
     model: str
-    retryable: bool = False
     result: VerificationResult | None = None
     score: CaseScore | None = None
-    error_class: str | None = None
-    error_message: str | None = None
     elapsed_s: float = 0.0
     kind: Literal["tariff_case"] = "tariff_case"
 
@@ -96,55 +95,62 @@ async def run_cases(
 
     ``on_start`` gets the run's pool (its ``in_flight`` is live) and the number of cases to run, before
     the first starts. ``on_interrupt`` is called when a signal stopped the run: cases without a record
-    were not run.
+    were not run. Fixture mode replays ``fixtures_dir`` through ``client`` (pass one built with
+    ``transport=FixtureTransport(fixtures_dir)`` to see its call records and totals), else through a
+    client of its own.
     """
-    proposer: Proposer
-    if mode == "fixture":
-        proposer = FixtureProposer(fixtures_dir)
-    else:
-        if client is None:
-            raise BenchError(f"--mode {mode} needs a model (pass --model)")
+    async with _client_for(mode, client, fixtures_dir) as client:
         live = LLMProposer(client, model)
-        proposer = RecordingProposer(live, fixtures_dir) if mode == "record" else live
-    keyed = case_keys(cases, mode=mode, model=model, config=client.config if client else None, prompts=prompts)
-    done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors,
-                                                                        type_=TariffCaseRecord))
-    await anyio.to_thread.run_sync(pack.warm)
+        proposer: Proposer = RecordingProposer(live, fixtures_dir) if mode == "record" else live
+        keyed = case_keys(cases, mode=mode, model=model, config=client.config, prompts=prompts)
+        done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors,
+                                                                            type_=TariffCaseRecord))
+        await anyio.to_thread.run_sync(pack.warm)
 
-    async def one(item: tuple[str, Case]) -> TariffCaseRecord:
-        key, case = item
-        started = time.perf_counter()
+        async def one(item: tuple[str, Case]) -> TariffCaseRecord:
+            key, case = item
+            started = time.perf_counter()
 
-        def failed(error_class: str, message: str, retryable: bool = False) -> TariffCaseRecord:
-            return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
-                                    retryable=retryable, error_class=error_class, error_message=message,
-                                    elapsed_s=time.perf_counter() - started)
+            def failed(error_class: str, message: str, retryable: bool = False) -> TariffCaseRecord:
+                return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
+                                        retryable=retryable, error_class=error_class, error_message=message,
+                                        elapsed_s=time.perf_counter() - started)
 
-        try:
-            result = await verify(case, proposer, pack, prompts)
-            score = score_case(case, result)
-        except BenchError as exc:  # a model call that failed for good, an unusable reply or fixture
-            log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
-                           message=str(exc))
-            return failed(type(exc).__name__, str(exc), isinstance(exc, LLMError) and exc.retryable)
-        except Exception as exc:  # the case fails alone; cancellation is not an Exception and passes
-            return failed(*unit_failure(log, exc, kind="tariff_case", key=key, model=model))
-        return TariffCaseRecord(key=key, status="ok", case_id=case.id, mode=mode, model=model, result=result,
-                                score=score, elapsed_s=time.perf_counter() - started)
+            try:
+                result = await verify(case, proposer, pack, prompts)
+                score = score_case(case, result)
+            except BenchError as exc:  # a model call that failed for good, an unusable reply or fixture
+                log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
+                               message=str(exc))
+                return failed(type(exc).__name__, str(exc), isinstance(exc, LLMError) and exc.retryable)
+            except Exception as exc:  # the case fails alone; cancellation is not an Exception and passes
+                return failed(*unit_failure(log, exc, kind="tariff_case", key=key, model=model))
+            return TariffCaseRecord(key=key, status="ok", case_id=case.id, mode=mode, model=model, result=result,
+                                    score=score, elapsed_s=time.perf_counter() - started)
 
-    pending = [(k, c) for k, c in keyed.items() if k not in done]
-    with JsonlWriter(results_path) as writer:
-        pool = WorkerPool(one, concurrency=max(1, concurrency), handle_signals=handle_signals, grace_period=30.0)
-        if on_start is not None:
-            on_start(pool, len(pending))
-        async with pool.stream(pending) as results:
-            async for record in results:
-                writer.write(record)
-                if on_record is not None:
-                    on_record(record)
-    if pool.interrupted and on_interrupt is not None:
-        on_interrupt()
-    return await anyio.to_thread.run_sync(_latest_records, results_path, keyed, cases)
+        pending = [(k, c) for k, c in keyed.items() if k not in done]
+        with JsonlWriter(results_path) as writer:
+            pool = WorkerPool(one, concurrency=max(1, concurrency), handle_signals=handle_signals, grace_period=30.0)
+            if on_start is not None:
+                on_start(pool, len(pending))
+            async with pool.stream(pending) as results:
+                async for record in results:
+                    writer.write(record)
+                    if on_record is not None:
+                        on_record(record)
+        if pool.interrupted and on_interrupt is not None:
+            on_interrupt()
+        return await anyio.to_thread.run_sync(_latest_records, results_path, keyed, cases)
+
+
+def _client_for(mode: Mode, client: LLMClient | None,
+                fixtures_dir: str | Path) -> AbstractAsyncContextManager[LLMClient]:
+    """The caller's client (left open), or fixture mode's own client over ``fixtures_dir`` (closed after the run)."""
+    if client is not None:
+        return nullcontext(client)
+    if mode != "fixture":
+        raise BenchError(f"--mode {mode} needs a model (pass --model)")
+    return LLMClient(transport=FixtureTransport(fixtures_dir))
 
 
 def _latest_records(results_path: str | Path, keyed: dict[str, Case], cases: Sequence[Case]) -> list[TariffCaseRecord]:

@@ -34,6 +34,7 @@ _OUT_OF_SCOPE = re.compile(r"\b(consulting|service|services|subscription|softwar
 _MISSING_DOC = re.compile(r"\b(attached|enclosed|lab report|test report|spec sheet|data ?sheet)\b", re.I)
 _SAVINGS = re.compile(r"\b(saving|savings|optimi[sz]ed?|reduce (?:the )?duty|lower (?:the )?duty|engineer)\b", re.I)
 _CODE = re.compile(r"^(\d{4}(?:\.\d{2}){1,3})")
+_RATE = re.compile(r"rate ([0-9.]+)%")
 
 
 def _words(text: str) -> set[str]:
@@ -48,6 +49,12 @@ def _block(text: str, name: str) -> Any:
 def _first_sentence(text: str) -> str:
     parts = re.split(r"(?<=[.;])\s+", text.strip())
     return parts[0] if parts else text
+
+
+def _code_and_rate(text: str) -> tuple[str, float] | None:
+    """A duty line's code and rate ("8471.30.01: US general duty rate 0%"), when it states both."""
+    code, rate = _CODE.match(text), _RATE.search(text)
+    return (code.group(1), float(rate.group(1))) if code and rate else None
 
 
 def _refusal(category: str, reason: str, questions: list[str]) -> dict[str, Any]:
@@ -75,11 +82,10 @@ def propose_dossier(request: dict[str, Any], bundle: list[dict[str, Any]], *, fi
     heading = str(best["heading"])[:4]
     lines = [r for r in rates if str(r.get("heading")) == heading] or rates
     line = max(lines, key=lambda r: (len(words & _words(r["text"])), -lines.index(r)))
-    code_match = _CODE.match(line["text"])
-    rate_match = re.search(r"rate ([0-9.]+)%", line["text"])
-    if not code_match or not rate_match:
+    code_and_rate = _code_and_rate(line["text"])
+    if code_and_rate is None:
         return _refusal("insufficient_info", "No usable duty line in the evidence.", [])
-    code, rate = code_match.group(1), float(rate_match.group(1))
+    code, rate = code_and_rate
     gri1 = {"evidence_id": best["id"], "quote": _first_sentence(best["text"])}
     if first_attempt:
         gri1 = {**gri1, "quote": gri1["quote"].replace(" the ", " a ", 1) + " (paraphrased)"}
@@ -96,15 +102,14 @@ def propose_dossier(request: dict[str, Any], bundle: list[dict[str, Any]], *, fi
         "levers": [], "what_if": [],
     }
     if _SAVINGS.search(text):
-        cheaper = [r for r in lines if (m := re.search(r"rate ([0-9.]+)%", r["text"])) and float(m.group(1)) < rate]
+        cheaper = [found for r in lines if (found := _code_and_rate(r["text"])) and found[1] < rate]
         if cheaper:
-            target = min(cheaper, key=lambda r: float(re.search(r"rate ([0-9.]+)%", r["text"]).group(1)))
-            new_code = _CODE.match(target["text"]).group(1)
-            new_rate = float(re.search(r"rate ([0-9.]+)%", target["text"]).group(1))
+            new_code, new_rate = min(cheaper, key=lambda found: found[1])
             multi = bool(re.search(r"\b(set|kit|components?)\b", text, re.I))
+            lever_steps = (["Import the components separately", f"Classify each; main item in {new_code}"]
+                           if multi else [f"Change the material or design to meet {new_code}"])
             dossier["levers"] = [{"id": "L1", "description": f"Change the goods so they fall in {new_code}.",
-                                  "steps": (["Import the components separately", f"Classify each; main item in {new_code}"]
-                                            if multi else [f"Change the material or design to meet {new_code}"]),
+                                  "steps": lever_steps,
                                   "new_hts": new_code, "new_duty_pct": new_rate, "compliance_ok": True}]
             dossier["optimized_duty_pct"] = new_rate
     return dossier

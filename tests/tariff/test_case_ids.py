@@ -9,8 +9,9 @@ import orjson
 import pytest
 
 from mpcbench_async import InputError, RecordDecodeError, load_prompts
+from mpcbench_async.llm import LLMClient
 from mpcbench_async.tariff import (
-    FixtureProposer,
+    FixtureTransport,
     LLMProposer,
     RecordingProposer,
     load_case,
@@ -93,8 +94,9 @@ class TestFixturePaths:
         outside = tmp_path / "secret.json"
         outside.write_text('{"case_id": "c1", "model": "m", "replies": ["{}"]}')
         (fixtures / "c1.json").symlink_to(outside)
-        with pytest.raises(InputError) as caught:
-            await verify(make_case(id="c1"), FixtureProposer(fixtures), pack,
-                         load_prompts(REPO / "prompt_config.json"))
+        async with LLMClient(transport=FixtureTransport(fixtures)) as client:
+            with pytest.raises(InputError) as caught:
+                await verify(make_case(id="c1"), LLMProposer(client, "fixture"), pack,
+                             load_prompts(REPO / "prompt_config.json"))
         assert (f"{fixtures}: case id 'c1' cannot name a fixture file: resolves outside the fixtures directory"
                 == str(caught.value))
