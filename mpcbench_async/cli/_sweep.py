@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,7 @@ from . import _exit
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..sweep import Outcome
+    from ..sweep import Outcome, TariffSuite
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
@@ -127,18 +127,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           scenario_id=args.scenario_id)
     if suites & set(TARIFF_SUITES):
         prompts.require("tariff_proposer", "tariff_critique")
-    tariff = {suite: _tariff_setup(args, config, suite) for suite in TARIFF_SUITES if suite in suites}
-    tariff_models = sorted({m for _, _, models in tariff.values() for m in models})
+    tariff = [s for name in TARIFF_SUITES if name in suites for s in _tariff_suites(args, config, prompts, name)]
     with DirLock(args.out):  # one sweep per directory, from the manifest check to the summary
-        return _sweep_locked(args, config, prompts, plan, tariff, tariff_models)
+        return _sweep_locked(args, config, prompts, plan, tariff)
 
 
-def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tariff_models: list[str]) -> int:
+def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff: list[TariffSuite]) -> int:
     """The sweep proper, run while this process holds the output directory's lock."""
     import hashlib
 
     import anyio
-    import msgspec
 
     from ..sweep import (
         Manifest,
@@ -149,23 +147,22 @@ def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tarif
         plan_outcome,
         record_case_keys,
         record_experiment_keys,
-        tariff_outcome,
         write_manifest,
     )
-    from ..tariff import build_report, case_keys, render_report
     from ._progress import ProgressLine
 
+    tariff_models = sorted({model for suite in tariff for model in suite.models})
     agents = plan.agent_models if plan else []
     judges = plan.judge_models if plan else []
     manifest = Manifest(
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         config_hash=hashlib.sha256(args.config.read_bytes()).hexdigest()[:16],
         prompts_hash=hashlib.sha256(args.prompts.read_bytes()).hexdigest()[:16],
-        versions=_versions(), started_at=datetime.now(timezone.utc).isoformat(),
+        versions=_versions(), started_at=datetime.now(UTC).isoformat(),
         agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
         trials=args.trials,
         units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
-               "tariff_case": sum(len(cases) * len(models) for cases, _, models in tariff.values())},
+               "tariff_case": sum(len(suite.cases) for suite in tariff)},
         caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
     )
     runner = Runner(config, prompts=prompts, out_dir=args.out, concurrency=args.concurrency,
@@ -174,24 +171,13 @@ def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tarif
     manifest, new_experiment = open_experiment(args.out, manifest, fingerprint, allow_changes=args.allow_changes)
     if plan is not None:
         record_experiment_keys(args.out, plan, new_experiment=new_experiment)
-    for suite, (cases, _, models) in tariff.items():
-        for model in models:
-            current = case_keys(cases, mode="live", model=model, config=config, prompts=prompts)
-            record_case_keys(args.out, f"{_tariff_base(suite, model)}.jsonl", set(current))
+    for suite in tariff:
+        record_case_keys(args.out, f"{suite.name}.jsonl", {unit.key for unit in suite.units()})
     write_manifest(args.out, manifest)
     outcomes: list[Outcome] = []
 
-    async def run_tariff(suite: str, model: str) -> None:
-        cases, pack, _ = tariff[suite]
-        base = _tariff_base(suite, model)
-        records = await runner.run_tariff(cases, pack=pack, model=model, results_path=args.out / f"{base}.jsonl",
-                                          fixtures_dir=_suite_path(args, suite) / "fixtures")
-        outcomes.append(tariff_outcome(len(cases), records))
-        report = build_report(records, suite=suite, mode="live", model=model,
-                              created_at=datetime.now(timezone.utc).isoformat(), cases=cases)
-        atomic_write_bytes(args.out / f"{base}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
-                           fsync=False)
-        atomic_write_bytes(args.out / f"{base}.md", render_report(report).encode(), fsync=False)
+    async def run_suites() -> None:
+        outcomes.extend(await runner.run_suites(tariff))
 
     async def main() -> None:
         async with runner:
@@ -204,14 +190,13 @@ def _sweep_locked(args: argparse.Namespace, config, prompts, plan, tariff, tarif
                 async with anyio.create_task_group() as work:
                     if plan is not None:
                         work.start_soon(runner.run, plan)
-                    for suite, (_, _, models) in tariff.items():
-                        for model in models:
-                            work.start_soon(run_tariff, suite, model)
+                    if tariff:
+                        work.start_soon(run_suites)
                 tg.cancel_scope.cancel()
             progress.emit(final=True)
 
     anyio.run(main)
-    manifest.finished_at = manifest.history[-1].finished_at = datetime.now(timezone.utc).isoformat()
+    manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(args.out, manifest)
     print(write_summary(args.out))  # with the tariff section, the error classes, an example of each and what to do
@@ -235,19 +220,13 @@ def _exit_code(outcome: Outcome) -> int:
     return _exit.FAILED
 
 
-def _tariff_base(suite: str, model: str) -> str:
-    """``<suite>_<model>``: the results, report and key-list name of one tariff suite × model in the sweep."""
-    from ..mpcbench import safe_name
-
-    return f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
-
-
 def _suite_path(args: argparse.Namespace, suite: str) -> Path:
     return args.hscodecomp_path if suite == "hscodecomp" else args.tariff_path
 
 
-def _tariff_setup(args: argparse.Namespace, config, suite: str):
-    """Cases, pack and models of one tariff-pipeline suite of a sweep, all validated before any call."""
+def _tariff_suites(args: argparse.Namespace, config, prompts, suite: str) -> list[TariffSuite]:
+    """One tariff-pipeline suite of a sweep, one ``TariffSuite`` per model, all validated before any call."""
+    from ..sweep import TariffSuite
     from ..tariff import load_pack, load_suite
 
     cases_dir = _suite_path(args, suite) / "cases"
@@ -256,7 +235,8 @@ def _tariff_setup(args: argparse.Namespace, config, suite: str):
         raise InputError(f"{cases_dir}: no {suite} cases")
     pack = load_pack(args.pack)
     models = _models(args.models) if args.models and "mpcbench" not in args.suite else None
-    return cases, pack, models or config.tariff_models or ["sim/tariff"]
+    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config)
+            for model in models or config.tariff_models or ["sim/tariff"]]
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:

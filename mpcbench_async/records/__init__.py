@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage
     from ._codec import decode_json, encode_json, load_json_file, to_builtins
     from ._keys import unit_key
+    from ._unit import UnitRecord
 
 __all__ = [
     "ChatResult",
@@ -20,6 +21,7 @@ __all__ = [
     "Message",
     "ToolCall",
     "ToolSchema",
+    "UnitRecord",
     "Usage",
     "decode_json",
     "encode_json",

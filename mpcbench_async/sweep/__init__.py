@@ -1,4 +1,4 @@
-"""Sweeps: plan units, run agents and judges pipelined and resumably, summarise the results."""
+"""Sweeps: plan units, run agents and judges pipelined and resumably, drive other suites, summarise the results."""
 
 from __future__ import annotations
 
@@ -14,12 +14,15 @@ if TYPE_CHECKING:
     from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
     from ._runner import Runner, SweepStats, SweepStream
+    from ._suite import Suite, Unit
+    from ._suites import CaseUnit, TariffSuite
     from ._summary import AxisStats, ModelSummary, Summary, summarize
 
 __all__ = [
     "AgentRunRecord",
     "AgentUnit",
     "AxisStats",
+    "CaseUnit",
     "Fingerprint",
     "JudgeRecord",
     "JudgeUnit",
@@ -28,9 +31,12 @@ __all__ = [
     "Outcome",
     "Runner",
     "SweepPlan",
+    "Suite",
     "Summary",
     "SweepStats",
     "SweepStream",
+    "TariffSuite",
+    "Unit",
     "build_plan",
     "hint_for",
     "check_output_dir",

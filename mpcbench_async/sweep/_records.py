@@ -1,9 +1,9 @@
 """Records a sweep writes: one line per finished unit in ``runs.jsonl`` / ``judgements.jsonl``.
 
-Every record carries its unit ``key``, ``status`` (``ok`` | ``error``) and
-``retryable`` (true for infrastructure failures — rate limits, 5xx, timeouts,
-connections — which a resume runs again). New fields get defaults so older
-logs still decode.
+Every record is a ``records.UnitRecord``: its unit ``key``, ``status`` (``ok`` |
+``error``), ``retryable`` (true for infrastructure failures — rate limits, 5xx,
+timeouts, connections — which a resume runs again), the error, the times and
+the ``kind`` tag. New fields get defaults so older logs still decode.
 """
 
 from __future__ import annotations
@@ -13,47 +13,34 @@ from typing import Any, Literal
 import msgspec
 
 from ..mpcbench import CheckResult, Judgement, RunLog
+from ..records import UnitRecord
 
 __all__ = ["AgentRunRecord", "Experiment", "Fingerprint", "Invocation", "JudgeRecord", "Manifest"]
 
 
-class AgentRunRecord(msgspec.Struct, kw_only=True):
+class AgentRunRecord(UnitRecord, kw_only=True):
     """One agent run of one task by one model in one trial."""
 
-    key: str
-    status: Literal["ok", "error"]
     task_id: str
     task_type: str
     scenario_id: str
     model: str
     trial: int
-    retryable: bool = False
     run: RunLog | None = None
     checks: list[CheckResult] = []
-    error_class: str | None = None
-    error_message: str | None = None
-    started_at: float = 0.0
-    finished_at: float = 0.0
     kind: Literal["agent_run"] = "agent_run"
 
 
-class JudgeRecord(msgspec.Struct, kw_only=True):
+class JudgeRecord(UnitRecord, kw_only=True):
     """One judge model's verdict on one agent run (``unscored`` is an ``ok`` record)."""
 
-    key: str
     run_key: str
-    status: Literal["ok", "error"]
     task_id: str
     task_type: str
     agent_model: str
     judge_model: str
     trial: int
-    retryable: bool = False
     judgement: Judgement | None = None
-    error_class: str | None = None
-    error_message: str | None = None
-    started_at: float = 0.0
-    finished_at: float = 0.0
     kind: Literal["judge"] = "judge"
 
 

@@ -4,7 +4,8 @@ Every agent run that finishes is written to ``runs.jsonl`` and immediately
 yields one judge unit per judge model to the judge pool, so judging overlaps
 the remaining runs (no phase barrier). Both pools share one ``LLMClient``, so
 each model's limiter caps its concurrency, RPM and TPM across runs and judges;
-tariff suites run through the same client (``run_tariff``).
+other suites (``sweep.Suite``: the tariff pipeline, a toy in a test) run through
+the same client, lock, signals and counters (``run_suites``).
 
 Resume: units whose key already has an ``ok`` record (or a non-retryable
 ``error`` unless ``retry_errors``) are skipped; runs that are done but lack a
@@ -51,7 +52,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
-from ..records import LLMCallRecord
+from ..records import LLMCallRecord, UnitRecord
 from ..runtime import (
     DirLock,
     JsonlWriter,
@@ -62,9 +63,10 @@ from ..runtime import (
     unit_failure,
     watch_signals,
 )
-from ..tariff import Case, Pack, TariffCaseRecord, run_cases
+from ._outcome import Outcome
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
+from ._suite import Suite
 
 __all__ = ["Runner", "SweepStats", "SweepStream"]
 
@@ -149,13 +151,17 @@ class SweepStream:
 
 
 class Runner:
-    """Runs sweep plans into one output directory (``runs.jsonl``, ``judgements.jsonl``, ``calls.jsonl``)."""
+    """Runs sweep plans and suites into one output directory.
+
+    Sweeps write ``runs.jsonl`` and ``judgements.jsonl`` (and need ``prompts``, the agent and judge templates),
+    suites ``<name>.jsonl``; every call goes to ``calls.jsonl``.
+    """
 
     def __init__(
         self,
         config: ModelConfig,
         *,
-        prompts: PromptConfig,
+        prompts: PromptConfig | None = None,
         out_dir: str | Path,
         concurrency: int = 32,
         retry_errors: bool = False,
@@ -176,7 +182,7 @@ class Runner:
         self.stats = SweepStats()
         self.client: LLMClient | None = None
         self._calls: JsonlWriter | None = None
-        self._pools: list[WorkerPool[Any, Any]] = []  # every pool running now (sweeps and tariff suites)
+        self._pools: list[WorkerPool[Any, Any]] = []  # every pool running now (sweeps and suites)
         self._sweeps: set[SweepStream] = set()  # sweeps still running
         self._tg: anyio.abc.TaskGroup | None = None
         self._lock = DirLock(self.out_dir)
@@ -223,13 +229,15 @@ class Runner:
     # -- public --------------------------------------------------------------
     @property
     def in_flight(self) -> int:
-        """Units running now, over every sweep and tariff suite of this runner."""
+        """Units running now, over every sweep and suite of this runner."""
         return sum(pool.in_flight for pool in self._pools)
 
     def sweep(self, plan: SweepPlan) -> SweepStream:
         """Start ``plan``; return the stream of its records as units finish (it ends when the sweep does)."""
         if self._tg is None or self.client is None:
             raise BenchError("Runner.sweep() needs `async with Runner(...) as runner:` first")
+        if self.prompts is None:
+            raise BenchError("Runner.sweep() needs the agent and judge prompts: Runner(config, prompts=...)")
         self.client.check_models([*plan.agent_models, *plan.judge_models])
         send, receive = anyio.create_memory_object_stream[Record](max(64, self.concurrency))
         stream = SweepStream(receive)
@@ -244,44 +252,66 @@ class Runner:
                 pass
         return self.stats
 
-    async def run_tariff(self, cases: Sequence[Case], *, pack: Pack, model: str, results_path: str | Path,
-                         fixtures_dir: str | Path) -> list[TariffCaseRecord]:
-        """Run tariff ``cases`` live with ``model`` through this runner's client, limits and signal handling.
+    async def run_suites(self, suites: Sequence[Suite[Any, Any]]) -> list[Outcome]:
+        """Run every unit of ``suites`` (at once, each in its own pool) not finished on disk; then each reports.
 
-        Returns every case's latest record (``tariff.run_cases``); an interrupt sets ``stats.interrupted``.
+        Each suite resumes from ``<name>.jsonl`` in the output directory and, once its pool has ended,
+        writes its report (``Suite.finish``); the outcomes come back in the order of ``suites``. Units count
+        in ``stats.cases_*``; an interrupt sets ``stats.interrupted`` (unfinished units have no record).
         """
         if self.client is None:
-            raise BenchError("Runner.run_tariff() needs `async with Runner(...) as runner:` first")
-        stats = self.stats
-        stats.cases_total += len(cases)
-        started: list[WorkerPool[Any, Any]] = []
+            raise BenchError("Runner.run_suites() needs `async with Runner(...) as runner:` first")
+        self.client.check_models([model for suite in suites for model in suite.models])
+        outcomes: list[Outcome] = [Outcome() for _ in suites]
 
-        def on_start(pool: WorkerPool[Any, Any], pending: int) -> None:
-            stats.cases_skipped += len(cases) - pending
-            started.append(pool)
-            self._pools.append(pool)
+        async def one(index: int, suite: Suite[Any, Any]) -> None:
+            outcomes[index] = await self._run_suite(suite)
 
-        def on_record(record: TariffCaseRecord) -> None:
-            stats.cases_done += 1
-            stats.errors += record.status == "error"
+        async with anyio.create_task_group() as tg:
+            for index, suite in enumerate(suites):
+                tg.start_soon(one, index, suite)
+        return outcomes
 
-        def on_interrupt() -> None:
-            stats.interrupted = True
+    async def _run_suite(self, suite: Suite[Any, Any]) -> Outcome:
+        client, stats = self.client, self.stats
+        assert client is not None
+        path = self.out_dir / f"{suite.name}.jsonl"
+        units = {unit.key: unit for unit in suite.units()}
+        done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(path, retry_errors=self.retry_errors,
+                                                                            type_=suite.record_type))
+        await suite.prepare()
+        pending = [unit for key, unit in units.items() if key not in done]
+        stats.cases_total += len(units)
+        stats.cases_skipped += len(units) - len(pending)
+        kind = _kind(suite.record_type)
 
+        async def run(unit: Any) -> UnitRecord:
+            try:
+                return await suite.run(unit, client)
+            except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
+                return suite.failed(unit, unit_failure(log, exc, kind=kind, key=unit.key, model=unit.model))
+
+        pool: WorkerPool[Any, UnitRecord] = WorkerPool(run, concurrency=self.concurrency,
+                                                       handle_signals=self.handle_signals,
+                                                       grace_period=self.grace_period)
+        self._pools.append(pool)
         try:
-            return await run_cases(cases, pack=pack, prompts=self.prompts, mode="live", model=model,
-                                   client=self.client, results_path=results_path, fixtures_dir=fixtures_dir,
-                                   concurrency=self.concurrency, retry_errors=self.retry_errors,
-                                   handle_signals=self.handle_signals, on_start=on_start, on_record=on_record,
-                                   on_interrupt=on_interrupt)
+            with JsonlWriter(path, fsync=self.fsync) as writer:
+                async with pool.stream(pending) as results:
+                    async for record in results:
+                        writer.write(record)
+                        stats.cases_done += 1
+                        stats.errors += record.status == "error"
         finally:
-            for pool in started:
-                self._pools.remove(pool)
+            self._pools.remove(pool)
+        stats.interrupted |= pool.interrupted
+        latest = await anyio.to_thread.run_sync(_latest_records, path, suite.record_type, list(units))
+        return suite.finish(latest, self.out_dir)
 
     # -- units ---------------------------------------------------------------
     async def _agent_unit(self, plan: SweepPlan, unit: AgentUnit) -> AgentRunRecord:
         """The unit's record: an error until the run finishes, then what the run and its checks say."""
-        assert self.client is not None
+        assert self.client is not None and self.prompts is not None
         record = AgentRunRecord(key=unit.key, status="error", task_id=unit.task_id, task_type="", scenario_id="",
                                 model=unit.model, trial=unit.trial, started_at=time.time())
         try:
@@ -309,7 +339,7 @@ class Runner:
 
     async def _judge_unit(self, plan: SweepPlan, item: tuple[JudgeUnit, AgentRunRecord]) -> JudgeRecord:
         """The unit's record: an error until the judge gives a verdict (``unscored`` is ok)."""
-        assert self.client is not None
+        assert self.client is not None and self.prompts is not None
         unit, run_record = item
         record = JudgeRecord(key=unit.key, run_key=unit.run_key, status="error", task_id=run_record.task_id,
                              task_type=run_record.task_type, agent_model=run_record.model,
@@ -446,3 +476,18 @@ class Runner:
         finally:
             for pool in pools:
                 self._pools.remove(pool)
+
+
+def _kind(record_type: type[UnitRecord]) -> str:
+    """The ``kind`` tag a record type writes (its default), for logs."""
+    return next(str(f.default) for f in msgspec.structs.fields(record_type) if f.name == "kind")
+
+
+def _latest_records(path: Path, record_type: type[UnitRecord], keys: list[str]) -> list[Any]:
+    """Each of ``keys``' first ``ok`` record in ``path``, else its last record; in the order of ``keys``."""
+    order = {key: index for index, key in enumerate(keys)}
+    latest: dict[str, UnitRecord] = {}
+    for record in iter_jsonl(path, type_=record_type, warn=False):  # the resume read warned
+        if record.key in order and (record.key not in latest or latest[record.key].status != "ok"):
+            latest[record.key] = record
+    return sorted(latest.values(), key=lambda r: order[r.key])

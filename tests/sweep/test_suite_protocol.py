@@ -1,0 +1,112 @@
+"""A toy suite, defined here in under 60 lines, runs through the Runner and resumes (issue 13, point 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import msgspec
+import pytest
+
+from mpcbench_async import ModelConfig
+from mpcbench_async.llm import LLMClient, MockTransport, _registry, register_transport
+from mpcbench_async.records import Message, UnitRecord
+from mpcbench_async.runtime import UnitFailure, read_jsonl
+from mpcbench_async.sweep import Outcome, Runner
+
+
+class Word(NamedTuple):
+    key: str
+    model: str
+
+
+class ShoutRecord(UnitRecord, kw_only=True):
+    reply: str = ""
+    kind: Literal["shout"] = "shout"
+
+
+class ShoutSuite:
+    """Ask the model to shout each word; a unit is ok when the reply is the word in capitals."""
+
+    name, record_type, models = "shout", ShoutRecord, ["toy"]
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def units(self) -> list[Word]:
+        return [Word(word, "toy") for word in self.words]
+
+    async def prepare(self) -> None:
+        pass
+
+    async def run(self, unit: Word, client: LLMClient) -> ShoutRecord:
+        reply = (await client.chat("toy", [Message(role="user", content=unit.key)], key=unit.key)).content or ""
+        return ShoutRecord(key=unit.key, status="ok" if reply == unit.key.upper() else "error", reply=reply)
+
+    def failed(self, unit: Word, failure: UnitFailure) -> ShoutRecord:
+        return ShoutRecord(key=unit.key, status="error", error_class=failure.error_class,
+                           error_message=failure.message)
+
+    def finish(self, records: list[ShoutRecord], out_dir: Path) -> Outcome:
+        (out_dir / "shout.md").write_text("".join(f"{r.key}: {r.reply}\n" for r in records))
+        ok = sum(r.status == "ok" for r in records)
+        return Outcome(units=len(self.words), ok=ok, failed=len(records) - ok)
+
+
+@pytest.fixture
+def calls(monkeypatch) -> list[str]:
+    """The words the mock model was asked to shout (``transport: "shout"`` in the config)."""
+    asked: list[str] = []
+
+    def handler(endpoint, request) -> dict:
+        word = request.body["messages"][-1]["content"]
+        asked.append(word)
+        if word == "boom":
+            raise ValueError("the toy model broke")
+        return {"choices": [{"message": {"content": word.upper() if word != "mumble" else word}}]}
+
+    monkeypatch.setattr(_registry, "_FACTORIES", dict(_registry._FACTORIES))
+    register_transport("shout", lambda options: MockTransport(handler))
+    return asked
+
+
+async def run(out: Path, words: list[str]) -> tuple[list[Outcome], Runner]:
+    config = ModelConfig.from_dict({"models": {"toy": {"transport": "shout", "retry": {"max_attempts": 1}}}})
+    async with Runner(config, out_dir=out) as runner:
+        return await runner.run_suites([ShoutSuite(words)]), runner
+
+
+async def test_toy_suite_runs_through_the_runner_and_resumes(tmp_path, calls):
+    """The first run asks once per word and writes records and report; the second asks nothing, reports the same."""
+    first, runner = await run(tmp_path, ["hi", "mumble"])
+    records, _ = read_jsonl(tmp_path / "shout.jsonl", type_=ShoutRecord)
+    assert ([Outcome(units=2, ok=1, failed=1)], ["hi", "mumble"], (2, 0, 2, 1)) == (
+        first, calls, (runner.stats.cases_total, runner.stats.cases_skipped, runner.stats.calls, runner.stats.errors))
+    assert [("hi", "ok", "HI", "shout"), ("mumble", "error", "mumble", "shout")] == [
+        (r.key, r.status, r.reply, r.kind) for r in records]
+    again, runner = await run(tmp_path, ["hi", "mumble"])
+    assert (first, ["hi", "mumble"], 2, 0) == (again, calls, runner.stats.cases_skipped, runner.stats.calls)
+    assert "hi: HI\nmumble: mumble\n" == (tmp_path / "shout.md").read_text()
+
+
+async def test_a_unit_that_raises_is_the_suites_error_record_and_the_others_go_on(tmp_path, calls):
+    """Whatever a unit's run raises becomes ``Suite.failed``'s record, logged; a rerun leaves it (not retryable)."""
+    first, _ = await run(tmp_path, ["boom", "hi"])
+    second, runner = await run(tmp_path, ["boom", "hi"])
+    records, _ = read_jsonl(tmp_path / "shout.jsonl", type_=ShoutRecord)
+    assert [("boom", "error", "ValueError", "the toy model broke"), ("hi", "ok", None, None)] == sorted(
+        (r.key, r.status, r.error_class, r.error_message) for r in records)
+    assert ([Outcome(units=2, ok=1, failed=1)], first, ["boom", "hi"], 0) == (
+        second, second, sorted(calls), runner.stats.calls)
+
+
+def test_every_record_kind_shares_the_unit_fields():
+    """Agent runs, judgements and tariff cases are UnitRecords, each tagged with its own kind."""
+    from mpcbench_async.sweep import AgentRunRecord, JudgeRecord
+    from mpcbench_async.tariff import TariffCaseRecord
+
+    kinds = [(issubclass(t, UnitRecord), t.__struct_fields__[:8],
+              next(f.default for f in msgspec.structs.fields(t) if f.name == "kind"))
+             for t in (AgentRunRecord, JudgeRecord, TariffCaseRecord)]
+    base = ("key", "status", "retryable", "error_class", "error_message", "started_at", "finished_at", "kind")
+    assert [(True, base, "agent_run"), (True, base, "judge"), (True, base, "tariff_case")] == kinds
