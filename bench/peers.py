@@ -54,7 +54,8 @@ async def main():
         async def sample(i):
             await client.chat("sim/echo", [Message(role="user", content=f"sample {i}")], key=f"s{i}")
         async def agent(i):
-            messages = [Message(role="system", content="SIM_SCRIPT: " + SCRIPT), Message(role="user", content=f"task {i}")]
+            messages = [Message(role="system", content="SIM_SCRIPT: " + SCRIPT),
+                        Message(role="user", content=f"task {i}")]
             for turn in range(turns + 1):
                 r = await client.chat("sim/scripted", messages, tools, key=f"a{i}/{turn}")
                 messages.append(Message(role="assistant", content=r.content, tool_calls=r.tool_calls or None))
@@ -79,10 +80,12 @@ async def main():
     gate = asyncio.Semaphore(conc)
     async def sample(i):
         async with gate:
-            await client.chat.completions.create(model="sim/echo", messages=[{"role": "user", "content": f"sample {i}"}])
+            await client.chat.completions.create(model="sim/echo",
+                                                 messages=[{"role": "user", "content": f"sample {i}"}])
     async def agent(i):
         async with gate:
-            messages = [{"role": "system", "content": "SIM_SCRIPT: " + SCRIPT}, {"role": "user", "content": f"task {i}"}]
+            messages = [{"role": "system", "content": "SIM_SCRIPT: " + SCRIPT},
+                        {"role": "user", "content": f"task {i}"}]
             for turn in range(turns + 1):
                 r = await client.chat.completions.create(model="sim/scripted", messages=messages, tools=TOOLS)
                 m = r.choices[0].message
@@ -152,7 +155,8 @@ with tempfile.TemporaryDirectory() as logs:
 }
 
 
-def run_peer(code: str, url: str, workload: str, n: int, turns: int, concurrency: int) -> tuple[float, float, float, int]:
+def run_peer(code: str, url: str, workload: str, n: int, turns: int,
+             concurrency: int) -> tuple[float, float, float, int]:
     """(wall s, CPU s, peak RSS MiB, exit code) of one peer run in a child process."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, url, workload, str(n), str(turns), str(concurrency),
@@ -192,8 +196,8 @@ def main() -> None:
           f"`python bench/peers.py --n {args.n} --turns {args.turns} --concurrency {args.concurrency} --repeats "
           f"{args.repeats} --latency-ms {args.latency_ms:g}`. Sim in its own process at {args.latency_ms:g} ms per "
           f"call; every peer at concurrency {args.concurrency} except the sequential loop (one call at a time, "
-          f"N={seq_n}, wall projected to N); medians of {args.repeats} interleaved runs; CPU = child user+sys time per LLM call "
-          "(interpreter start-up and imports included).\n")
+          f"N={seq_n}, wall projected to N); medians of {args.repeats} interleaved runs; "
+          "CPU = child user+sys time per LLM call (interpreter start-up and imports included).\n")
     for workload, title in (("samples", f"A. {args.n} single-call samples"),
                             ("agents", f"B. {args.n} agent runs × {args.turns} turns")):
         base = results.get((workload, "mpcbench-async"))

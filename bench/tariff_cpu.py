@@ -25,6 +25,7 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from mpcbench_async._text import rank
@@ -54,8 +55,8 @@ def measure(cases: list[Case], before: Pack, after: Pack, repeats: int) -> tuple
         request = case.input
         old, new = [], []
         for pack, out in [(before, old), (after, new)] * repeats:
-            out.append(cpu_ms(lambda: build_bundle(pack, request.input, request.evidence,
-                                                   request.options.candidate_chapters)))
+            out.append(cpu_ms(partial(build_bundle, pack, request.input, request.evidence,
+                                      request.options.candidate_chapters)))
         old_ms.append(statistics.median(old))
         new_ms.append(statistics.median(new))
         bundles = [build_bundle(p, request.input, request.evidence, request.options.candidate_chapters)

@@ -1,4 +1,7 @@
-"""Seed-compatible: ``python scripts/run_benchmarks.py --suite tariff --mode fixture`` = ``mpcbench-async tariff run``."""
+"""Seed-compatible entry point.
+
+``python scripts/run_benchmarks.py --suite tariff --mode fixture`` = ``mpcbench-async tariff run``.
+"""
 
 import sys
 

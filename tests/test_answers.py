@@ -87,7 +87,8 @@ class TestFindSlots:
          [("2025-11-25 10:00", "10:45", True), ("2025-11-26 14:00", "14:45", True)]),
         ("**Tuesday, Nov 25**\n- 10:00–10:45\n- 14:00–14:45", [("2025-11-25 10:00", "10:45", True),
                                                                 ("2025-11-25 14:00", "14:45", True)]),
-        ("| Date | Start | End |\n|---|---|---|\n| Thu 27 Nov | 13:00 | 13:45 |", [("2025-11-27 13:00", "13:45", True)]),
+        ("| Date | Start | End |\n|---|---|---|\n| Thu 27 Nov | 13:00 | 13:45 |",
+         [("2025-11-27 13:00", "13:45", True)]),
     ])
     def test_layouts_and_formats(self, text, expected):
         """Ranges, shared meridiems, starts with lengths, 24-hour forms, headings and tables all read."""
@@ -182,14 +183,16 @@ class TestFindSlots:
         assert expected == _slots(text)
 
     def test_an_existing_event_named_before_its_time_is_a_mention(self):
-        """``Taeyang's supplier call is Thu 09:30–11:00`` and ``the design review Tue 13:00–14:30`` are not proposals."""
+        """``Taeyang's supplier call is Thu 09:30–11:00`` and ``the design review Tue 13:00–14:30`` are not
+        proposals."""
         text = ("Options: Tue 10:00-10:45 (everyone free; Taeyang's supplier call is Thu 09:30–11:00, "
                 "the design review Tue 13:00–14:30)")
         assert [("2025-11-25 10:00", "10:45", True)] == _slots(text)
 
     def test_the_meeting_being_planned_that_works_is_a_proposal(self):
         """``The planning sync on Tue 10:00–10:45 works for everyone``: a proposal cue after the time wins."""
-        assert [("2025-11-25 10:00", "10:45", True)] == _slots("The planning sync on Tue 10:00–10:45 works for everyone.")
+        assert [("2025-11-25 10:00", "10:45", True)] == _slots(
+            "The planning sync on Tue 10:00–10:45 works for everyone.")
 
 class TestFindPeriods:
     @pytest.mark.parametrize("text, first, last", [

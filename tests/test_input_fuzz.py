@@ -25,7 +25,7 @@ from mpcbench_async import InputError, LLMClient, LLMError, load_model_config, l
 from mpcbench_async.mpcbench import build_judge_input, evaluate_task, load_scenario_data, load_task, run_checks
 from mpcbench_async.records import Message
 from mpcbench_async.tariff import load_case
-from mpcbench_async.tariff._pipeline import fixture_path
+from mpcbench_async.tariff._fixtures import fixture_path
 from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
@@ -108,16 +108,13 @@ def encode(doc: Any) -> bytes:
 def put(doc: Any, path: tuple[Any, ...], value: Any) -> None:
     """Set ``doc[path]`` where the containers on the way exist and have the right kind; otherwise leave it."""
     for key in path[:-1]:
-        if isinstance(doc, dict) and isinstance(key, str) and key in doc:
-            doc = doc[key]
-        elif isinstance(doc, list) and isinstance(key, int) and key < len(doc):
-            doc = doc[key]
-        else:
+        if not ((isinstance(doc, dict) and isinstance(key, str) and key in doc)
+                or (isinstance(doc, list) and isinstance(key, int) and key < len(doc))):
             return
+        doc = doc[key]
     last = path[-1]
-    if isinstance(doc, dict) and isinstance(last, str):
-        doc[last] = value
-    elif isinstance(doc, list) and isinstance(last, int) and last < len(doc):
+    if (isinstance(doc, dict) and isinstance(last, str)) or (
+            isinstance(doc, list) and isinstance(last, int) and last < len(doc)):
         doc[last] = value
 
 

@@ -62,7 +62,8 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
                                                  max_tokens=args.max_tokens, progress=show))
     markdown, svg = render_endpoint_profile(profile)
     base = args.out / f"endpoint_{safe_name(args.model)}"  # model names may hold dots: append, never replace
-    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(profile)) + b"\n", fsync=False)
+    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(profile)) + b"\n",
+                       fsync=False)
     atomic_write_bytes(base.parent / f"{base.name}.md", markdown.encode(), fsync=False)
     atomic_write_bytes(base.parent / f"{base.name}.svg", svg.encode(), fsync=False)
     print(markdown)

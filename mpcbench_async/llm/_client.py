@@ -318,7 +318,8 @@ class LLMClient:
                     with attempt:
                         if pending is not None:
                             failed, pending = pending, None
-                            raise failed
+                            # The first failure itself, replayed: `raise ... from` would rewrite its cause.
+                            raise failed  # noqa: B904
                         completion = await attempt_once()
         except LLMError as exc:
             state.breaker.after_call(exc)

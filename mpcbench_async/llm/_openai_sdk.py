@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import openai
 
 from .._exceptions import BadResponseError, LLMConnectionError
@@ -25,9 +24,21 @@ from ._wire import (
 __all__ = ["OpenAISDKTransport"]
 
 
-def _timeout(endpoint: Endpoint) -> httpx.Timeout:
-    """The endpoint's connect timeout, and its read timeout for every other phase."""
-    return httpx.Timeout(endpoint.read_s, connect=endpoint.connect_s)
+def _is(exc: BaseException | None, *names: str) -> bool:
+    """Whether ``exc`` is one of the HTTP library's exceptions ``names``, by class name.
+
+    The SDK wraps its HTTP library's errors, and that library changed (httpx in openai 1.x, httpx2 in 3.x:
+    unrelated classes with the same names), so matching by name classifies the cause under either.
+    """
+    return exc is not None and any(cls.__name__ in names for cls in type(exc).__mro__)
+
+
+def _timeout(endpoint: Endpoint) -> openai.Timeout:
+    """The endpoint's connect timeout, and its read timeout for every other phase.
+
+    Built as the SDK's own ``Timeout`` class (httpx's in openai 1.x, httpx2's in 3.x), which it takes as is.
+    """
+    return openai.Timeout(endpoint.read_s, connect=endpoint.connect_s)
 
 
 class OpenAISDKTransport(Transport):
@@ -68,12 +79,12 @@ class OpenAISDKTransport(Transport):
             raise error_for_status(exc.status_code, exc.response.content, exc.response.headers,
                                    model=endpoint.model, endpoint=url) from exc
         except openai.APITimeoutError as exc:
-            if isinstance(exc.__cause__, httpx.ConnectTimeout):
+            if _is(exc.__cause__, "ConnectTimeout"):
                 raise endpoint.connect_timeout() from exc
             raise endpoint.read_timeout() from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__
-            if isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError)) and "incomplete" in str(cause).lower():
+            if _is(cause, "RemoteProtocolError", "ReadError") and "complete" in str(cause).lower():  # (in)complete body
                 raise BadResponseError(f"truncated reply body ({cause})",
                                        model=endpoint.model, endpoint=url) from exc
             raise LLMConnectionError(f"connection failed ({cause or exc})",

@@ -153,7 +153,8 @@ class SimServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=4096, reuse_address=True)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        # aiohttp types _server as AbstractServer; the loop's create_server returns a Server, which has sockets
+        sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
         return self.base_url

@@ -51,6 +51,18 @@ class TestRetriedFaults:
         assert 1 == sim.stats.completed[f"k-{fault}"]
         assert [("ok", 3)] == [(r.status, r.attempts) for r in records]
 
+    @pytest.mark.parametrize(("fault", "error"), [("truncate", "BadResponseError"),
+                                                  ("drop", "LLMConnectionError")])
+    async def test_both_transports_classify_a_failure_alike(self, sim, make_client, transport, fault, error):
+        """The same failure is the same error class whichever HTTP library the transport wraps."""
+        records: list[LLMCallRecord] = []
+        client = make_client(transport, ModelConfig.from_dict({"defaults": {"retry": {"max_attempts": 1}}}),
+                             records=records)
+        with pytest.raises(Exception) as failed:
+            await client.chat(f"sim/echo?fault={fault}&fail_first=1", user("ping"), key=f"k-{fault}")
+        assert error == type(failed.value).__name__
+        assert [("error", error)] == [(r.status, r.error_class) for r in records]
+
     async def test_read_timeout_is_retried(self, sim, make_client, transport):
         """A reply that never comes times out on the client and the retry succeeds."""
         config = ModelConfig.from_dict({"defaults": {"timeout_s": 0.3}})

@@ -68,7 +68,7 @@ class Case:
     def expected(self, names: list[str]) -> dict[str, str]:
         statuses = re.findall(r"n/a|pass|fail", self.labels)
         assert len(statuses) == len(names), f"{self.scenario}: {len(names)} checks, labels {self.labels!r}"
-        return dict(zip(names, statuses))
+        return dict(zip(names, statuses, strict=True))
 
 
 P1_ALL = "Sabina Shrestha, Bikash Thapa, Nisha Gurung"
@@ -162,7 +162,8 @@ PLANNING = [
     Case("P1", "Wed 28 Jan 13:00–14:00. Attendees: Sabina, Bikash, nisha.gurung@brightloom.org", "pass/pass/pass/pass"),
     Case("P1", "Fri 30 Jan 16:00–17:00 with Shrestha, Thapa and Gurung.", "pass/pass/pass/pass"),
     # --- P2: America/St_Johns ---
-    Case("P2", f"Thu Sep 18, 10:00–10:30 NDT; Fri Sep 19, 11:30–12:00 NDT. Attendees: {P2_ALL}.", "pass/pass/pass/pass"),
+    Case("P2", f"Thu Sep 18, 10:00–10:30 NDT; Fri Sep 19, 11:30–12:00 NDT. Attendees: {P2_ALL}.",
+         "pass/pass/pass/pass"),
     Case("P2", "Thursday 18 September 2025, 2:30–3:00 PM Newfoundland Time — Siobhán, Gwen and Olumide",
          "pass/pass/pass/pass"),
     Case("P2", "Friday, Sept 19, 13:30–14:00 UTC", "pass/pass/pass/fail"),
@@ -444,7 +445,8 @@ SECOND_WAVE = [
     Case("P3", "Let's lock in Tue 25 Nov 4:00–4:45 PM KST. I've also held Fri 28 Nov 9:30–10:15 AM KST as a backup. "
                f"Invite: {P3_ALL}.", "pass/pass/pass/pass"),
     Case("P3", "Saturday Nov 29 at 10:00–10:45", "pass/fail/pass/fail"),
-    Case("P3", f"Option 1 – 24.11.2025, 15:00–15:45 KST\nOption 2 – 27.11.2025, 16:00–16:45 KST\nParticipants: {P3_ALL}",
+    Case("P3", "Option 1 – 24.11.2025, 15:00–15:45 KST\nOption 2 – 27.11.2025, 16:00–16:45 KST\n"
+               f"Participants: {P3_ALL}",
          "pass/pass/pass/pass"),
     Case("P3", f"11/26 (Wed) 09:00-09:45 / 11/27 (Thu) 12:00-12:45 — {P3_ALL}", "pass/pass/pass/pass"),
     Case("P2", "Siobhán, Gwen and Olumide are all free Thursday 10:00–13:00 NDT.", "pass/pass/fail/pass"),
@@ -468,7 +470,8 @@ SECOND_WAVE = [
     Case("E4", "Feature X should be available in the first week of December.", "fail"),
     Case("E4", "We expect the rollout on Friday, November 28th or shortly after.", "pass"),
     Case("D1", "# Weekly Report — Truck Appointment API (Dec 1–5)\n\n## Goals\n- Reduce gate turnaround (Q4 OKR: -20%)"
-               "\n\n## Key Results\n| Metric | This week | Change |\n|---|---|---|\n| Avg gate turnaround | 41 min | ▼ 12% |"
+               "\n\n## Key Results\n| Metric | This week | Change |\n|---|---|---|\n"
+               "| Avg gate turnaround | 41 min | ▼ 12% |"
                "\n| Partner API calls | — | ▲ 34% |\n| Bugs closed | 17 | — |\n\n## Highlights\n- APP-412 (Gate 12 "
                "scanner timeout) fixed\n\n## Risks\n- v2.12 release on 12/18 depends on QA\n\n## Next Week\n"
                "- Continue turnaround work", "pass/pass"),
@@ -478,7 +481,8 @@ SECOND_WAVE = [
     Case("D1", "Gate turnaround −12%; partner API calls +34%; bugs closed: 17 (+21% vs last week).", "pass/fail"),
     Case("D1", "gate turnaround ↓12% · partner API calls ↑34% · 17 bugs closed", "pass/pass"),
     Case("D1", "Gate turnaround -12% (OKR target -20%); partner API calls +34%; 17 bugs closed.", "pass/pass"),
-    Case("D2", "Beta DAU +15%; matchmaking wait −27%; crash-free sessions improved to 99.2% (from 98.7%).", "pass/fail"),
+    Case("D2", "Beta DAU +15%; matchmaking wait −27%; crash-free sessions improved to 99.2% (from 98.7%).",
+         "pass/fail"),
     Case("D2", "Beta daily actives +15%, crash-free 99.2 %, p50 wait −27%", "pass/pass"),
     Case("D2", "The dashboard shows 15% more beta DAU and 27% shorter matchmaking waits; crash-free sessions at 99.2%.",
          "pass/pass"),
@@ -511,7 +515,9 @@ SABINA, BIKASH = ("Sabina Shrestha", "sabina.shrestha@brightloom.org"), ("Bikash
 NISHA = ("Nisha Gurung", "nisha.gurung@brightloom.org")
 SIOBHAN, GWEN = ("Siobhán Walsh", "siobhan.walsh@harbourlight.ca"), ("Gwen Tobin", "gwen.tobin@harbourlight.ca")
 OLUMIDE = ("Olumide Adeyemi", "olumide.adeyemi@harbourlight.ca")
-TOM, ALICE, MIN = ("Tom Park", "tom@partner.co"), ("Alice Kim", "alice.kim@company.com"), ("Min Lee", "min.lee@company.com")
+TOM = ("Tom Park", "tom@partner.co")
+ALICE = ("Alice Kim", "alice.kim@company.com")
+MIN = ("Min Lee", "min.lee@company.com")
 
 
 def _p1() -> tuple[Task, ScenarioData]:
@@ -592,7 +598,8 @@ def _e3() -> tuple[Task, ScenarioData]:
 
 def _e4() -> tuple[Task, ScenarioData]:
     tz = ZoneInfo("Asia/Seoul")
-    jira = {"issues": [jira_issue("APP-412", fixVersions=[{"name": "API Launch 2025-11-28", "releaseDate": "2025-11-28"}])]}
+    jira = {"issues": [jira_issue("APP-412",
+                                  fixVersions=[{"name": "API Launch 2025-11-28", "releaseDate": "2025-11-28"}])]}
     return (_email(TaskFacts(), {"jira_issue_key": "APP-412"}),
             make_data(tz=tz, now=datetime(2025, 11, 17, 10, 12, tzinfo=tz), jira=jira))
 

@@ -32,7 +32,8 @@ class TestReadRowFields:
         assert expected == read_row(row)
 
     @pytest.mark.parametrize(("row", "why"), [
-        ({"title": "Lunch - OOO", "transparency": "transparent"}, "transparency 'transparent', but the title says busy"),
+        ({"title": "Lunch - OOO", "transparency": "transparent"},
+         "transparency 'transparent', but the title says busy"),
         ({"title": "Not available", "status": "free"}, "status 'free', but the title says busy"),
     ])
     def test_a_free_field_under_a_busy_title_is_unclear(self, row, why):
@@ -103,6 +104,7 @@ class TestCalendarRows:
     def test_why_a_listed_slot_is_availability(self):
         """A slot under free_slots says where it was listed; a block-level type applies to its time_slots."""
         rows = {r.path: r.reading.why for r in calendar_rows(self.CALENDAR)}
-        assert ("listed under free_slots", "type 'availability'", "listed under availability, but the title says busy") == (
+        assert ("listed under free_slots", "type 'availability'",
+                "listed under availability, but the title says busy") == (
             rows["$.free_busy[1].free_slots[0]"], rows["$.free_busy[2].time_slots[0]"],
             rows["$.free_busy[3].availability[0]"])

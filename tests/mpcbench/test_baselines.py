@@ -98,7 +98,8 @@ class TestReferenceData:
         data_dir = reference_dir("mpcbench_v1", "data")
         async with LLMClient(sim_base_url=sim.base_url) as client:
             for path in sorted(tasks_dir.glob("*/*.json")):
-                scenario = path.stem.replace("_planning_task", "") if path.stem.startswith("scenario_") else "scenario_A"
+                scenario = (path.stem.replace("_planning_task", "") if path.stem.startswith("scenario_")
+                            else "scenario_A")
                 for agent in ("sim/oracle-agent", "sim/lazy-agent"):
                     _, run, _, judgement = await evaluate(client, path, agent, scenario_id=scenario,
                                                           data_dir=data_dir)

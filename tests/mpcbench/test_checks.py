@@ -26,7 +26,8 @@ class TestCheckResult:
         assert b'{"name":"x","status":"n/a","detail":"d"}' == encoded
 
     def test_old_logs_with_passed_decode(self):
-        """A record written before statuses (``"passed": true|false``) decodes to pass/fail; no status at all is invalid."""
+        """A record written before statuses (``"passed": true|false``) decodes to pass/fail; no status at all is
+        invalid."""
         decode = msgspec.json.Decoder(list[CheckResult]).decode
         old = decode(b'[{"name":"a","passed":true,"detail":"d"},{"name":"b","passed":false,"detail":"e"}]')
         assert [("a", "pass", "d"), ("b", "fail", "e")] == [(c.name, c.status, c.detail) for c in old]
@@ -47,7 +48,8 @@ class TestPlanning:
                         detail="Tue 2026-01-27 11:00–12:00: Nisha Gurung busy 11:00–12:30; "
                                "Fri 2026-01-30 09:00–09:45: free"),
             CheckResult(name="planning.duration", status="fail",
-                        detail="requested 60 min; Tue 2026-01-27 11:00–12:00: 60 min; Fri 2026-01-30 09:00–09:45: 45 min"),
+                        detail="requested 60 min; Tue 2026-01-27 11:00–12:00: 60 min; "
+                               "Fri 2026-01-30 09:00–09:45: 45 min"),
             CheckResult(name="planning.participants", status="fail",
                         detail="missing: Nisha Gurung (of Sabina Shrestha, Bikash Thapa, Nisha Gurung)"),
         ] == run_checks(task, answer, data)
@@ -89,7 +91,8 @@ class TestEmailReply:
         task, data = scenario("E1")
         assert [CheckResult(name="email_reply.target_date", status="pass",
                             detail="target 2025-12-18 (TWB-227); release dates in the answer: the week of Dec 15 "
-                                   "(2025-12-15..2025-12-21)")] == run_checks(task, "Expected the week of Dec 15.", data)
+                                   "(2025-12-15..2025-12-21)")] == run_checks(
+            task, "Expected the week of Dec 15.", data)
 
     def test_dates_given_for_something_else_do_not_count(self):
         """A follow-up date is not a release date: with no release date the check fails."""

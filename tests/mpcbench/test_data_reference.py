@@ -34,7 +34,8 @@ class TestReferenceData:
         assert "America/New_York" == data.timezone_name or "Asia/Seoul" == data.timezone_name
 
     def test_missing_fields_are_derived_with_one_warning_each(self, data_dir):
-        """An integer seed, a missing project_key and reference now are normalised, one warning each naming file and field."""
+        """An integer seed, a missing project_key and reference now are normalised, one warning each naming file
+        and field."""
         data = load_scenario_data(data_dir, "scenario_noise0_depth0")
         path = data_dir / "scenario_noise0_depth0_world_state.json"
         assert [

@@ -29,7 +29,8 @@ SLACK = {
         {"id": "M3", "channel_id": "C-ask-hr", "user_id": "U-hr", "text": "Benefits enrollment closes Friday",
          "timestamp": "2025-11-24T23:20:00+09:00"},  # a channel the channel list does not name
         {"id": "M4", "channel": "#random", "user": "U-alex", "text": "Lunch at noon?", "ts": 1763994600},
-        {"id": "M5", "channel_id": "C002", "user_id": "U-alex", "text": "Morning all", "timestamp": "2025-11-24T08:45:00"},
+        {"id": "M5", "channel_id": "C002", "user_id": "U-alex", "text": "Morning all",
+         "timestamp": "2025-11-24T08:45:00"},
         {"id": "M6", "channel_id": "C002", "user_id": "U-alex", "text": "Morning!", "timestamp": "2025-11-24T13:50:00Z",
          "thread_ts": "1763991900"},
     ],
@@ -257,7 +258,8 @@ class TestAvailabilityInTheCalendarTools:
         assert ["date_range", "slots", "timezone", "weekends_included", "working_hours"] == sorted(result)
 
     def test_list_events_marks_availability_and_unclear_rows(self):
-        """ListEvents shows availability rows (also free/busy free slots) with availability true and flags unclear ones."""
+        """ListEvents shows availability rows (also free/busy free slots) with availability true and flags unclear
+        ones."""
         result = self._call("GoogleCalendar_ListEvents", {"start_date": "2025-12-01", "end_date": "2025-12-02"})
         assert [("e0", "Planning", None), ("e1", "Available", True), (None, "Available", True),
                 ("e2", "Team sync", True), ("e3", "Lunch - OOO", "transparency 'transparent', but the title says "

@@ -55,7 +55,8 @@ def _busy_minutes(calendar, people, zone):
     owners = {c["id"]: c["email"] for c in calendar["calendars"]}
     spans = []
     for event in calendar["events"]:
-        who = {a["email"] for a in event["attendees"]} | ({owners[event["calendar_id"]]} if "calendar_id" in event else set())
+        owner = {owners[event["calendar_id"]]} if "calendar_id" in event else set()
+        who = {a["email"] for a in event["attendees"]} | owner
         if not who & set(people):
             continue
         if len(event["start"]) == 10:

@@ -58,10 +58,12 @@ class TestRepairLoop:
         monkeypatch.setattr(gen.client, "chat", spy)
         await gen.source(SCENARIO, {"people": []}, "contacts", {}, set())
         assert ("Your JSON does not pass validation. Fix every problem below and answer with the complete "
-                "corrected JSON object only.\n\nProblems:\n- $.contacts[0]: 'email' is a required property") == seen[1][-1]
+                "corrected JSON object only.\n\nProblems:\n- $.contacts[0]: 'email' is a required property"
+                ) == seen[1][-1]
 
     async def test_gives_up_after_the_repair_budget_with_the_problems(self, make_client, tmp_path):
-        """A model that never fixes its reply fails the file after max_repairs, naming the problem; nothing is written."""
+        """A model that never fixes its reply fails the file after max_repairs, naming the problem; nothing is
+        written."""
         gen = generator(make_client, tmp_path, [{"content": "not json at all"}], max_repairs=1)
         outcome = await gen.source(SCENARIO, {"people": []}, "contacts", {}, set())
         assert "error" == outcome.status
@@ -102,7 +104,8 @@ class TestCrossSourceRepair:
     async def test_calendar_attendee_missing_from_contacts_is_repaired(self, sim, make_client, tmp_path):
         """After all six sources, a calendar attendee who is not a contact is sent back and the fix is written."""
         others = {
-            "slack": {"channels": [{"id": "C1", "name": "g"}], "users": [{"id": "U1", "name": "Ana", "email": "ana@x.io"}],
+            "slack": {"channels": [{"id": "C1", "name": "g"}],
+                      "users": [{"id": "U1", "name": "Ana", "email": "ana@x.io"}],
                       "messages": []},
             "gmail": {"threads": []},
             "contacts": GOOD_CONTACTS,

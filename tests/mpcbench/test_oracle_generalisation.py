@@ -27,7 +27,8 @@ REQUIREMENTS = ["Proposes concrete options that suit every attendee's calendar."
 
 
 def event(title: str, start: str, end: str, *emails: str) -> dict:
-    return {"id": title.lower().replace(" ", "-"), "title": title, "start": start, "end": end, "attendees": list(emails)}
+    return {"id": title.lower().replace(" ", "-"), "title": title, "start": start, "end": end,
+            "attendees": list(emails)}
 
 
 def contact(name: str, email: str) -> dict:
@@ -110,8 +111,8 @@ DIRECT = make_data(
 CASES = {
     "direct": (DIRECT, "Set up a 30-minute quick chat between Ana Souza and Bruno Lima next week.",
                ["ana@vale.example", "bruno@vale.example"], 30, ("2026-07-06", "2026-07-10")),
-    "orbit": (ORBIT, "Lena emailed Priya and Omar about a quick chat on the pricing page next week. Could you suggest a "
-                     "few times that work for all three of them?",
+    "orbit": (ORBIT, "Lena emailed Priya and Omar about a quick chat on the pricing page next week. "
+                     "Could you suggest a few times that work for all three of them?",
               ["lena.vogel@orbit.example", "priya.raman@orbit.example", "omar.haddad@orbit.example"], 30,
               ("2025-11-24", "2025-11-28")),
     "harbor": (HARBOR, "Can you find some times for the catch-up Noor asked for in Slack, and say who should come?",

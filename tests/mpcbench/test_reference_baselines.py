@@ -99,7 +99,8 @@ async def pass_rate(sim, agent: str) -> tuple[int, int, dict[str, list[CheckResu
 class TestOriginalTasks:
     def test_facts_cover_every_original_task(self):
         """Every original task file has facts here, and no fact names a task that does not exist."""
-        ids = {load_task(p, scenario_id="scenario_A").task_id for p in list_tasks(reference_dir("mpcbench_v1", "tasks"))}
+        ids = {load_task(p, scenario_id="scenario_A").task_id
+               for p in list_tasks(reference_dir("mpcbench_v1", "tasks"))}
         assert set(FACTS) == ids
 
     async def test_oracle_passes_at_least_ninety_percent_of_applicable_checks(self, sim):

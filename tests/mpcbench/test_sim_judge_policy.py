@@ -1,4 +1,7 @@
-"""sim/judge's rubric on hand-written judge inputs: wrong answers capped, good ones scored well, every score explained."""
+"""sim/judge's rubric on hand-written judge inputs.
+
+Wrong answers are capped, good ones scored well, and every score is explained.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,12 @@ from mpcbench_async.mpcbench._sim._judge_evidence import read_evidence
 from mpcbench_async.mpcbench._sim._judge_policy import judge_scores, lazy_agent
 from mpcbench_async.mpcbench._sim._judge_stale import dated_statements, marked_past, report_week
 from mpcbench_async.mpcbench._sim._judge_text import (
-    durations, inline_placeholders, is_email, period, sections, states_time_frame,
+    durations,
+    inline_placeholders,
+    is_email,
+    period,
+    sections,
+    states_time_frame,
 )
 from tests.conftest import REPO
 
@@ -344,7 +352,8 @@ class TestTextReaders:
             "late January", "in May", "Q1", "the week of the 19th", "dates may change", "we are working on it")]
 
     def test_inline_placeholders_and_e_mail_shape(self):
-        """Bracketed stand-ins are placeholders (a signature one apart); citations are not; a greeting+sign-off is mail."""
+        """Bracketed stand-ins are placeholders (a signature one apart); citations are not; a greeting+sign-off is
+        mail."""
         assert (["[Customer Name]", "XX%"], ["[Your Name]"]) == inline_placeholders(
             "Dear [Customer Name], usage is up XX%. [Slack #lsy-team] [Team sync notes]\n[Your Name]")
         assert (True, False) == (is_email("Hi Hannah,\n\nIt ships in late January.\n\nBest,\nOwen"),

@@ -45,7 +45,8 @@ class TestFactDates:
 
     def test_a_window_that_ends_before_it_starts_is_refused(self, tmp_path):
         """window_end before window_start is refused with both values."""
-        path = write(tmp_path, facts={"planning": PLANNING | {"window_start": "2025-12-12", "window_end": "2025-12-08"}})
+        path = write(tmp_path,
+                     facts={"planning": PLANNING | {"window_start": "2025-12-12", "window_end": "2025-12-08"}})
         assert f'{path}: $.facts.planning.window_end: "2025-12-08" is before window_start "2025-12-12"' == refusal(path)
 
     @pytest.mark.parametrize("stamp", ["2025-12-08T00:00:00+01:00", "2025-12-08T09:00", "20251208"])

@@ -117,8 +117,8 @@ class TestOffTheEventLoop:
             assert ("final", [], ["plan"]) == (fast.stop_reason, finished, started)
             assert "Asha Rao" == fast.raw_tool_calls[0].result["messages"][0]["author"]
             gate.set()
-        assert [("final", NO_FILES, False)] == [(r.stop_reason, r.raw_tool_calls[0].result, r.raw_tool_calls[0].timed_out)
-                                                for r in finished]
+        assert [("final", NO_FILES, False)] == [
+            (r.stop_reason, r.raw_tool_calls[0].result, r.raw_tool_calls[0].timed_out) for r in finished]
 
     async def test_parallel_calls_come_back_in_call_order(self, spy_client, make_pool, gate, monkeypatch):
         """Calls of one reply run at once; results are logged and sent in call order even when they finish out of it."""
@@ -176,15 +176,15 @@ class TestTimeLimit:
         pool.close(wait=True)  # the abandoned call finishes now; the queued one was dropped before it began
         assert ["first"] == started
 
-    @pytest.mark.parametrize(("timeout", "max_bytes", "message"), [
+    @pytest.mark.parametrize(("time_limit", "max_bytes", "message"), [
         (0, 65536, "tool_timeout_s must be a positive number of seconds, got 0"),
         (1.0, 100, "tool_result_max_bytes must be at least 1024 (room for the truncation marker), got 100"),
     ])
-    async def test_unusable_limits_are_refused(self, make_client, timeout, max_bytes, message):
+    async def test_unusable_limits_are_refused(self, make_client, time_limit, max_bytes, message):
         """A zero time limit or a cap too small for the marker is refused before any call, naming the parameter."""
         with pytest.raises(ValueError) as caught:
             await run_agent(make_client("native"), "sim/scripted", task_with_script([FINAL]), DATA, PROMPTS,
-                            tool_timeout_s=timeout, tool_result_max_bytes=max_bytes)
+                            tool_timeout_s=time_limit, tool_result_max_bytes=max_bytes)
         assert message == str(caught.value)
 
 
@@ -235,7 +235,8 @@ class TestResultCap:
 
     @settings(max_examples=150, deadline=None, derandomize=True)
     @given(doc=st.dictionaries(st.text(max_size=120), st.recursive(
-        st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=3000),
+        st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False)
+        | st.text(max_size=3000),
         lambda inner: st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=40), inner, max_size=8),
         max_leaves=200), min_size=1), max_bytes=st.integers(1024, 4096))
     def test_any_result_is_cut_to_valid_json_within_the_cap(self, doc, max_bytes):

@@ -110,7 +110,8 @@ class TestRetryAfterFromHeaders:
 
     @pytest.mark.parametrize(
         "headers",
-        [{"Retry-After": "inf"}, {"retry-after-ms": "inf"}, {"x-ratelimit-reset-tokens": "inf"}, {"Retry-After": "nan"}],
+        [{"Retry-After": "inf"}, {"retry-after-ms": "inf"}, {"x-ratelimit-reset-tokens": "inf"},
+         {"Retry-After": "nan"}],
     )
     def test_non_finite_numbers_are_garbage(self, headers):
         """'inf' and 'nan' are not delay-seconds (RFC 9110: 1*DIGIT) and give None, not an endless wait."""
@@ -165,7 +166,7 @@ class TestRetrying:
             await run(policy, [server_error() for _ in range(10)], clock)
         ceilings = [1.0, 2.0, 4.0, 4.0, 4.0, 4.0]
         assert 6 == len(clock.slept)
-        for ceiling, wait in zip(ceilings, clock.slept):
+        for ceiling, wait in zip(ceilings, clock.slept, strict=True):
             assert ceiling / 2 <= wait <= ceiling
 
     async def test_connection_errors_are_retried(self):

@@ -139,7 +139,8 @@ class TestChanges:
         """Nested params, a removed param, the judge prompt, a task's content and scenario, and a scenario's data
         each get one line; models and tasks only one side has are no change."""
         old = Fingerprint(max_turns=12, prompts={"agent": "a1", "judge": "j1"},
-                          models={"m": {"model": None, "params": {"extra_body": {"top_k": 5}, "seed": 1}}, "only-old": {}},
+                          models={"m": {"model": None, "params": {"extra_body": {"top_k": 5}, "seed": 1}},
+                                  "only-old": {}},
                           tasks={"t1": "h1", "t2": "h2", "gone": "x"}, task_scenarios={"t1": "sc", "t2": "sc"},
                           data={"sc": "d1"})
         new = Fingerprint(max_turns=12, prompts={"agent": "a1", "judge": "j2"}, judge_attempts=5,

@@ -36,7 +36,8 @@ class TestChecksInSummary:
     def test_old_logs_with_passed_still_decode(self, tmp_path):
         """Records written before ``status`` existed (``passed: true/false``) count as pass / fail."""
         _write(tmp_path / "runs.jsonl", [
-            _run("a", "t1", [{"name": "x", "passed": True, "detail": ""}, {"name": "y", "passed": False, "detail": ""}]),
+            _run("a", "t1", [{"name": "x", "passed": True, "detail": ""},
+                             {"name": "y", "passed": False, "detail": ""}]),
             _run("b", "t2", [{"name": "x", "passed": True, "detail": ""}])])
         model = summarize(tmp_path).models[0]
         assert (2, 3, 0.6667, 0.5) == (model.checks_passed, model.checks_total, model.check_pass_rate, model.pass_at_k)

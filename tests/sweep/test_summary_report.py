@@ -95,7 +95,8 @@ class TestErrorClasses:
                 f"    e.g. {LIMITED}\n"
                 f"    what to do: {RATE_HINT}\n") in table
         assert ("## Errors\n\n| error class | model | endpoint | count | infrastructure | records | example | what to "
-                "do |\n|---|---|---|---:|---:|---|---|---|\n| PermanentLLMError | m | http://h/v1 | 2 | 0 | runs.jsonl 1, "
+                "do |\n|---|---|---|---:|---:|---|---|---|\n"
+                "| PermanentLLMError | m | http://h/v1 | 2 | 0 | runs.jsonl 1, "
                 "tariff_m.jsonl 1 | model 'm' at http://h/v1: HTTP 400: bad | the endpoint "
                 "rejected the request: check the model name, API key and params in model_config.json, then rerun "
                 "with --retry-errors |\n") in markdown

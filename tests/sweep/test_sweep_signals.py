@@ -46,7 +46,8 @@ class HoldAfter:
         unit = unit_of(key)
         runs = sum(u.startswith("run-") for u in self.answered)
         cases = sum(u.startswith("tariff/") for u in self.answered)
-        if unit in self.answered or (unit.startswith("run-") and runs < 2) or (unit.startswith("tariff/") and not cases):
+        if (unit in self.answered or (unit.startswith("run-") and runs < 2)
+                or (unit.startswith("tariff/") and not cases)):
             self.answered.add(unit)
             return
         self.held.add(unit)
@@ -62,7 +63,8 @@ def workspace_with_tariff(root: Path, tmp_path: Path) -> list[str]:
         shutil.copy(REPO / "storage" / "benchmarks" / "tariff" / "cases" / name, suite / "cases" / name)
     config = orjson.loads((root / "model_config.json").read_bytes())
     (root / "model_config.json").write_bytes(orjson.dumps({**config, "tariff_models": ["sim/tariff"]}))
-    return [sys.executable, "-c", CLI, "sweep", "--suite", "mpcbench,tariff", "--config", str(root / "model_config.json"),
+    return [sys.executable, "-c", CLI, "sweep", "--suite", "mpcbench,tariff",
+            "--config", str(root / "model_config.json"),
             "--prompts", str(root / "prompt_config.json"), "--tasks-dir", str(root / "tasks"),
             "--data-dir", str(root / "data"), "--scenarios-dir", str(root / "scenarios"), "--trials", "2",
             "--tariff-path", str(suite), "--pack", str(REPO / "storage" / "packs" / "tariff"),

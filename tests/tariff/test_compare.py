@@ -185,7 +185,7 @@ class TestDutyStatus:
     def test_unverified_duties_are_counted_and_marked(self):
         """Accepted cases whose duty the pack cannot check are counted in the summary and marked in the table."""
         records = [ok("a", "6404.11.90"), ok("b", "6404.11.90"), ok("c", "6404.11.90")]
-        for record, status in zip(records, ("verified", "unverified", "not_stated")):
+        for record, status in zip(records, ("verified", "unverified", "not_stated"), strict=True):
             record.score.duty_status = status
         result = report(*records)
         text = render_report(result)

@@ -52,7 +52,8 @@ class TestSuites:
         assert 72 == len(cases)
         assert [ranked(pack, request_text(c)) for c in cases] == [indexed(pack, request_text(c)) for c in cases]
         assert [reference_bundle(pack, c) for c in cases] == [
-            [item.id for item in build_bundle(pack, c.input.input, c.input.evidence, c.input.options.candidate_chapters)]
+            [item.id
+             for item in build_bundle(pack, c.input.input, c.input.evidence, c.input.options.candidate_chapters)]
             for c in cases]
 
     def test_hscodecomp_listings_select_what_ranking_every_note_selects(self):

@@ -77,8 +77,8 @@ class TestGates:
         refusal = {"decision": "refuse", "refusal_category": "missing_evidence"}
         result = await verify(case, Replies(GOOD, refusal), pack, PROMPTS)
         assert ("refused", "missing_evidence") == (result.status, result.refusal_category)
-        assert ["[missing_evidence] the request relies on 'per the attached lab report', which was not supplied; refuse with "
-                "missing_evidence or ask for it"] == result.iterations[0].rejection_reasons
+        assert ["[missing_evidence] the request relies on 'per the attached lab report', which was not supplied; "
+                "refuse with missing_evidence or ask for it"] == result.iterations[0].rejection_reasons
 
     async def test_schema_errors_name_the_field(self, pack):
         """A dossier with an unknown field is rejected naming it."""

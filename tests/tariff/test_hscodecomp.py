@@ -303,7 +303,8 @@ class TestRuns:
         assert "agent model" not in printed  # no empty MPCBench table for a tariff-only sweep
 
     def test_fixture_mode_without_fixtures_is_one_clear_error(self, tmp_path, capsys):
-        """A suite with no recorded fixtures in fixture mode (the default) exits 2 with one line saying to run it live."""
+        """A suite with no recorded fixtures in fixture mode (the default) exits 2 with one line saying to run it
+        live."""
         suite = small_suite(tmp_path, 2)
         code = main(["tariff", "run", "--suite", "hscodecomp", "--path", str(suite), "--out", str(tmp_path / "out")])
         assert (2, f"error: {suite / 'fixtures'}: no recorded fixtures for suite 'hscodecomp'; run it live with "
@@ -312,7 +313,8 @@ class TestRuns:
         assert not (tmp_path / "out").exists()
 
     def test_a_suite_name_with_a_dot_keeps_its_whole_name_in_the_report_files(self, tmp_path, capsys):
-        """`--suite hscodecomp.v2` writes `hscodecomp.v2_benchmark_*.json` and `.md` (suffixes appended, not replaced)."""
+        """`--suite hscodecomp.v2` writes `hscodecomp.v2_benchmark_*.json` and `.md` (suffixes appended, not
+        replaced)."""
         suite = small_suite(tmp_path, 2)
         code = main(["tariff", "run", "--suite", "hscodecomp.v2", "--path", str(suite), "--mode", "live", "--model",
                      "sim/tariff", "--out", str(tmp_path / "out"), "--config", str(REPO / "model_config.json"),

@@ -45,7 +45,8 @@ class TestRunner:
         assert [(r.case_id, r.score.score) for r in recorded] == [(r.case_id, r.score.score) for r in replayed]
         assert {"ok"} == {r.status for r in replayed}
         by_id = {r.case_id: r for r in replayed}
-        assert ("refused", "insufficient_info") == (by_id["neg_a"].result.status, by_id["neg_a"].result.refusal_category)
+        assert ("refused", "insufficient_info") == (by_id["neg_a"].result.status,
+                                                    by_id["neg_a"].result.refusal_category)
         assert ("refused", "missing_evidence") == (by_id["neg_b"].result.status, by_id["neg_b"].result.refusal_category)
         assert "accepted" == by_id["pos_a"].result.status
 

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from email.utils import parsedate_to_datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -146,7 +146,8 @@ class Directory:
         """Record every ``Name <email>`` or bare address in a header-like string."""
         if not isinstance(text, str):
             return
-        for match in re.finditer(r"(?:\"?([^\"<>,;]+?)\"?\s*)?<(" + _EMAIL.pattern + r")>|(" + _EMAIL.pattern + ")", text):
+        named_or_bare = r"(?:\"?([^\"<>,;]+?)\"?\s*)?<(" + _EMAIL.pattern + r")>|(" + _EMAIL.pattern + ")"
+        for match in re.finditer(named_or_bare, text):
             self.add(match.group(1) or "", match.group(2) or match.group(3))
 
     @property
@@ -156,13 +157,17 @@ class Directory:
     def by_email(self, email: str) -> Person | None:
         return self._by_email.get(email.lower())
 
-    def _unique(self, word: str, position: int, among: frozenset[str] = frozenset()) -> Person | None:
-        """The one person with ``word`` at ``position`` of their name (among ``among``'s addresses, when given)."""
+    def _unique(self, word: str, position: int, among: frozenset[str | None] = frozenset()) -> Person | None:
+        """The one person with ``word`` at ``position`` of their name (among ``among``'s addresses, when given).
+
+        ``among`` holds None when the request's author has no address; it then matches the people without one.
+        """
         found = [p for p in self.people if len(p.tokens) > position and p.tokens[position] == word
                  and (not among or p.email in among)]
         return found[0] if len(found) == 1 else None
 
-    def named_in(self, text: str, *, loose: bool = False, among: frozenset[str] = frozenset()) -> set[Person]:
+    def named_in(self, text: str, *, loose: bool = False,
+                 among: frozenset[str | None] = frozenset()) -> set[Person]:
         """People ``text`` names: an address, a full name, or a first name only one person has.
 
         A first name several people share names the one of them ``among`` holds (the addresses
@@ -177,17 +182,18 @@ class Directory:
         for person in self.people:
             tokens = person.tokens
             local = person.email.split("@")[0] if person.email else ""
-            if person.email and (person.email in lowered or (
-                    loose and len(local) > 2 and re.search(rf"(?<![\w.]){re.escape(local)}(?![\w@])", lowered))):
-                found.add(person)
-            elif len(tokens) > 1 and re.search(r"(?<!\w)" + r"\s+".join(map(re.escape, tokens)) + r"(?!\w)", text, re.I):
-                found.add(person)
-            elif loose and len(tokens) > 1 and set(tokens) <= words:
+            full_name = r"(?<!\w)" + r"\s+".join(map(re.escape, tokens)) + r"(?!\w)"
+            if (
+                (person.email and (person.email in lowered or (
+                    loose and len(local) > 2 and re.search(rf"(?<![\w.]){re.escape(local)}(?![\w@])", lowered))))
+                or (len(tokens) > 1 and re.search(full_name, text, re.I))
+                or (loose and len(tokens) > 1 and set(tokens) <= words)
+            ):
                 found.add(person)
         for word in words:
-            if word[0].isupper() and (person := self._unique(word, 0) or (among and self._unique(word, 0, among))
+            if word[0].isupper() and (named := self._unique(word, 0) or (among and self._unique(word, 0, among))
                                       or (loose and self._unique(word, -1)) or None):
-                found.add(person)
+                found.add(named)
         return found
 
 
@@ -293,12 +299,12 @@ def _timezone(results: list[Step]) -> tuple[tzinfo, str]:
         for text in _strings(result):
             for stamp in _ISO.findall(text):
                 parsed = read_stamp(stamp)
-                if parsed and parsed.utcoffset() is not None:
-                    offsets[parsed.utcoffset()] += 1
+                if parsed and (utcoffset := parsed.utcoffset()) is not None:
+                    offsets[utcoffset] += 1
     if offsets:
         offset = offsets.most_common(1)[0][0]
         return timezone(offset), f"UTC{offset.total_seconds() / 3600:+g}"
-    return timezone.utc, "UTC"
+    return UTC, "UTC"
 
 
 def _merge(intervals: list[tuple[datetime, datetime]]) -> tuple[tuple[datetime, datetime], ...]:
@@ -313,7 +319,7 @@ def _merge(intervals: list[tuple[datetime, datetime]]) -> tuple[tuple[datetime, 
 
 
 def _search(arguments: dict[str, Any], result: dict[str, Any], tz: tzinfo) -> FreeSearch | None:
-    span = result.get("date_range") if isinstance(result.get("date_range"), dict) else {}
+    span = result["date_range"] if isinstance(result.get("date_range"), dict) else {}
     try:
         first, last = date.fromisoformat(str(span.get("start"))[:10]), date.fromisoformat(str(span.get("end"))[:10])
     except ValueError:
@@ -361,7 +367,7 @@ def _messages(key: str, result: dict[str, Any], people: Directory, tz: tzinfo) -
                 stamp, parent = read_stamp(item.get("timestamp"), tz), read_stamp(item.get("thread_ts"), tz)
                 opener = parent or stamp
                 out.append(Message(author=author, when=stamp, text=item["text"],
-                                   thread=opener.astimezone(timezone.utc).isoformat() if opener else str(item.get("id")),
+                                   thread=opener.astimezone(UTC).isoformat() if opener else str(item.get("id")),
                                    opens_thread=parent is None or parent == stamp))
     elif key.endswith("getthread"):
         for index, item in enumerate(result.get("messages") or ()):
@@ -441,7 +447,7 @@ def _request_message(messages: list[Message], prompt: str, people: Directory) ->
 
     def rank(message: Message) -> tuple[bool, int, datetime]:
         overlap = len(prompt_words & {w.lower() for w in _NAME_WORD.findall(message.text)})
-        return (message.author in named, overlap, message.when or datetime.min.replace(tzinfo=timezone.utc))
+        return (message.author in named, overlap, message.when or datetime.min.replace(tzinfo=UTC))
 
     return max(candidates, key=rank)
 
@@ -488,7 +494,7 @@ def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Re
     prompt = str(judge_input.get("user_prompt") or "")
     message = _request_message(evidence.messages, prompt, evidence.people)
     thread = sorted((m for m in evidence.messages if message is not None and m.thread == message.thread),
-                    key=lambda m: (m.when is None, m.when or datetime.min.replace(tzinfo=timezone.utc)))
+                    key=lambda m: (m.when is None, m.when or datetime.min.replace(tzinfo=UTC)))
     unique_thread = list(dict.fromkeys(thread))
     request = Request(message=message, thread=unique_thread,
                       participants=_participants(message, unique_thread, prompt, evidence.people))
@@ -510,7 +516,7 @@ def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Re
             anchor = sent
     request.today = anchor
     request.window = _window(asked, anchor)
-    if request.window and asked:
+    if request.window and asked and anchor:
         request.window_source = f"'{asked.phrase}' counted from {anchor.isoformat()}"
     request.weekends_ok = mentions_weekend(" ".join([prompt, *(m.text for m in unique_thread)]))
     return request

@@ -379,7 +379,8 @@ def satisfaction(judge_input: dict[str, Any], reading: Reading) -> tuple[int, st
     delivers = _delivers(reading)
     base = 1 + final + (found > 0) + (found > 0 and calls > 0 and share >= 0.8) + (delivers or coverage >= 0.3)
     why = (f"base {base} (stop={judge_input.get('stop_reason')}; {found} concrete fact(s); grounded "
-           f"{round(share * 100)}%; delivers the {reading.task_type or 'task'}'s output: {'yes' if delivers else 'no'}; "
+           f"{round(share * 100)}%; delivers the {reading.task_type or 'task'}'s output: "
+           f"{'yes' if delivers else 'no'}; "
            f"requirement terms covered {round(coverage * 100)}%)")
     verdict = Verdict()
     _non_answer(reading, verdict)

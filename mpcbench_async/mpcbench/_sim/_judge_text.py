@@ -128,7 +128,10 @@ def known_heading(text: str, known: set[str]) -> str | None:
 
 
 def _heading(line: str, known: set[str], previous_blank: bool) -> tuple[str, str] | None:
-    """(heading, inline content) when ``line`` is a heading: markdown, bold, a known name, ``Name:``, or a short title."""
+    """(heading, inline content) when ``line`` is a heading.
+
+    A heading is markdown, bold, a known name, ``Name:``, or a short title.
+    """
     stripped = line.strip()
     if not stripped or _SIGN_OFF.match(stripped) or _GREETING.match(stripped):
         return None
@@ -199,8 +202,12 @@ def _is_placeholder_words(inner: str) -> bool:
 
 
 def inline_placeholders(text: str) -> tuple[list[str], list[str]]:
-    """(placeholders, signature placeholders) left in the text: ``[Customer Name]``, ``<date>``, ``{{eta}}``, ``XX%``."""
-    found, signature = [], []
+    """(placeholders, signature placeholders) left in the text.
+
+    Placeholders look like ``[Customer Name]``, ``<date>``, ``{{eta}}`` or ``XX%``.
+    """
+    found: list[str] = []
+    signature: list[str] = []
     for match in _BRACKET.finditer(text):
         inner = next(group for group in match.groups() if group is not None).strip()
         if not _is_placeholder_words(inner) or re.search(r"[#@/]|\b[A-Z]+-\d+\b|\d{4}", inner):
@@ -268,7 +275,8 @@ class Period:
 
 _PERIODS = (
     (re.compile(r"\bweek after next\b", re.I), Period(weeks=2)),
-    (re.compile(r"\b(?:next|the following|the coming|early next|later next|late next)\s+week\b", re.I), Period(weeks=1)),
+    (re.compile(r"\b(?:next|the following|the coming|early next|later next|late next)\s+week\b", re.I),
+     Period(weeks=1)),
     (re.compile(r"\b(?:this|the current|end of (?:the|this)) week\b|\bbefore the weekend\b|\bby (?:this )?friday\b",
                 re.I), Period(weeks=0)),
     (re.compile(r"\btomorrow\b", re.I), Period(days=1)),

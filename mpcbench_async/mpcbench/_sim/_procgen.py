@@ -84,7 +84,7 @@ def _calendar(world: dict[str, Any]) -> dict[str, Any]:
 def _contacts(world: dict[str, Any]) -> dict[str, Any]:
     company = (world.get("company") or {}).get("name", "")
     out = []
-    for i, p in enumerate(world["people"]):
+    for p in world["people"]:
         domain = p["email"].split("@")[1]
         organization = company if p.get("team") != "External" else domain.split(".")[0].replace("-", " ").title()
         digits = int(hashlib.sha256(p["email"].encode()).hexdigest()[:8], 16) % 10_000_000
@@ -94,7 +94,8 @@ def _contacts(world: dict[str, Any]) -> dict[str, Any]:
 
 
 def _jira(world: dict[str, Any]) -> dict[str, Any]:
-    issues, versions = [], {}
+    issues: list[dict[str, Any]] = []
+    versions: dict[str, dict[str, Any]] = {}
     for e in _by_source(world, "jira"):
         d = e["details"]
         fix = [d["fix_version"]] if d.get("fix_version") else []

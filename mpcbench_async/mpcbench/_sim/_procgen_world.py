@@ -22,7 +22,8 @@ __all__ = ["build_world_state", "window_days"]
 _MEETING_TITLES = ["1:1", "Design review", "Standup", "Customer call", "Planning", "Interview", "Roadmap sync",
                    "Incident review", "Vendor call", "Team lunch", "Budget review", "Hiring panel", "Focus time"]
 _NOISE_CHAT = ["Coffee machine on 3 is fixed.", "Who is up for lunch at 12:30?", "Reminder: all-hands on Friday.",
-               "Parking garage closes early today.", "Happy birthday to the data team!", "New wiki page for onboarding.",
+               "Parking garage closes early today.", "Happy birthday to the data team!",
+               "New wiki page for onboarding.",
                "The VPN will restart tonight at 22:00.", "Anyone seen my charger?", "Book club picks are in."]
 
 
@@ -36,7 +37,8 @@ def window_days(kind: str, now: datetime) -> list[date]:
     today = now.date()
     monday = today - timedelta(days=today.weekday())
     if kind == "next_3_working_days":
-        days, d = [], today
+        days: list[date] = []
+        d = today
         while len(days) < 3:
             d += timedelta(days=1)
             if d.weekday() < 5:
@@ -142,11 +144,13 @@ class _World:
                     "time_window": "this_week_working_hours" if "this week" in hint else "next_week_working_hours"}
         duration = int(hint.get("approx_duration_minutes", 45))
         kind = str(hint.get("time_window", "next_week_working_hours"))
-        people = [self.by_first[n.split()[0]] for n in sub.get("participants_hint") or [] if n.split()[0] in self.by_first]
+        people = [self.by_first[n.split()[0]] for n in sub.get("participants_hint") or []
+                  if n.split()[0] in self.by_first]
         if len(people) < 2:
             people = self.people[:3]
         requester, others = people[0], people[1:]
-        topic = re.sub(r"^.*?\babout\b|^.*?\bto\b", "", sub["abstract_description"]).strip().rstrip(".")[:90] or "the project"
+        topic = (re.sub(r"^.*?\babout\b|^.*?\bto\b", "", sub["abstract_description"]).strip().rstrip(".")[:90]
+                 or "the project")
         phrase = _PHRASE.get(kind, "next week")
         depth = float(self.s.get("depth", 0))
         channel = self.channel()
@@ -262,7 +266,8 @@ class _World:
         depth = float(self.s.get("depth", 0))
         for i, (name, value) in enumerate((sub.get("metrics_hint") or {}).items()):
             line = _metric_line(name, value)
-            when = self.at(monday, self.work_start) + (self.now - self.at(monday, self.work_start)) * self.rng.uniform(0.2, 0.9)
+            week_start = self.at(monday, self.work_start)
+            when = week_start + (self.now - week_start) * self.rng.uniform(0.2, 0.9)
             if depth >= 0.67 and i % 2 == 1:
                 continue
             self.slack(sub["id"], channel, self.rng.choice(self.s["people"]), when, f"Metrics update: {line}")

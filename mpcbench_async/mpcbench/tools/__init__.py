@@ -1,11 +1,11 @@
 """The MPCBench tool backend: nine workplace tools over one scenario's data."""
 
+from ..._text import rank, words
 from ._backend import TOOL_NAMES, ToolBackend, api_name, tool_name
 from ._calendar import busy_intervals, common_free_slots
 from ._dates import DateError, resolve_date, resolve_range
 from ._execution import TOOL_RESULT_MAX_BYTES, TOOL_THREADS, TOOL_TIMEOUT_S, ToolPool, cap_result
 from ._jql import JqlError, parse_jql
-from ..._text import rank, words
 
 __all__ = [
     "TOOL_NAMES",

@@ -117,8 +117,8 @@ class TestCallArguments:
         """An unknown tool name is an error that lists every available API name."""
         expected = {"error": "unknown tool 'Gmail_Send'; available tools: Slack_search_messages, "
                              "GoogleContacts_SearchContactsByName, GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree, "
-                             "GoogleCalendar_ListEvents, Gmail_SearchThreads, Gmail_GetThread, GoogleDrive_gdrive_search, "
-                             "GoogleDrive_gdrive_read_file, Jira_SearchIssuesWithJql"}
+                             "GoogleCalendar_ListEvents, Gmail_SearchThreads, Gmail_GetThread, "
+                             "GoogleDrive_gdrive_search, GoogleDrive_gdrive_read_file, Jira_SearchIssuesWithJql"}
         assert expected == _backend().call("Gmail_Send", "{}")
 
     @pytest.mark.parametrize(("name", "arguments", "error"), [
@@ -190,7 +190,8 @@ class TestCallArguments:
 
 class TestFindFreeSlots:
     def test_next_week_from_a_wednesday_skips_the_weekend(self):
-        """next_week from Wednesday 2025-11-19 is 24-30 Nov; busy, multi-day and all-day events and the weekend drop out."""
+        """next_week from Wednesday 2025-11-19 is 24-30 Nov; busy, multi-day and all-day events and the weekend drop
+        out."""
         expected = {
             "timezone": "Europe/London",
             "date_range": {"start": "2025-11-24", "end": "2025-11-30"},
@@ -280,8 +281,8 @@ class TestFindFreeSlots:
     def test_unreadable_date_is_an_error(self):
         """An unreadable date comes back as an error listing the accepted forms."""
         expected = {"error": "GoogleCalendar.FindTimeSlotsWhenEveryoneIsFree: cannot read the date 'soonish'; use "
-                             "YYYY-MM-DD, an ISO datetime, today, tomorrow, yesterday, this_week, next_week, last_week, "
-                             "+Nd/-Nd (days from today)"}
+                             "YYYY-MM-DD, an ISO datetime, today, tomorrow, yesterday, this_week, next_week, "
+                             "last_week, +Nd/-Nd (days from today)"}
         assert expected == _backend().call(FREE, {"email_addresses": BOTH, "start_date": "soonish"})
 
     @pytest.mark.parametrize(("args", "error"), [
@@ -313,7 +314,8 @@ class TestListEvents:
         """query keeps events with the words in title or description; attendee_email keeps that person's live events."""
         backend = _backend()
         by_query = backend.call("GoogleCalendar_ListEvents", {"start_date": "next_week", "query": "quarterly"})
-        by_owner = backend.call("GoogleCalendar_ListEvents", {"start_date": "next_week", "attendee_email": "ann@acme.io"})
+        by_owner = backend.call("GoogleCalendar_ListEvents",
+                                {"start_date": "next_week", "attendee_email": "ann@acme.io"})
         assert (["e1"], ["e1", "e2"]) == ([e["id"] for e in by_query["events"]],
                                                 [e["id"] for e in by_owner["events"]])
 
@@ -330,8 +332,10 @@ class TestListEvents:
     def test_attendee_filter_ignores_other_peoples_events_at_the_same_time(self):
         """An event Bo alone attends is not listed for Ann even when it has the same times as Ann's event."""
         calendar = {"events": [
-            {"id": "mine", "start": "2025-11-24T10:00:00Z", "end": "2025-11-24T11:00:00Z", "attendees": ["ann@acme.io"]},
-            {"id": "theirs", "start": "2025-11-24T10:00:00Z", "end": "2025-11-24T11:00:00Z", "attendees": ["bo@acme.io"]},
+            {"id": "mine", "start": "2025-11-24T10:00:00Z", "end": "2025-11-24T11:00:00Z",
+             "attendees": ["ann@acme.io"]},
+            {"id": "theirs", "start": "2025-11-24T10:00:00Z", "end": "2025-11-24T11:00:00Z",
+             "attendees": ["bo@acme.io"]},
         ]}
         result = make_backend(calendar=calendar).call("GoogleCalendar_ListEvents",
                                                       {"start_date": "2025-11-24", "attendee_email": "ann@acme.io"})

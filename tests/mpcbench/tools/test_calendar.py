@@ -287,7 +287,8 @@ class TestBusyIntervals:
     def test_attendee_calendar_owner_organizer_and_free_busy_all_count(self):
         """A person is busy in events they attend, own or organise and in their free_busy blocks, case-insensitively."""
         expected = [(_utc(2025, 11, 20, 9), _utc(2025, 11, 20, 10)), (_utc(2025, 11, 20, 11), _utc(2025, 11, 20, 12)),
-                    (_utc(2025, 11, 20, 13), _utc(2025, 11, 20, 14)), (_utc(2025, 11, 21, 9), _utc(2025, 11, 21, 9, 30))]
+                    (_utc(2025, 11, 20, 13), _utc(2025, 11, 20, 14)),
+                    (_utc(2025, 11, 21, 9), _utc(2025, 11, 21, 9, 30))]
         assert expected == _as_utc(busy_intervals(self.CALENDAR, ["ann@ACME.io"], LONDON))
 
     def test_cancelled_and_other_peoples_events_do_not_count(self):
@@ -300,9 +301,10 @@ class TestBusyIntervals:
     def test_availability_rows_never_count_and_unclear_rows_do(self):
         """An 'Available' event and free slots leave time free; an OOO row marked transparent still blocks it."""
         calendar = {"events": [
-            {"title": "Available", "start": "2025-11-20T09:00:00Z", "end": "2025-11-20T10:00:00Z", "attendees": ["ann@acme.io"]},
-            {"title": "OOO", "transparency": "transparent", "start": "2025-11-20T11:00:00Z", "end": "2025-11-20T12:00:00Z",
-             "attendees": ["ann@acme.io"]}],
+            {"title": "Available", "start": "2025-11-20T09:00:00Z", "end": "2025-11-20T10:00:00Z",
+             "attendees": ["ann@acme.io"]},
+            {"title": "OOO", "transparency": "transparent", "start": "2025-11-20T11:00:00Z",
+             "end": "2025-11-20T12:00:00Z", "attendees": ["ann@acme.io"]}],
             "free_busy": [{"email": "ann@acme.io", "free_slots": [{"start": "2025-11-21T09:00:00Z",
                                                                    "end": "2025-11-21T17:00:00Z"}]}]}
         assert [(_utc(2025, 11, 20, 11), _utc(2025, 11, 20, 12))] == _as_utc(busy_intervals(calendar, ["ann@acme.io"],

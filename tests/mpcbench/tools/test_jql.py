@@ -191,7 +191,8 @@ class TestParseJqlDates:
         assert expected == _keys(jql)
 
     def test_start_of_week_follows_the_zone(self):
-        """startOfWeek() is local Monday midnight: 2025-11-16 23:30Z is still last week in London, this week in Kolkata."""
+        """startOfWeek() is local Monday midnight: 2025-11-16 23:30Z is still last week in London, this week in
+        Kolkata."""
         issue = [{"key": "X-1", "updated": "2025-11-16T23:30:00Z"}]
         kolkata = ZoneInfo("Asia/Kolkata")
         in_kolkata = parse_jql("updated >= startOfWeek()", now=NOW.astimezone(kolkata), tz=kolkata).run(issue, kolkata)
@@ -251,13 +252,15 @@ class TestParseJqlOrderBy:
 
     def test_issues_without_the_date_sort_first_ascending(self):
         """Issues without the sort date sort as the earliest possible date."""
-        issues = [{"key": "X-1", "updated": "2025-11-18T09:00:00Z"}, {"key": "X-2"}, {"key": "X-3", "updated": "2025-11-10"}]
+        issues = [{"key": "X-1", "updated": "2025-11-18T09:00:00Z"}, {"key": "X-2"},
+                  {"key": "X-3", "updated": "2025-11-10"}]
         assert (["X-2", "X-3", "X-1"], ["X-1", "X-3", "X-2"]) == (_keys("ORDER BY updated", issues),
                                                                   _keys("ORDER BY updated DESC", issues))
 
     def test_dates_in_different_offsets_sort_by_instant(self):
         """Sorting by date compares instants, whatever offset each stamp is written in."""
-        issues = [{"key": "X-1", "updated": "2025-11-18T10:00:00+09:00"}, {"key": "X-2", "updated": "2025-11-18T05:00:00Z"}]
+        issues = [{"key": "X-1", "updated": "2025-11-18T10:00:00+09:00"},
+                  {"key": "X-2", "updated": "2025-11-18T05:00:00Z"}]
         assert ["X-2", "X-1"] == _keys("ORDER BY updated DESC", issues)
 
     def test_priority_order_follows_priority_rank(self):
@@ -338,11 +341,13 @@ class TestParseJqlUnsupportedPaths:
         ("project = WEB AND (sprint in openSprints() OR (labels = a AND component = b))", ["WEB-3", "WEB-4"],
          ["sprint in openSprints()", "labels = a", "component = b"]),
         # ORDER BY an unknown field or direction
-        ("status = Done ORDER BY Rank, cf[10010] DESC", ["APP-1", "WEB-3"], ["ORDER BY Rank", "ORDER BY cf[10010] DESC"]),
+        ("status = Done ORDER BY Rank, cf[10010] DESC", ["APP-1", "WEB-3"],
+         ["ORDER BY Rank", "ORDER BY cf[10010] DESC"]),
         ("ORDER BY updated sideways", ALL, ["ORDER BY updated sideways"]),
     ])
     def test_every_unsupported_path_is_reported(self, jql, expected_keys, expected_unsupported):
-        """Unknown fields, operators and functions are reported as written wherever they stand, never matched to nothing."""
+        """Unknown fields, operators and functions are reported as written wherever they stand, never matched to
+        nothing."""
         assert (expected_keys, expected_unsupported) == (_keys(jql), _unsupported(jql))
 
     @pytest.mark.parametrize("jql", ["project = WEB && status = Done", "project = WEB and status = Done"])
@@ -385,7 +390,8 @@ class TestJiraSearchTool:
     def test_project_key_from_a_project_object(self):
         """A project object is reported by its key."""
         backend = make_backend(jira={"issues": ISSUES})
-        assert ["APP"] == [i["project"] for i in backend.call("Jira_SearchIssuesWithJql", {"jql": "key = APP-1"})["issues"]]
+        found = backend.call("Jira_SearchIssuesWithJql", {"jql": "key = APP-1"})["issues"]
+        assert ["APP"] == [i["project"] for i in found]
 
     def test_max_results_and_total(self):
         """max_results caps the issues while total counts all that matched."""

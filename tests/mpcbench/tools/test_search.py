@@ -27,7 +27,8 @@ SLACK = {
          "timestamp": "2025-11-13T09:00:00Z", "thread_ts": "2025-11-13T08:00:00Z"},
         {"id": "m5", "channel_id": "C1", "user_id": "U4", "text": "Budget numbers are in",
          "timestamp": "2025-11-14T09:00:00Z"},
-        {"id": "m6", "channel_id": "C1", "user_id": "U2", "text": "Two cats and a dog", "timestamp": "2025-11-15T09:00:00Z"},
+        {"id": "m6", "channel_id": "C1", "user_id": "U2", "text": "Two cats and a dog",
+         "timestamp": "2025-11-15T09:00:00Z"},
     ],
 }
 
@@ -151,8 +152,9 @@ class TestSlackSearchMessages:
     def test_author_and_channel_names_are_searched(self):
         """Words of the author's name and the channel's name match too."""
         backend = _backend()
-        assert (["m6", "m2"], ["m4", "m3"]) == (_ids(backend.call("Slack_search_messages", {"query": "Stone"}), "messages"),
-                                              _ids(backend.call("Slack_search_messages", {"query": "releases"}), "messages"))
+        assert (["m6", "m2"], ["m4", "m3"]) == (
+            _ids(backend.call("Slack_search_messages", {"query": "Stone"}), "messages"),
+            _ids(backend.call("Slack_search_messages", {"query": "releases"}), "messages"))
 
     def test_limit_is_honoured_and_total_reported(self):
         """limit caps the results while total_matches counts all matches."""
@@ -181,7 +183,8 @@ class TestSlackSearchMessages:
     def test_ties_go_to_the_newest_instant_across_offsets(self):
         """Equal-score messages come newest first even when their stamps carry different offsets."""
         slack = {"messages": [
-            {"id": "older", "channel_id": "C1", "user_id": "U1", "text": "deploy", "timestamp": "2025-11-19T10:00:00+09:00"},
+            {"id": "older", "channel_id": "C1", "user_id": "U1", "text": "deploy",
+             "timestamp": "2025-11-19T10:00:00+09:00"},
             {"id": "newer", "channel_id": "C1", "user_id": "U1", "text": "deploy", "timestamp": "2025-11-19T05:00:00Z"},
         ]}
         result = _backend(slack=slack).call("Slack_search_messages", {"query": "deploy"})
@@ -254,7 +257,8 @@ class TestGmailSearchThreads:
         """An unreadable after date comes back as an error naming the tool."""
         result = _backend().call("Gmail_SearchThreads", {"after": "last tuesday"})
         assert {"error": "Gmail.SearchThreads: cannot read the date 'last tuesday'; use YYYY-MM-DD, an ISO datetime, "
-                         "today, tomorrow, yesterday, this_week, next_week, last_week, +Nd/-Nd (days from today)"} == result
+                         "today, tomorrow, yesterday, this_week, next_week, last_week, +Nd/-Nd (days from today)"
+                } == result
 
     def test_sender_filter_does_not_match_inside_other_names(self):
         """sender='dan' does not select Jordan's thread."""
@@ -289,7 +293,8 @@ class TestDriveSearch:
         """A result gives id, name, mime type, local modified time and a snippet; limit caps the list."""
         result = _backend().call("GoogleDrive_gdrive_search", {"query": "rollout", "limit": 1})
         expected = {"files": [{"id": "f3", "name": "Team offsite", "mimeType": "application/vnd.google-apps.document",
-                               "modifiedTime": "2025-11-07T10:00:00+00:00", "snippet": "Agenda: hiking, rollout retro."}],
+                               "modifiedTime": "2025-11-07T10:00:00+00:00",
+                               "snippet": "Agenda: hiking, rollout retro."}],
                     "total_matches": 2}
         assert expected == result
 
@@ -338,5 +343,6 @@ class TestContactsSearch:
         """limit caps the contacts; a name nobody has gives an empty list."""
         backend = _backend()
         assert ([["Alice Kim"]], {"contacts": []}) == (
-            [[c["name"] for c in backend.call("GoogleContacts_SearchContactsByName", {"name": "acme", "limit": 1})["contacts"]]],
+            [[c["name"] for c in backend.call("GoogleContacts_SearchContactsByName",
+                                              {"name": "acme", "limit": 1})["contacts"]]],
             backend.call("GoogleContacts_SearchContactsByName", {"name": "Zelda"}))

@@ -26,9 +26,9 @@ def email_reply(state: State) -> Reply:
     customer = next(iter(EMAIL.findall(state.prompt)), None)
     named = name_candidates(state.prompt)
     if not state.ran("Gmail_SearchThreads"):
-        topic = " ".join(w for w in words(state.prompt) if w not in STOP)
+        prompt_topic = " ".join(w for w in words(state.prompt) if w not in STOP)
         search = (tool_call("Gmail_SearchThreads", sender=customer, max_results=5) if customer
-                  else tool_call("Gmail_SearchThreads", query=f"{_ETA_WORDS} {topic}", max_results=5))
+                  else tool_call("Gmail_SearchThreads", query=f"{_ETA_WORDS} {prompt_topic}", max_results=5))
         playbooks = tool_call("GoogleDrive_gdrive_search", query="customer response playbook guidelines communication",
                               limit=10)
         return Reply(tool_calls=[search, playbooks])
@@ -76,7 +76,7 @@ def _playbook(files: list[dict[str, Any]]) -> dict[str, Any] | None:
     current = [f for f in files if not re.search(r"deprecated|outdated|archive|old\b", str(f.get("name")), re.I)]
     guidance = [f for f in current if re.search(r"playbook|guideline|macro|policy|response|communication",
                                                 str(f.get("name")), re.I)]
-    return (guidance or current or [None])[0]
+    return guidance[0] if guidance else current[0] if current else None
 
 
 def _question_thread(threads: list[dict[str, Any]], customer: str | None) -> dict[str, Any]:

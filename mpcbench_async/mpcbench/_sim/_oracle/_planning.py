@@ -10,6 +10,7 @@ free time and propose up to three options.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -105,7 +106,8 @@ def _week_window(day: date) -> tuple[date, date]:
 
 def _working_days(today: date, count: int) -> tuple[date, date]:
     """The first and last of the ``count`` working days after ``today``."""
-    days, day = [], today
+    days: list[date] = []
+    day = today
     while len(days) < count:
         day += timedelta(days=1)
         if day.weekday() < 5:
@@ -138,7 +140,7 @@ def _preferred_days(texts: list[str]) -> set[int]:
     return set()
 
 
-def _unique(people: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+def _unique(people: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
     """Contacts without repeats (by e-mail), in order."""
     return list({str(p.get("email")).lower(): p for p in people if p}.values())
 

@@ -87,7 +87,7 @@ def _template(files: list[dict[str, Any]], name: str | None) -> dict[str, Any] |
     """The report template: the file the user named, else one whose name says it is a template."""
     exact = [f for f in files if name and str(f.get("name", "")).lower() == name.lower()]
     templates = [f for f in files if re.search(r"template", str(f.get("name")), re.I)]
-    return (exact or templates or [None])[0]
+    return exact[0] if exact else templates[0] if templates else None
 
 
 def _main_project(issues: list[dict[str, Any]]) -> str:
