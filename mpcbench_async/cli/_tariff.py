@@ -74,12 +74,12 @@ def _timestamp() -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     import anyio
-    import msgspec
 
     from .._prompts import load_prompts
-    from ..llm import LLMClient, load_model_config
+    from ..llm import ModelConfig, Transport, load_model_config
     from ..mpcbench import safe_name
-    from ..tariff import FixtureTransport, build_report, load_pack, load_suite, render_report, run_cases
+    from ..sweep import Runner, TariffSuite
+    from ..tariff import FixtureTransport, load_pack, load_suite
 
     suite_dir = args.path or Path("storage/benchmarks") / args.suite
     cases = load_suite(suite_dir / "cases")
@@ -94,16 +94,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")
     pack = load_pack(args.pack or Path("storage/packs") / packs.pop())
     prompts = load_prompts(args.prompts)
-    model = "fixture"
+    model, config, transport = "fixture", ModelConfig(), None
     if args.mode == "fixture":  # replay through the client, as a live run: its limits, retries and accounting
-        client = LLMClient(transport=FixtureTransport(fixtures))
+        transport = FixtureTransport(fixtures)
     else:
         prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(args.config)
         model = args.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
-        client = LLMClient(config)
-        client.check_models([model])
-    results = args.out / "runs" / f"{safe_name(args.suite)}_{args.mode}_{safe_name(model)}.jsonl"
+    name = f"{safe_name(args.suite)}_{args.mode}_{safe_name(model)}"
+    results = args.out / "runs" / f"{name}.jsonl"
+    # suite names may hold dots: append, never replace
+    base = args.out / f"{safe_name(args.suite)}_benchmark_{_timestamp()}"
     done = [0]
 
     def progress(record: TariffCaseRecord) -> None:
@@ -111,30 +112,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         score = f"{record.score.score:.2f}" if record.score else record.error_class
         print(f"[{done[0]:>3}/{len(cases)}] {record.case_id}: {score}", file=sys.stderr, flush=True)
 
-    interrupted: list[bool] = []
+    suite = TariffSuite(args.suite, cases, pack=pack, prompts=prompts, model=model, config=config, mode=args.mode,
+                        fixtures_dir=fixtures, name=name, report_base=base, on_record=progress)
 
-    async def main() -> list[TariffCaseRecord]:
-        async with client:
-            return await run_cases(cases, pack=pack, prompts=prompts, mode=args.mode, results_path=results,
-                                   fixtures_dir=fixtures, client=client, model=model, concurrency=args.concurrency,
-                                   retry_errors=args.retry_errors, on_record=progress,
-                                   on_interrupt=lambda: interrupted.append(True))
+    async def main(transport: Transport | None) -> bool:
+        async with Runner(config, out_dir=results.parent, concurrency=args.concurrency,
+                          retry_errors=args.retry_errors, handle_signals=True, transport=transport,
+                          log_calls=False) as runner:
+            await runner.run_suites([suite])
+            return runner.stats.interrupted
 
-    records = anyio.run(main)
-    stamp = _timestamp()
-    report = build_report(records, suite=args.suite, mode=args.mode, model=model,
-                          created_at=datetime.now(UTC).isoformat(), cases=cases)
-    base = args.out / f"{safe_name(args.suite)}_benchmark_{stamp}"  # suite names may hold dots: append, never replace
-    atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
-                       fsync=False)
-    atomic_write_bytes(base.parent / f"{base.name}.md", render_report(report).encode(), fsync=False)
+    interrupted = anyio.run(main, transport)
+    report = suite.report
+    assert report is not None  # run_suites ends with the suite's finish
     t = report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
     print(f"{args.suite} ({args.mode}, {model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
           f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
-    errors = _error_lines(records, results)
+    errors = _error_lines(suite.records, results)
     if errors:
         print("errors by class:", *errors, sep="\n")
     print(f"report -> {base.parent / base.name}.json and .md")

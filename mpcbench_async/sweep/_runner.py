@@ -50,7 +50,7 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
-from ..llm import LLMClient, ModelConfig
+from ..llm import LLMClient, ModelConfig, Transport
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import (
@@ -154,7 +154,7 @@ class Runner:
     """Runs sweep plans and suites into one output directory.
 
     Sweeps write ``runs.jsonl`` and ``judgements.jsonl`` (and need ``prompts``, the agent and judge templates),
-    suites ``<name>.jsonl``; every call goes to ``calls.jsonl``.
+    suites ``<name>.jsonl``; every call goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``).
     """
 
     def __init__(
@@ -169,8 +169,12 @@ class Runner:
         handle_signals: bool = False,
         grace_period: float = 30.0,
         fsync: bool = False,
+        transport: str | Transport | None = None,
+        log_calls: bool = True,
     ) -> None:
         self.config = config
+        self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
+        self.log_calls = log_calls
         self.prompts = prompts
         self.out_dir = Path(out_dir)
         self.concurrency = max(1, concurrency)
@@ -191,8 +195,9 @@ class Runner:
     async def __aenter__(self) -> Runner:
         self._lock.acquire()  # one sweep per directory: a second one would run and pay for every unit again
         try:
-            self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
-            self.client = LLMClient(self.config, call_sink=self._on_call)
+            if self.log_calls:
+                self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
+            self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call)
         except BaseException:
             self._lock.release()
             raise
@@ -220,8 +225,8 @@ class Runner:
             self._lock.release()
 
     def _on_call(self, record: LLMCallRecord) -> None:
-        assert self._calls is not None
-        self._calls.write(record)
+        if self._calls is not None:
+            self._calls.write(record)
         self.stats.calls += 1
         self.stats.tokens += record.usage.total_tokens
         self.stats.cost_usd += record.cost_usd

@@ -1,16 +1,19 @@
-"""Suites a sweep runs beside MPCBench through ``Runner.run_suites``: the tariff pipeline (and HSCodeComp).
+"""Tariff-pipeline suites (tariff, HSCodeComp) for ``Runner.run_suites``: a sweep's ``--suite`` and ``tariff run``.
 
-``TariffSuite`` is one tariff-pipeline suite × one model, run live: its units
-are the cases keyed as ``tariff.case_keys`` keys them (so a sweep resumes what
-``tariff run --mode live`` would), its records are ``TariffCaseRecord`` in
-``<suite>_<model>.jsonl``, and it reports ``<suite>_<model>.json`` and ``.md``.
+``TariffSuite`` is one tariff-pipeline suite × one model in one mode: ``live``
+(the model through the client), ``record`` (live, and each case's replies
+written as its fixture by ``tariff.RecordingProposer``) or ``fixture`` (the
+recorded replies served through the client: give the ``Runner``
+``transport=tariff.FixtureTransport(fixtures_dir)``). Its units are the cases
+keyed as ``tariff.case_keys`` keys them (so a sweep resumes what ``tariff run``
+would), each run by ``tariff.run_case`` (the one copy of the per-case work);
+its records are ``TariffCaseRecord`` in ``<name>.jsonl`` and its report is
+``<name>.json`` and ``.md`` beside them unless ``report_base`` says where.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -18,27 +21,28 @@ from typing import NamedTuple
 import anyio
 import msgspec
 
-from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
 from ..mpcbench import safe_name
-from ..runtime import UnitFailure, atomic_write_bytes, log_unit_error
+from ..runtime import UnitFailure, atomic_write_bytes
 from ..tariff import (
+    BenchmarkReport,
     Case,
     LLMProposer,
+    Mode,
     Pack,
+    Proposer,
+    RecordingProposer,
     TariffCaseRecord,
     build_report,
     case_keys,
+    failed_case,
     render_report,
-    score_case,
-    verify,
+    run_case,
 )
 from ._outcome import Outcome, tariff_outcome
 
 __all__ = ["CaseUnit", "TariffSuite"]
-
-log = logging.getLogger(__name__)
 
 
 class CaseUnit(NamedTuple):
@@ -50,16 +54,29 @@ class CaseUnit(NamedTuple):
 
 
 class TariffSuite:
-    """One tariff-pipeline suite (``tariff``, ``hscodecomp``) × one model, live through the client."""
+    """One tariff-pipeline suite (``tariff``, ``hscodecomp``) × one model in one mode (see the module docstring).
+
+    ``name`` defaults to ``<suite>_<model>`` (a sweep's files); ``on_record`` sees each record as its case
+    ends (``tariff run``'s progress lines). After ``finish``, ``report`` holds the report it wrote and ``records``
+    each case's latest record (in case order).
+    """
 
     record_type = TariffCaseRecord
 
     def __init__(self, suite: str, cases: Sequence[Case], *, pack: Pack, prompts: PromptConfig, model: str,
-                 config: ModelConfig) -> None:
+                 config: ModelConfig | None, mode: Mode = "live", fixtures_dir: Path | None = None,
+                 name: str | None = None, report_base: Path | None = None,
+                 on_record: Callable[[TariffCaseRecord], None] | None = None) -> None:
+        if mode == "record" and fixtures_dir is None:
+            raise ValueError("TariffSuite(mode='record') needs fixtures_dir, where the fixtures are written")
         self.suite, self.cases, self.pack, self.prompts, self.model = suite, list(cases), pack, prompts, model
-        self.name = f"{suite}_{safe_name(model)}"  # model names may hold dots: append suffixes, never replace them
+        self.mode, self.fixtures_dir, self.report_base, self.on_record = mode, fixtures_dir, report_base, on_record
+        # model names may hold dots: append suffixes, never replace them
+        self.name = name or f"{suite}_{safe_name(model)}"
         self.models = [model]
-        self._keyed = case_keys(self.cases, mode="live", model=model, config=config, prompts=prompts)
+        self.report: BenchmarkReport | None = None
+        self.records: list[TariffCaseRecord] = []
+        self._keyed = case_keys(self.cases, mode=mode, model=model, config=config, prompts=prompts)
 
     def units(self) -> list[CaseUnit]:
         return [CaseUnit(key, case, self.model) for key, case in self._keyed.items()]
@@ -68,31 +85,29 @@ class TariffSuite:
         await anyio.to_thread.run_sync(self.pack.warm)  # the pack's indexes and nomenclature: seconds of CPU
 
     async def run(self, unit: CaseUnit, client: LLMClient) -> TariffCaseRecord:
-        """The case's record: an error until the pipeline's verdict is scored."""
-        clock = time.perf_counter()
-        record = TariffCaseRecord(key=unit.key, status="error", case_id=unit.case.id, mode="live", model=self.model,
-                                  started_at=time.time())
-        try:
-            result = await verify(unit.case, LLMProposer(client, self.model), self.pack, self.prompts)
-            record.result, record.score, record.status = result, score_case(unit.case, result), "ok"
-        except BenchError as exc:  # a model call that failed for good, an unusable reply
-            log_unit_error(log, kind="tariff_case", key=unit.key, model=self.model, error_class=type(exc).__name__,
-                           message=str(exc))
-            record.error_class, record.error_message = type(exc).__name__, str(exc)
-            record.retryable = isinstance(exc, LLMError) and exc.retryable
-        record.finished_at, record.elapsed_s = time.time(), time.perf_counter() - clock
-        return record
+        """The case's record (``tariff.run_case``): ok with its score, or an error it understands."""
+        proposer: Proposer = LLMProposer(client, self.model)
+        if self.mode == "record":
+            assert self.fixtures_dir is not None  # checked in __init__
+            proposer = RecordingProposer(LLMProposer(client, self.model), self.fixtures_dir)
+        return self._seen(await run_case(unit.case, proposer, self.pack, self.prompts, key=unit.key,
+                                         model=self.model, mode=self.mode))
 
     def failed(self, unit: CaseUnit, failure: UnitFailure) -> TariffCaseRecord:
-        now = time.time()
-        return TariffCaseRecord(key=unit.key, status="error", case_id=unit.case.id, mode="live", model=self.model,
-                                error_class=failure.error_class, error_message=failure.message,
-                                started_at=now, finished_at=now)
+        return self._seen(failed_case(unit.case, key=unit.key, model=self.model, mode=self.mode,
+                                      error_class=failure.error_class, message=failure.message))
+
+    def _seen(self, record: TariffCaseRecord) -> TariffCaseRecord:
+        if self.on_record is not None:
+            self.on_record(record)
+        return record
 
     def finish(self, records: list[TariffCaseRecord], out_dir: Path) -> Outcome:
-        report = build_report(records, suite=self.suite, mode="live", model=self.model,
+        report = build_report(records, suite=self.suite, mode=self.mode, model=self.model,
                               created_at=datetime.now(UTC).isoformat(), cases=self.cases)
-        atomic_write_bytes(out_dir / f"{self.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
+        base = self.report_base or out_dir / self.name
+        atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
                            fsync=False)
-        atomic_write_bytes(out_dir / f"{self.name}.md", render_report(report).encode(), fsync=False)
+        atomic_write_bytes(base.parent / f"{base.name}.md", render_report(report).encode(), fsync=False)
+        self.report, self.records = report, records
         return tariff_outcome(len(self.cases), records)

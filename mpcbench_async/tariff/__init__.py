@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         render_diff,
         render_report,
     )
-    from ._runner import Mode, TariffCaseRecord, case_key, case_keys, run_cases
+    from ._runner import Mode, TariffCaseRecord, case_key, case_keys, failed_case, run_case, run_cases
     from ._scoring import CaseScore, score_case
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "case_keys",
     "compare_reports",
     "digits",
+    "failed_case",
     "list_cases",
     "load_case",
     "load_pack",
@@ -81,6 +82,7 @@ __all__ = [
     "read_hscodecomp",
     "render_diff",
     "render_report",
+    "run_case",
     "run_cases",
     "run_gates",
     "score_case",

@@ -1,4 +1,9 @@
-"""Running a tariff suite: cases concurrently through the pipeline, results appended as JSONL, resumable.
+"""Running tariff cases: one case (``run_case``), or a suite's cases concurrently into a JSONL file (``run_cases``).
+
+``run_case`` is the one copy of "run a tariff case" (verify, score, the case's
+record); ``tariff run`` and a sweep's tariff suites call it through
+``sweep.TariffSuite`` on the ``Runner``, and ``run_cases`` here (the library
+entry point that needs no ``sweep``: tariff sits below it) through its own pool.
 
 Each case is a unit keyed by (case content, mode, model and settings, proposer
 prompts); ``ok`` records are skipped on the next run, infrastructure errors
@@ -43,7 +48,7 @@ from ._pack import Pack
 from ._pipeline import LLMProposer, Proposer, VerificationResult, verify
 from ._scoring import CaseScore, score_case
 
-__all__ = ["Mode", "TariffCaseRecord", "case_key", "case_keys", "run_cases"]
+__all__ = ["Mode", "TariffCaseRecord", "case_key", "case_keys", "failed_case", "run_case", "run_cases"]
 
 Mode = Literal["fixture", "live", "record"]
 
@@ -72,6 +77,39 @@ def case_keys(cases: Sequence[Case], *, mode: str, model: str, config: ModelConf
     fingerprint = "fixture" if mode == "fixture" or config is None else config.settings_for(model).fingerprint()
     digest = prompts.digest("tariff_proposer", "tariff_critique")
     return {case_key(c, mode, model, fingerprint, digest): c for c in cases}
+
+
+async def run_case(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConfig, *, key: str, model: str,
+                   mode: str) -> TariffCaseRecord:
+    """Run one case through the pipeline and score it: the one copy of "run a tariff case".
+
+    ``run_cases`` and a sweep's ``TariffSuite`` both call it. Failures it understands (a model call that
+    failed for good, an unusable reply or fixture) are logged and become the case's error record; anything
+    else propagates for the caller's catch-all (``runtime.unit_failure``).
+    """
+    clock, started_at = time.perf_counter(), time.time()
+    try:
+        result = await verify(case, proposer, pack, prompts)
+        score = score_case(case, result)
+    except BenchError as exc:
+        log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
+                       message=str(exc))
+        return failed_case(case, key=key, model=model, mode=mode, error_class=type(exc).__name__, message=str(exc),
+                           retryable=isinstance(exc, LLMError) and exc.retryable, started_at=started_at,
+                           elapsed_s=time.perf_counter() - clock)
+    return TariffCaseRecord(key=key, status="ok", case_id=case.id, mode=mode, model=model, result=result,
+                            score=score, started_at=started_at, finished_at=time.time(),
+                            elapsed_s=time.perf_counter() - clock)
+
+
+def failed_case(case: Case, *, key: str, model: str, mode: str, error_class: str, message: str,
+                retryable: bool = False, started_at: float | None = None, elapsed_s: float = 0.0) -> TariffCaseRecord:
+    """The error record of ``case`` (``started_at`` defaults to now, for a case whose run raised)."""
+    now = time.time()
+    return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model, retryable=retryable,
+                            error_class=error_class, error_message=message,
+                            started_at=now if started_at is None else started_at, finished_at=now,
+                            elapsed_s=elapsed_s)
 
 
 async def run_cases(
@@ -109,24 +147,11 @@ async def run_cases(
 
         async def one(item: tuple[str, Case]) -> TariffCaseRecord:
             key, case = item
-            started = time.perf_counter()
-
-            def failed(error_class: str, message: str, retryable: bool = False) -> TariffCaseRecord:
-                return TariffCaseRecord(key=key, status="error", case_id=case.id, mode=mode, model=model,
-                                        retryable=retryable, error_class=error_class, error_message=message,
-                                        elapsed_s=time.perf_counter() - started)
-
             try:
-                result = await verify(case, proposer, pack, prompts)
-                score = score_case(case, result)
-            except BenchError as exc:  # a model call that failed for good, an unusable reply or fixture
-                log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
-                               message=str(exc))
-                return failed(type(exc).__name__, str(exc), isinstance(exc, LLMError) and exc.retryable)
+                return await run_case(case, proposer, pack, prompts, key=key, model=model, mode=mode)
             except Exception as exc:  # the case fails alone; cancellation is not an Exception and passes
-                return failed(*unit_failure(log, exc, kind="tariff_case", key=key, model=model))
-            return TariffCaseRecord(key=key, status="ok", case_id=case.id, mode=mode, model=model, result=result,
-                                    score=score, elapsed_s=time.perf_counter() - started)
+                error_class, message = unit_failure(log, exc, kind="tariff_case", key=key, model=model)
+                return failed_case(case, key=key, model=model, mode=mode, error_class=error_class, message=message)
 
         pending = [(k, c) for k, c in keyed.items() if k not in done]
         with JsonlWriter(results_path) as writer:
