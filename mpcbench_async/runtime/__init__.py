@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ._logging import configure_logging, redact, redact_text, register_secret
     from ._pool import Stoppable, WorkerPool, watch_signals
     from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
+    from ._units import run_keyed_units
 
 __all__ = [
     "AdaptiveConcurrency",
@@ -47,6 +48,7 @@ __all__ = [
     "register_secret",
     "retry_after_from_headers",
     "retrying",
+    "run_keyed_units",
     "unit_failure",
     "watch_signals",
 ]

@@ -60,6 +60,7 @@ from ..runtime import (
     WorkerPool,
     iter_jsonl,
     log_unit_error,
+    run_keyed_units,
     unit_failure,
     watch_signals,
 )
@@ -280,37 +281,35 @@ class Runner:
     async def _run_suite(self, suite: Suite[Any, Any]) -> Outcome:
         client, stats = self.client, self.stats
         assert client is not None
-        path = self.out_dir / f"{suite.name}.jsonl"
         units = {unit.key: unit for unit in suite.units()}
-        done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(path, retry_errors=self.retry_errors,
-                                                                            type_=suite.record_type))
-        await suite.prepare()
-        pending = [unit for key, unit in units.items() if key not in done]
-        stats.cases_total += len(units)
-        stats.cases_skipped += len(units) - len(pending)
         kind = _kind(suite.record_type)
+        started: list[WorkerPool[Any, Any]] = []
 
-        async def run(unit: Any) -> UnitRecord:
-            try:
-                return await suite.run(unit, client)
-            except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
-                return suite.failed(unit, unit_failure(log, exc, kind=kind, key=unit.key, model=unit.model))
+        def start(pool: WorkerPool[Any, Any], pending: int) -> None:
+            self._pools.append(pool)
+            started.append(pool)
+            stats.cases_total += len(units)
+            stats.cases_skipped += len(units) - pending
 
-        pool: WorkerPool[Any, UnitRecord] = WorkerPool(run, concurrency=self.concurrency,
-                                                       handle_signals=self.handle_signals,
-                                                       grace_period=self.grace_period)
-        self._pools.append(pool)
+        def count(record: UnitRecord) -> None:
+            stats.cases_done += 1
+            stats.errors += record.status == "error"
+
+        def interrupted() -> None:
+            stats.interrupted = True
+
         try:
-            with JsonlWriter(path, fsync=self.fsync) as writer:
-                async with pool.stream(pending) as results:
-                    async for record in results:
-                        writer.write(record)
-                        stats.cases_done += 1
-                        stats.errors += record.status == "error"
+            latest = await run_keyed_units(
+                units, run=lambda _key, unit: suite.run(unit, client),
+                failed=lambda key, unit, exc: suite.failed(unit, unit_failure(log, exc, kind=kind, key=key,
+                                                                              model=unit.model)),
+                results_path=self.out_dir / f"{suite.name}.jsonl", record_type=suite.record_type,
+                concurrency=self.concurrency, retry_errors=self.retry_errors, handle_signals=self.handle_signals,
+                grace_period=self.grace_period, fsync=self.fsync, prepare=suite.prepare, on_start=start,
+                on_record=count, on_interrupt=interrupted)
         finally:
-            self._pools.remove(pool)
-        stats.interrupted |= pool.interrupted
-        latest = await anyio.to_thread.run_sync(_latest_records, path, suite.record_type, list(units))
+            for pool in started:
+                self._pools.remove(pool)
         return suite.finish(latest, self.out_dir)
 
     # -- units ---------------------------------------------------------------
@@ -486,13 +485,3 @@ class Runner:
 def _kind(record_type: type[UnitRecord]) -> str:
     """The ``kind`` tag a record type writes (its default), for logs."""
     return next(str(f.default) for f in msgspec.structs.fields(record_type) if f.name == "kind")
-
-
-def _latest_records(path: Path, record_type: type[UnitRecord], keys: list[str]) -> list[Any]:
-    """Each of ``keys``' first ``ok`` record in ``path``, else its last record; in the order of ``keys``."""
-    order = {key: index for index, key in enumerate(keys)}
-    latest: dict[str, UnitRecord] = {}
-    for record in iter_jsonl(path, type_=record_type, warn=False):  # the resume read warned
-        if record.key in order and (record.key not in latest or latest[record.key].status != "ok"):
-            latest[record.key] = record
-    return sorted(latest.values(), key=lambda r: order[r.key])

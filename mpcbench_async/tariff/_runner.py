@@ -3,7 +3,8 @@
 ``run_case`` is the one copy of "run a tariff case" (verify, score, the case's
 record); ``tariff run`` and a sweep's tariff suites call it through
 ``sweep.TariffSuite`` on the ``Runner``, and ``run_cases`` here (the library
-entry point that needs no ``sweep``: tariff sits below it) through its own pool.
+entry point that needs no ``sweep``: tariff sits below it) through
+``runtime.run_keyed_units``, the resume/pool/record loop a sweep's suites share.
 
 Each case is a unit keyed by (case content, mode, model and settings, proposer
 prompts); ``ok`` records are skipped on the next run, infrastructure errors
@@ -41,7 +42,7 @@ from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
 from ..records import UnitRecord, unit_key
-from ..runtime import JsonlWriter, ResumeIndex, WorkerPool, iter_jsonl, log_unit_error, unit_failure
+from ..runtime import WorkerPool, log_unit_error, run_keyed_units, unit_failure
 from ._cases import Case
 from ._fixtures import FixtureTransport, RecordingProposer
 from ._pack import Pack
@@ -141,31 +142,20 @@ async def run_cases(
         live = LLMProposer(client, model)
         proposer: Proposer = RecordingProposer(live, fixtures_dir) if mode == "record" else live
         keyed = case_keys(cases, mode=mode, model=model, config=client.config, prompts=prompts)
-        done = await anyio.to_thread.run_sync(lambda: ResumeIndex.from_file(results_path, retry_errors=retry_errors,
-                                                                            type_=TariffCaseRecord))
-        await anyio.to_thread.run_sync(pack.warm)
+        async def warm() -> None:
+            await anyio.to_thread.run_sync(pack.warm)
 
-        async def one(item: tuple[str, Case]) -> TariffCaseRecord:
-            key, case = item
-            try:
-                return await run_case(case, proposer, pack, prompts, key=key, model=model, mode=mode)
-            except Exception as exc:  # the case fails alone; cancellation is not an Exception and passes
-                error_class, message = unit_failure(log, exc, kind="tariff_case", key=key, model=model)
-                return failed_case(case, key=key, model=model, mode=mode, error_class=error_class, message=message)
+        async def one(key: str, case: Case) -> TariffCaseRecord:
+            return await run_case(case, proposer, pack, prompts, key=key, model=model, mode=mode)
 
-        pending = [(k, c) for k, c in keyed.items() if k not in done]
-        with JsonlWriter(results_path) as writer:
-            pool = WorkerPool(one, concurrency=max(1, concurrency), handle_signals=handle_signals, grace_period=30.0)
-            if on_start is not None:
-                on_start(pool, len(pending))
-            async with pool.stream(pending) as results:
-                async for record in results:
-                    writer.write(record)
-                    if on_record is not None:
-                        on_record(record)
-        if pool.interrupted and on_interrupt is not None:
-            on_interrupt()
-        return await anyio.to_thread.run_sync(_latest_records, results_path, keyed, cases)
+        def crashed(key: str, case: Case, exc: Exception) -> TariffCaseRecord:
+            error_class, message = unit_failure(log, exc, kind="tariff_case", key=key, model=model)
+            return failed_case(case, key=key, model=model, mode=mode, error_class=error_class, message=message)
+
+        return await run_keyed_units(keyed, run=one, failed=crashed, results_path=results_path,
+                                     record_type=TariffCaseRecord, concurrency=max(1, concurrency),
+                                     retry_errors=retry_errors, handle_signals=handle_signals, prepare=warm,
+                                     on_start=on_start, on_record=on_record, on_interrupt=on_interrupt)
 
 
 def _client_for(mode: Mode, client: LLMClient | None,
@@ -176,15 +166,3 @@ def _client_for(mode: Mode, client: LLMClient | None,
     if mode != "fixture":
         raise BenchError(f"--mode {mode} needs a model (pass --model)")
     return LLMClient(transport=FixtureTransport(fixtures_dir))
-
-
-def _latest_records(results_path: str | Path, keyed: dict[str, Case], cases: Sequence[Case]) -> list[TariffCaseRecord]:
-    """Each case's first ``ok`` record in the results file, else its last record; in case order."""
-    latest: dict[str, TariffCaseRecord] = {}
-    for record in iter_jsonl(results_path, type_=TariffCaseRecord, warn=False):  # the resume read warned
-        if record.key in keyed and (record.key not in latest or latest[record.key].status != "ok"):
-            latest[record.key] = record
-    order = {c.id: i for i, c in enumerate(cases)}
-    return sorted(latest.values(), key=lambda r: order.get(r.case_id, 0))
-
-
