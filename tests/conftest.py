@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+import structlog
+from anyio.abc import Process
 
 from mpcbench_async.llm import LLMClient, ModelConfig
 from mpcbench_async.records import LLMCallRecord
@@ -45,9 +49,32 @@ async def make_client(sim: SimServer, fake_clock: FakeClock) -> AsyncIterator[Ca
         await client.aclose()
 
 
+@pytest.fixture
+def restored_logging(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Restore structlog, the root logger's handlers and level, and the excepthook after the test."""
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.reset_defaults()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
 def reference_dir(*parts: str) -> Path:
     """A path under ../shared/reference, skipping the test when it is absent (fresh clones)."""
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
         pytest.skip(f"reference data not available at {path} (only present beside the CI checkout)")
     return path
+
+
+async def stderr_lines(proc: Process) -> AsyncIterator[str]:
+    """The child's stderr, line by line, as it is written."""
+    assert proc.stderr is not None
+    buffer = b""
+    async for chunk in proc.stderr:
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.decode()

@@ -10,7 +10,6 @@ import sys
 
 import orjson
 import pytest
-import structlog
 
 from mpcbench_async.runtime import configure_logging, iter_jsonl
 from tests.conftest import REPO
@@ -75,17 +74,8 @@ class TestLibraryUse:
             record.name, record.levelname, record.getMessage(), record.path, record.line)
 
 
+@pytest.mark.usefixtures("restored_logging")
 class TestRendering:
-    @pytest.fixture(autouse=True)
-    def restore_logging(self, monkeypatch):
-        monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        yield
-        structlog.reset_defaults()
-        root.handlers[:] = handlers
-        root.setLevel(level)
-
     def test_configure_logging_renders_the_fields_masked(self):
         """With the CLI's set-up a library record's ``extra`` fields are rendered beside its event, secrets
         masked, with a level and a timestamp."""

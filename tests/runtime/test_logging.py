@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import sys
-from collections.abc import Iterator
 
 import orjson
 import pytest
@@ -18,16 +17,10 @@ SECRETS = ["abcdefghijkl", "abc.def", "zzzzzzzzzzzz", "qqqqq", "xyz123", "my-sec
 
 
 @pytest.fixture(autouse=True)
-def isolated_logging(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Give each test fresh registered secrets, then restore structlog, the root handlers and the excepthook."""
+def isolated_logging(monkeypatch: pytest.MonkeyPatch, restored_logging: None) -> None:
+    """Give each test fresh registered secrets; ``restored_logging`` restores structlog, the root handlers and
+    the excepthook."""
     monkeypatch.setattr(_redact, "_registry", _redact._Registry())
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    structlog.reset_defaults()
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def assert_no_secrets(output: str) -> None:

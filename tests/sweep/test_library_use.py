@@ -15,21 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner, build_plan
+from mpcbench_async.sweep import Runner
+from tests.sweep.conftest import plan_of
 
 CONCURRENCY = 3
-
-
-def plan_of(root: Path):
-    config = load_model_config(root / "model_config.json")
-    prompts = load_prompts(root / "prompt_config.json")
-    plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                      scenarios_dir=root / "scenarios", trials=2)
-    return config, prompts, plan
 
 
 def unit_of(call_key: str) -> str:
@@ -87,7 +78,7 @@ class TestLeavingEarly:
         out = tmp_path / "out"
         gate = FirstUnitOnly()
         async with SimServer(seed=21, gate=gate) as sim:
-            config, prompts, plan = plan_of(workspace(sim.base_url))
+            config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
                 async with Runner(config, prompts=prompts, out_dir=out, concurrency=CONCURRENCY) as runner:
                     async with runner.sweep(plan) as records:
@@ -117,7 +108,7 @@ class TestLeavingEarly:
         out = tmp_path / "out"
         gate = FirstUnitOnly()
         async with SimServer(seed=22, gate=gate) as sim:
-            config, prompts, plan = plan_of(workspace(sim.base_url))
+            config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
                 async with Runner(config, prompts=prompts, out_dir=out, concurrency=CONCURRENCY) as runner:
                     async for record in runner.sweep(plan):  # noqa: B007 - the usage under test; record read below
@@ -129,7 +120,7 @@ class TestLeavingEarly:
         """An error raised while reading records stops the sweep and reaches the caller unwrapped."""
         gate = FirstUnitOnly()
         async with SimServer(seed=23, gate=gate) as sim:
-            config, prompts, plan = plan_of(workspace(sim.base_url))
+            config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30), pytest.raises(LookupError, match="^stop here$"):
                 async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
                     async with r.sweep(plan) as records:
@@ -142,7 +133,7 @@ class TestLeavingEarly:
         that run's judgement while the sim holds them; none once the sweep is over."""
         gate = FirstUnitOnly()
         async with SimServer(seed=24, gate=gate) as sim:
-            config, prompts, plan = plan_of(workspace(sim.base_url))
+            config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
                 async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
                     async with r.sweep(plan) as records:
@@ -158,7 +149,7 @@ class TestStop:
         and are streamed and written, then the stream ends; no other unit ever reaches the sim."""
         gate = FirstUnitOnly()
         async with SimServer(seed=25, gate=gate) as sim:
-            config, prompts, plan = plan_of(workspace(sim.base_url))
+            config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
                 async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
                     async with r.sweep(plan) as records:

@@ -6,20 +6,16 @@ from pathlib import Path
 
 import orjson
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner, build_plan, summarize
+from mpcbench_async.sweep import Runner, summarize
+from tests.sweep.conftest import plan_of
 
 
 async def test_a_redone_run_is_rejudged_and_its_new_verdict_counts(workspace, tmp_path: Path) -> None:
     out = tmp_path / "out"
     async with SimServer(seed=5) as sim:
         root = workspace(sim.base_url)
-        config = load_model_config(root / "model_config.json")
-        prompts = load_prompts(root / "prompt_config.json")
-        plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                          scenarios_dir=root / "scenarios")
+        config, prompts, plan = plan_of(root)
         async with Runner(config, prompts=prompts, out_dir=out, concurrency=4) as runner:
             await runner.run(plan)
         runs = (out / "runs.jsonl").read_bytes().splitlines(keepends=True)

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import msgspec
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Manifest, Runner, build_plan, render_markdown, render_table, summarize
+from mpcbench_async.sweep import Manifest, Runner, render_markdown, render_table, summarize
 from mpcbench_async.sweep._records import Invocation
 from mpcbench_async.testing import write_workspace
+from tests.sweep.conftest import plan_of
 
 from .summary_lines import call, case, judgement, run, write
 
@@ -114,10 +113,7 @@ async def test_a_dead_endpoint_in_a_real_sweep_is_named_with_what_to_do(tmp_path
     dead = "sim/echo?fault=404&fail_first=999"
     async with SimServer(seed=5) as sim:
         root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=8, agent_models=("sim/lazy-agent", dead))
-        config = load_model_config(root / "model_config.json")
-        prompts = load_prompts(root / "prompt_config.json")
-        plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                          scenarios_dir=root / "scenarios", trials=1)
+        config, prompts, plan = plan_of(root)
         async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1) as runner:
             await runner.run(plan)
     summary = summarize(tmp_path / "out")

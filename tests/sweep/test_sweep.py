@@ -12,18 +12,14 @@ import anyio
 import orjson
 import pytest
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import Runner, build_plan, summarize
+from mpcbench_async.sweep import Runner, summarize
+from tests.sweep.conftest import plan_of
 
 
 async def run_sweep(root: Path, out: Path, *, trials: int = 2, concurrency: int = 8):
-    config = load_model_config(root / "model_config.json")
-    prompts = load_prompts(root / "prompt_config.json")
-    plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                      scenarios_dir=root / "scenarios", trials=trials)
+    config, prompts, plan = plan_of(root, trials=trials)
     async with Runner(config, prompts=prompts, out_dir=out, concurrency=concurrency) as runner:
         stats = await runner.run(plan)
     return plan, stats

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner, build_plan
+from mpcbench_async.sweep import Runner
 from mpcbench_async.testing import write_workspace
+from tests.sweep.conftest import plan_of
 
 DEAD = "sim/echo?fault=404&fail_first=999"
 
@@ -20,10 +19,7 @@ async def test_dead_model_fails_fast_and_the_sweep_finishes_the_others(tmp_path:
     async with SimServer(seed=5) as sim:
         root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=8,
                                agent_models=("sim/lazy-agent", DEAD))
-        config = load_model_config(root / "model_config.json")
-        prompts = load_prompts(root / "prompt_config.json")
-        plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                          scenarios_dir=root / "scenarios", trials=1)
+        config, prompts, plan = plan_of(root)
         async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1) as runner:
             await runner.run(plan)
     runs, _ = read_jsonl(tmp_path / "out" / "runs.jsonl")

@@ -18,7 +18,7 @@ import orjson
 
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from tests.conftest import REPO
+from tests.conftest import REPO, stderr_lines
 
 CLI = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
 CASES = ["positive/tariff_pos_01_cotton_crew_tshirt.json", "positive/tariff_pos_02_denim_jeans.json",
@@ -69,16 +69,6 @@ def workspace_with_tariff(root: Path, tmp_path: Path) -> list[str]:
             "--data-dir", str(root / "data"), "--scenarios-dir", str(root / "scenarios"), "--trials", "2",
             "--tariff-path", str(suite), "--pack", str(REPO / "storage" / "packs" / "tariff"),
             "--concurrency", str(CONCURRENCY), "--out", str(tmp_path / "out"), "--quiet"]
-
-
-async def stderr_lines(proc: anyio.abc.Process):
-    assert proc.stderr is not None
-    buffer = b""
-    async for chunk in proc.stderr:
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            yield line.decode()
 
 
 def on_disk(out: Path) -> set[str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner, build_plan
+from mpcbench_async.sweep import Runner
 from mpcbench_async.sweep import _runner as sweep_runner
+from tests.sweep.conftest import plan_of
 
 SECRET = "sk-abcdefghijklmnopqrst"
 MASKED = "checks crashed on sk-*** near Authorization: Bearer ***"
@@ -36,10 +35,7 @@ class TestSweepUnits:
         out = tmp_path / "out"
         async with SimServer(seed=31) as sim:
             root = workspace(sim.base_url)
-            config = load_model_config(root / "model_config.json")
-            prompts = load_prompts(root / "prompt_config.json")
-            plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
-                              scenarios_dir=root / "scenarios", trials=2)
+            config, prompts, plan = plan_of(root, trials=2)
             with caplog.at_level(logging.WARNING, logger="mpcbench_async.sweep._runner"):
                 async with Runner(config, prompts=prompts, out_dir=out) as runner:
                     stats = await runner.run(plan)

@@ -16,7 +16,7 @@ import anyio
 import orjson
 
 from mpcbench_async.sim import SimServer
-from tests.conftest import REPO
+from tests.conftest import REPO, stderr_lines
 
 RUN = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
 SUITE = REPO / "storage" / "benchmarks" / "tariff"
@@ -37,17 +37,6 @@ def run_command(tmp_path: Path, base_url: str) -> list[str]:
             "--pack", str(REPO / "storage" / "packs" / "tariff"), "--mode", "live", "--model", "sim/tariff",
             "--config", str(config), "--prompts", str(REPO / "prompt_config.json"), "--out", str(tmp_path / "out"),
             "--concurrency", str(CONCURRENCY)]
-
-
-async def stderr_lines(proc: anyio.abc.Process):
-    """The child's stderr, line by line, as it is written."""
-    assert proc.stderr is not None
-    buffer = b""
-    async for chunk in proc.stderr:
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            yield line.decode()
 
 
 def reports(out: Path) -> list[tuple[dict, str]]:
