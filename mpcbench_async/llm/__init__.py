@@ -7,11 +7,25 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._budget import Budget, BudgetExceeded, Reservation
+    from ._cache import (
+        CACHE_MODES,
+        CacheError,
+        CacheMode,
+        CacheStats,
+        ModelCacheStats,
+        ResponseCache,
+        cache_digest,
+        cache_path,
+        cache_scope,
+    )
     from ._client import LLMClient, ModelTotals, is_sim_model
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
+    from ._estimate import TokenEstimator
     from ._mock import MockHandler, MockTransport
     from ._native import NativeTransport
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
+    from ._prices import PRICE_TABLE, PRICES_AS_OF, model_prices, table_prices
     from ._providers import Provider, ProviderFactory, register_provider
     from ._record_replay import RecordTransport, ReplayTransport
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
@@ -21,34 +35,51 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BreakerSettings",
+    "Budget",
+    "BudgetExceeded",
+    "CACHE_MODES",
+    "CacheError",
+    "CacheMode",
+    "CacheStats",
     "CallStore",
     "ChatRequest",
     "Endpoint",
     "LLMClient",
     "MockHandler",
     "MockTransport",
+    "ModelCacheStats",
     "ModelConfig",
     "ModelSettings",
     "ModelTotals",
     "NativeTransport",
     "OpenAISDKTransport",
+    "PRICES_AS_OF",
+    "PRICE_TABLE",
     "Prices",
     "Provider",
     "ProviderFactory",
     "RecordTransport",
     "ReplayTransport",
+    "Reservation",
+    "ResponseCache",
     "StoredCall",
     "Timeouts",
+    "TokenEstimator",
     "Transport",
     "TransportFactory",
     "TransportOptions",
     "WireCompletion",
+    "cache_digest",
+    "cache_path",
+    "cache_scope",
     "create_transport",
     "is_sim_model",
     "load_model_config",
+    "model_prices",
     "register_provider",
     "register_transport",
     "request_hash",
+    "table_prices",
     "transport_names",
 ]
 

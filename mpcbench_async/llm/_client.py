@@ -10,7 +10,10 @@ the registry (``_registry``) by the model's configured name, or from the client'
 ``transport=`` (a name for every model, or a ``Transport`` instance such as
 ``MockTransport(handler)``). A model served by an in-process provider
 (``_providers``; the embedded sim for ``sim/...``) gets it started on its first
-call and stopped in ``aclose()``; each client owns its own. Usage::
+call and stopped in ``aclose()``; each client owns its own. Calls are priced by
+``_prices`` (unknown: ``cost_usd`` null), their TPM reservation uses the model's
+calibrated ``TokenEstimator``, a ``ResponseCache`` answers repeats without sending
+them and a ``Budget`` refuses calls whose worst case would pass its limits. Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
@@ -26,7 +29,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,11 @@ from .._redact import register_secret, register_secret_headers
 from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, Deadline, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
-from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings
+from ._budget import Budget
+from ._cache import ResponseCache, cache_digest
+from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings, Prices
+from ._estimate import TokenEstimator
+from ._prices import model_prices
 from ._providers import Provider, create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
@@ -63,39 +70,62 @@ def is_sim_model(name: str) -> bool:
 
 
 class ModelTotals(msgspec.Struct, kw_only=True):
-    """Running totals for one model within one client."""
+    """Running totals for one model within one client; ``cost_usd`` is ``None`` once a reply had no known price."""
 
     calls: int = 0
     errors: int = 0
     attempts: int = 0
+    cached: int = 0
     usage: Usage = msgspec.field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+
+
+class _Timing(msgspec.Struct, kw_only=True):
+    """How one call went: when it started, its attempts and where its time went (for its call record)."""
+
+    started_at: float
+    estimated_prompt_tokens: int = 0
+    attempts: int = 0
+    queued_s: float = 0.0
+    retry_wait_s: float = 0.0
+    latency_s: float = 0.0
+
+    def record(self, model: str, key: str, *, transport: str, usage: Usage | None = None,
+               cost_usd: float | None = 0.0, cached_tokens: int = 0, reasoning_tokens: int = 0,
+               error: LLMError | None = None) -> LLMCallRecord:
+        return LLMCallRecord(
+            model=model, key=key, status="error" if error else "ok", attempts=self.attempts,
+            started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,
+            retry_wait_s=self.retry_wait_s, usage=usage or Usage(),
+            estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
+            reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
+            error_message=str(error) if error else None, transport=transport)
 
 
 class _ModelState:
-    """What the client keeps per model: settings, endpoint, limiter, transport, breaker, totals.
+    """What the client keeps per model: settings, prices, endpoint, limiter, transport, breaker, estimator, totals.
 
     ``provider`` names the in-process provider whose URL the endpoint still waits
     for (set by the first call, which starts it); ``None`` once the endpoint is final.
+    ``cache_endpoint`` names the endpoint in response-cache keys: the configured
+    base URL, or the provider (``sim://``), whose URL changes from run to run.
     """
 
-    def __init__(self, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
-                 transport: Transport, provider: str | None) -> None:
+    def __init__(self, name: str, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
+                 transport: Transport, provider: str | None, cache_endpoint: str) -> None:
         self.settings = settings
+        self.prices = model_prices(name, settings)
         self.limiter = limiter
         self.transport = transport
         self.provider = provider
         self.set_endpoint(endpoint)
+        self.cache_endpoint = cache_endpoint
+        self.estimator = TokenEstimator()
         self.totals = ModelTotals()
 
     def set_endpoint(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.breaker = CircuitBreaker(endpoint.model, endpoint.url, self.settings.breaker.failures)
-
-
-def estimate_tokens(payload_bytes: int) -> int:
-    """Rough prompt-token estimate (≈ 4 bytes per token), used only for TPM budgeting."""
-    return max(1, payload_bytes // 4)
 
 
 class LLMClient:
@@ -104,6 +134,9 @@ class LLMClient:
     ``transport`` overrides every model's configured transport: a registered name,
     or a ``Transport`` instance (which the client then owns and closes). ``store``
     overrides every model's ``store`` (the call store of ``record`` and ``replay``).
+    ``cache`` answers repeated requests without sending them (``ResponseCache``; the
+    client closes it); ``budget`` refuses calls whose worst case would pass its
+    limits (``Budget``, which may be shared by several clients).
     """
 
     def __init__(
@@ -116,9 +149,13 @@ class LLMClient:
         clock: Clock | None = None,
         rng: random.Random | None = None,
         sim_base_url: str | None = None,
+        cache: ResponseCache | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config or ModelConfig()
         self.call_sink = call_sink
+        self.cache = cache
+        self.budget = budget
         self._transport_override = transport
         self._store = store
         self._clock = clock or MonotonicClock()
@@ -185,8 +222,10 @@ class LLMClient:
             provider = provider_prefix(name) if settings.base_url is None else None
             endpoint = self._endpoint(name, settings, offline=transport.offline, provider=provider)
             pending = provider if not endpoint.base_url else None
-            state = _ModelState(settings, endpoint, ModelLimiter(settings.limits, clock=self._clock), transport,
-                                pending)
+            served_here = provider is not None or (is_sim_model(name) and settings.base_url is None)
+            cache_endpoint = f"{name.partition('/')[0]}://" if served_here else endpoint.base_url
+            state = _ModelState(name, settings, endpoint, ModelLimiter(settings.limits, clock=self._clock),
+                                transport, pending, cache_endpoint)
             self._models[name] = state
         return state
 
@@ -222,6 +261,14 @@ class LLMClient:
     def limiter(self, name: str) -> ModelLimiter:
         return self._state(name).limiter
 
+    def estimator(self, name: str) -> TokenEstimator:
+        """The model's prompt-token estimator, calibrated by the replies so far (for plans and cost estimates)."""
+        return self._state(name).estimator
+
+    def prices(self, name: str) -> Prices | None:
+        """What the model's calls cost per token (configured, else the shipped table), ``None`` when unknown."""
+        return self._state(name).prices
+
     # -- the call ----------------------------------------------------------
     def _tools_builtins(self, tools: Sequence[ToolSchema]) -> Any:
         """Tool schemas as plain JSON values, converted once per tools object (agents resend them every turn)."""
@@ -256,53 +303,80 @@ class LLMClient:
         tools: Sequence[ToolSchema] | None = None,
         *,
         key: str | None = None,
+        cache_extra: Mapping[str, Any] | None = None,
         **params: Any,
     ) -> ChatResult:
         """Send one chat request to ``model`` and return its result.
 
         ``key`` identifies the call (sent as ``Idempotency-Key`` and logged); by
         default it is a hash of the request. ``params`` override the model's
-        configured params for this call. Raises an ``LLMError`` when the call
-        fails for good (after retries, or at once for permanent errors), a
-        ``CallDeadlineError`` when ``timeouts.call_deadline_s`` passes, and a
-        ``CircuitOpenError`` without sending anything once the model's breaker is open.
+        configured params for this call. ``cache_extra`` adds fields to the
+        response-cache key (e.g. ``{"trial": 2}``; see ``cache_scope``). Raises an
+        ``LLMError`` when the call fails for good (after retries, or at once for
+        permanent errors), a ``CallDeadlineError`` when ``timeouts.call_deadline_s``
+        passes, a ``CircuitOpenError`` without sending anything once the model's
+        breaker is open, and ``BudgetExceeded`` without sending anything when the
+        call's worst case would pass the client's budget.
         """
         state = self._state(model)
+        request = self._request(state, messages, tools, params, key)
+        cache, budget = self.cache, self.budget
+        digest: str | None = None
+        if cache is not None and cache.mode != "off":
+            digest = cache_digest(state.cache_endpoint, request.body, cache_extra)
+            hit = await cache.get(digest)
+            if hit is not None:
+                return self._from_cache(state, model, request, hit)
         if state.provider is not None:
             await self._attach_provider(state)
-        request = self._request(state, messages, tools, params, key)
+        prompt_tokens = state.estimator.estimate(len(request.payload))
         max_out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 0)
-        token_cost = estimate_tokens(len(request.payload)) + max_out
-        started_at = time.time()
-        attempts = 0
-        queued = 0.0
-        retry_wait = 0.0
-        latency = 0.0
+        reservation = (budget.reserve(model, state.prices, prompt_tokens, max_out, where=self.config.source)
+                       if budget is not None else None)
+        try:
+            completion, timing = await self._fetch(state, model, request, prompt_tokens, max_out)
+            result, cost = self._accept(state, model, request, completion, timing)
+            if budget is not None and reservation is not None:
+                budget.settle(reservation, cost or 0.0)
+        finally:
+            if budget is not None and reservation is not None:
+                budget.release(reservation)  # a no-op once settled
+        if cache is not None and digest is not None:
+            await cache.put(digest, model, completion)
+        return result
+
+    async def _fetch(self, state: _ModelState, model: str, request: ChatRequest, prompt_tokens: int,
+                     max_out: int) -> tuple[WireCompletion, _Timing]:
+        """The reply, through the limiter (TPM cost: estimated prompt + max output tokens), breaker and retries.
+
+        A failure is recorded and raised.
+        """
+        timing = _Timing(started_at=time.time(), estimated_prompt_tokens=prompt_tokens)
+        token_cost = prompt_tokens + max_out
 
         def on_retry(_exc: BaseException, wait: float) -> None:
-            nonlocal retry_wait
-            retry_wait += wait
+            timing.retry_wait_s += wait
             self.retries += 1
 
         deadline: Deadline | None = None
 
         async def attempt_once() -> WireCompletion:
-            nonlocal attempts, queued, latency, deadline
+            nonlocal deadline
             state.breaker.check()
-            attempts += 1
+            timing.attempts += 1
             async with state.limiter.slot(token_cost) as ticket:
-                queued += ticket.queued_s
+                timing.queued_s += ticket.queued_s
                 if deadline is None:  # the deadline runs from the first send
                     deadline = Deadline(at=self._clock.now() + state.settings.timeouts.call_deadline_s,
                                         seconds=state.settings.timeouts.call_deadline_s)
                 sent = time.perf_counter()
                 try:
-                    completion = await self._send(state, request, deadline, attempts)
+                    completion = await self._send(state, request, deadline, timing.attempts)
                 except RateLimitError:
                     state.limiter.on_rate_limited(ticket)
                     raise
                 finally:
-                    latency = time.perf_counter() - sent
+                    timing.latency_s = time.perf_counter() - sent
                 await state.limiter.on_success()
                 return completion
 
@@ -323,16 +397,43 @@ class LLMClient:
                         completion = await attempt_once()
         except LLMError as exc:
             state.breaker.after_call(exc)
-            self._record(state, model, request.key, "error", attempts, started_at, latency, queued,
-                         retry_wait, Usage(), 0.0, exc)
+            self._record(state, timing.record(model, request.key, transport=state.transport.name, error=exc))
             raise
         state.breaker.after_call(None)
+        return completion, timing
+
+    def _accept(self, state: _ModelState, model: str, request: ChatRequest, completion: WireCompletion,
+                timing: _Timing) -> tuple[ChatResult, float | None]:
+        """The result of a fetched reply: priced, recorded, and the model's token estimate calibrated by it."""
+        result, cost, cached_tokens, reasoning_tokens = self._priced(state, model, request, completion)
+        result = msgspec.structs.replace(result, latency_s=timing.latency_s, attempts=timing.attempts,
+                                         cost_usd=cost or 0.0)
+        self._record(state, timing.record(model, request.key, transport=state.transport.name, usage=result.usage,
+                                          cost_usd=cost, cached_tokens=cached_tokens,
+                                          reasoning_tokens=reasoning_tokens))
+        return result, cost
+
+    def _from_cache(self, state: _ModelState, model: str, request: ChatRequest,
+                    completion: WireCompletion) -> ChatResult:
+        """A reply served by the response cache: nothing sent, $0 spent, its original cost kept as its value."""
+        result, value, cached_tokens, reasoning_tokens = self._priced(state, model, request, completion)
+        self._record(state, LLMCallRecord(
+            model=model, key=request.key, status="ok", attempts=0, started_at=time.time(), usage=result.usage,
+            cost_usd=0.0, cached_tokens=cached_tokens, reasoning_tokens=reasoning_tokens, cached=True,
+            value_usd=value, transport=state.transport.name))
+        return msgspec.structs.replace(result, latency_s=0.0, attempts=0, cost_usd=value or 0.0)
+
+    def _priced(self, state: _ModelState, model: str, request: ChatRequest,
+                completion: WireCompletion) -> tuple[ChatResult, float | None, int, int]:
+        """The reply as a ``ChatResult``, its cost (``None``: price unknown) and its cached/reasoning token counts."""
         result = to_chat_result(completion, model=model)
-        cost = state.settings.prices.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
-        result = msgspec.structs.replace(result, latency_s=latency, attempts=attempts, cost_usd=cost)
-        self._record(state, model, request.key, "ok", attempts, started_at, latency, queued, retry_wait,
-                     result.usage, cost, None)
-        return result
+        usage = result.usage
+        cached_tokens, reasoning_tokens = completion.usage.cached_and_reasoning() if completion.usage else (0, 0)
+        state.estimator.observe(len(request.payload), usage.prompt_tokens)
+        cost = None if state.prices is None else state.prices.cost(
+            usage.prompt_tokens, usage.completion_tokens, cached_tokens=cached_tokens,
+            reasoning_tokens=reasoning_tokens)
+        return result, cost, cached_tokens, reasoning_tokens
 
     async def _send(self, state: _ModelState, request: ChatRequest, deadline: Deadline,
                     attempts: int) -> WireCompletion:
@@ -349,23 +450,17 @@ class LLMClient:
             raise LLMTimeoutError(f"no complete reply within timeout_s={per_attempt:g} s", model=endpoint.model,
                                   endpoint=endpoint.url) from exc
 
-    def _record(self, state: _ModelState, model: str, key: str, status: str, attempts: int, started_at: float,
-                latency: float, queued: float, retry_wait: float, usage: Usage, cost: float,
-                error: LLMError | None) -> None:
+    def _record(self, state: _ModelState, record: LLMCallRecord) -> None:
         totals = state.totals
         totals.calls += 1
-        totals.attempts += attempts
-        totals.usage = totals.usage + usage
-        totals.cost_usd += cost
-        if error is not None:
-            totals.errors += 1
+        totals.attempts += record.attempts
+        totals.usage = totals.usage + record.usage
+        totals.cached += record.cached
+        totals.errors += record.status == "error"
+        if totals.cost_usd is not None:
+            totals.cost_usd = None if record.cost_usd is None else totals.cost_usd + record.cost_usd
         if self.call_sink is not None:
-            self.call_sink(LLMCallRecord(
-                model=model, key=key, status=status, attempts=attempts, started_at=started_at,  # type: ignore[arg-type]
-                latency_s=latency, queued_s=queued, retry_wait_s=retry_wait, usage=usage, cost_usd=cost,
-                error_class=type(error).__name__ if error else None,
-                error_message=str(error) if error else None, transport=state.transport.name,
-            ))
+            self.call_sink(record)
 
     # -- lifecycle ---------------------------------------------------------
     async def aclose(self) -> None:
@@ -379,6 +474,8 @@ class LLMClient:
             await provider.aclose()
             del self._providers[prefix]
             self._provider_urls.pop(prefix, None)
+        if self.cache is not None:
+            self.cache.close()
 
     async def __aenter__(self) -> LLMClient:
         return self

@@ -55,13 +55,32 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """USD per one million tokens."""
+    """USD per one million tokens.
+
+    Providers report cached prompt tokens (``usage.prompt_tokens_details.cached_tokens``, part of
+    ``prompt_tokens``) and reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``, part of
+    ``completion_tokens``); ``cached_input_per_1m`` and ``reasoning_per_1m`` price them, and unset they cost
+    the input and output rates.
+    """
 
     input_per_1m: float = 0.0
     output_per_1m: float = 0.0
+    cached_input_per_1m: float | None = None
+    reasoning_per_1m: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input_per_1m + completion_tokens * self.output_per_1m) / 1e6
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
+             reasoning_tokens: int = 0) -> float:
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        reasoning = min(max(reasoning_tokens, 0), completion_tokens)
+        cached_rate = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
+        reasoning_rate = self.output_per_1m if self.reasoning_per_1m is None else self.reasoning_per_1m
+        return ((prompt_tokens - cached) * self.input_per_1m + cached * cached_rate
+                + (completion_tokens - reasoning) * self.output_per_1m + reasoning * reasoning_rate) / 1e6
+
+    def worst_case(self, prompt_tokens: int, max_output_tokens: int) -> float:
+        """The most a call can cost: every prompt token uncached, every output token at the dearer output rate."""
+        out_rate = max(self.output_per_1m, self.reasoning_per_1m or 0.0)
+        return (prompt_tokens * self.input_per_1m + max_output_tokens * out_rate) / 1e6
 
 
 _Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400)]
@@ -98,6 +117,9 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     caps each attempt as a whole on top of ``timeouts``; unset, it does not.
     ``transport`` is a registered transport name (``_registry``); ``store`` is the
     call store file the ``record`` and ``replay`` transports write and read.
+    ``prices`` override the shipped price table (``_prices``); unset and not in
+    the table, the model's cost is unknown. ``budget_usd`` caps what the model
+    may spend when the run has a ``Budget`` (``Budget.from_config``).
     """
 
     model: str | None = None
@@ -113,7 +135,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     limits: LimitSettings = msgspec.field(default_factory=LimitSettings)
     retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
-    prices: Prices = msgspec.field(default_factory=Prices)
+    prices: Prices | None = None
+    budget_usd: Annotated[float, msgspec.Meta(gt=0)] | None = None
 
     def reply_settings(self) -> dict[str, Any]:
         """The settings that change a model's replies (unit keys hash them; a sweep manifest shows their changes)."""
@@ -195,8 +218,8 @@ def _setting_problems(settings: ModelSettings) -> list[str]:
                  + _at_least(limits.tpm, 1, "limits.tpm") + _at_least(retry.max_attempts, 1, "retry.max_attempts"))
     for name in ("max_total_wait", "initial_backoff", "max_backoff"):
         problems += _at_least(getattr(retry, name), 0, f"retry.{name}")
-    for name in ("input_per_1m", "output_per_1m"):
-        problems += _at_least(getattr(prices, name), 0, f"prices.{name}")
+    for name in ("input_per_1m", "output_per_1m", "cached_input_per_1m", "reasoning_per_1m"):
+        problems += _at_least(getattr(prices, name, None), 0, f"prices.{name}")
     return problems
 
 

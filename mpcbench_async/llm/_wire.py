@@ -54,10 +54,25 @@ class _WireChoice(msgspec.Struct):
     index: int = 0
 
 
-class _WireUsage(msgspec.Struct):
+class _PromptDetails(msgspec.Struct, omit_defaults=True):
+    cached_tokens: int | None = None
+
+
+class _CompletionDetails(msgspec.Struct, omit_defaults=True):
+    reasoning_tokens: int | None = None
+
+
+class _WireUsage(msgspec.Struct, omit_defaults=True):
     prompt_tokens: int | None = 0
     completion_tokens: int | None = 0
     total_tokens: int | None = 0
+    prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
+
+    def cached_and_reasoning(self) -> tuple[int, int]:
+        """Prompt tokens served from the provider's prompt cache, and completion tokens spent reasoning."""
+        prompt, completion = self.prompt_tokens_details, self.completion_tokens_details
+        return (prompt.cached_tokens or 0) if prompt else 0, (completion.reasoning_tokens or 0) if completion else 0
 
 
 class WireCompletion(msgspec.Struct):

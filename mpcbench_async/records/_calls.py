@@ -19,6 +19,15 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     between attempts, ``latency_s`` the duration of the final attempt. ``transport``
     names the transport that served the call (omitted on the wire for ``native``,
     so records written before the field existed read as ``native``).
+
+    ``estimated_prompt_tokens`` is the client's estimate made before sending (its
+    TPM reservation and budget worst case), beside the count the reply reported in
+    ``usage``. ``cost_usd`` is what the call spent: ``None`` (``null``) when the model's price
+    is unknown, never a made-up $0. ``cached_tokens`` and ``reasoning_tokens`` are
+    the parts of the prompt and completion the provider reported as served from its
+    prompt cache and spent reasoning (priced at their own rates). A reply served
+    from the response cache (``cached``) sent nothing and spent $0; ``value_usd``
+    keeps what it cost when it was first fetched.
     """
 
     model: str
@@ -30,7 +39,12 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     queued_s: float = 0.0
     retry_wait_s: float = 0.0
     usage: Usage = msgspec.field(default_factory=Usage)
-    cost_usd: float = 0.0
+    estimated_prompt_tokens: int = 0
+    cost_usd: float | None = 0.0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached: bool = False
+    value_usd: float | None = None
     error_class: str | None = None
     error_message: str | None = None
     transport: str = "native"

@@ -22,6 +22,10 @@ for POST), ``505``, ``drop`` (connection closed with no reply), ``timeout``
 of its Content-Length), ``malformed`` (200 with a body that is not JSON),
 ``html`` (200 with a web page, as when ``base_url`` points at a web UI).
 
+``tokenizer=words`` counts prompt tokens as letter runs (up to 6), digit runs (up
+to 3) and single other characters, closer to a BPE count than the default 4 bytes a
+token, so the bytes per token vary with the text as real ones do.
+
 ``echo_auth=true`` makes every error body quote the request's credentials
 (the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
 some proxies do: tests use it to prove that no key reaches a record or a log.
@@ -75,6 +79,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     retry_after: str | None = None
     hang_s: float = 300.0
     echo_auth: bool = False
+    tokenizer: Literal["bytes", "words"] = "bytes"
 
     def with_overrides(self, query: str) -> FaultSpec:
         """This spec with fields from a query string (``a=1&b=2``) replaced."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -72,6 +73,14 @@ class _Bucket:
 
 def _estimate_tokens(text_bytes: int) -> int:
     return max(1, text_bytes // 4)
+
+
+_WORD_TOKEN = re.compile(rb"[A-Za-z]{1,6}|[0-9]{1,3}|[^\sA-Za-z0-9]")
+
+
+def _prompt_tokens(raw: bytes, tokenizer: str) -> int:
+    """The request's prompt tokens by the spec's ``tokenizer`` (``bytes``: 4 a token; ``words``: see ``FaultSpec``)."""
+    return _estimate_tokens(len(raw)) if tokenizer == "bytes" else max(1, len(_WORD_TOKEN.findall(raw)))
 
 
 def _error_body(message: str, kind: str, code: str | None = None) -> bytes:
@@ -233,7 +242,7 @@ class SimServer:
         attempt = self.stats.received.get(key, 0)
         self._count(self.stats.received, key)
 
-        prompt_tokens = _estimate_tokens(len(raw))
+        prompt_tokens = _prompt_tokens(raw, spec.tokenizer)
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         limited = self._rate_limit(model_name, spec, prompt_tokens + max_tokens)
         if limited is not None:

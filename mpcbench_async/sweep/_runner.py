@@ -230,7 +230,7 @@ class Runner:
             self._calls.write(record)
         self.stats.calls += 1
         self.stats.tokens += record.usage.total_tokens
-        self.stats.cost_usd += record.cost_usd
+        self.stats.cost_usd += record.cost_usd or 0.0  # None: price unknown
 
     # -- public --------------------------------------------------------------
     @property

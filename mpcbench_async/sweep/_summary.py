@@ -71,7 +71,7 @@ class Spend(msgspec.Struct, kw_only=True):
     def add(self, call: LLMCallRecord) -> None:
         self.calls += 1
         self.tokens += call.usage.total_tokens
-        self.cost_usd += call.cost_usd
+        self.cost_usd += call.cost_usd or 0.0  # None: price unknown
 
 
 class JudgeView(msgspec.Struct, kw_only=True):
