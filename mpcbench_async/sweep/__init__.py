@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._suite import Suite, Unit
     from ._suites import CaseUnit, TariffSuite
     from ._summary import AxisStats, ModelSummary, Summary, summarize
+    from ._table import RunRow, kept_runs
 
 __all__ = [
     "AgentRunRecord",
@@ -30,6 +31,7 @@ __all__ = [
     "ModelSummary",
     "Outcome",
     "Runner",
+    "RunRow",
     "SweepPlan",
     "Suite",
     "Summary",
@@ -39,6 +41,7 @@ __all__ = [
     "Unit",
     "build_plan",
     "hint_for",
+    "kept_runs",
     "check_output_dir",
     "open_experiment",
     "plan_fingerprint",

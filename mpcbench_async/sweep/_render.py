@@ -2,9 +2,11 @@
 
 Both say what every column means, never cut a model name (the terminal sizes
 its columns to the names; names longer than ``ALIAS_OVER`` characters get a short
-alias listed under the table), give the tariff suites their own section, list
-the errors by class with an example and what to do, and state what was left
-out of the counts and why.
+alias listed under the table), follow the table with the statistics over tasks,
+paired differences and judge agreement (``_render_stats``; sections that do not
+apply are left out), give the tariff suites their own section, list the errors
+by class with an example and what to do, and state what was left out of the
+counts and why.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import textwrap
 from collections.abc import Sequence
 
 from ._errors import ErrorClass
+from ._render_stats import Section, pct, stat_sections
 from ._summary import AxisStats, JudgeView, Spend, Summary
 
 __all__ = ["ALIAS_OVER", "render_markdown", "render_table"]
@@ -31,10 +34,6 @@ LEGEND = (
 
 def _fmt(axis: AxisStats) -> str:
     return "–" if axis.mean is None else f"{axis.mean:.2f} ± {axis.stderr:.2f}"
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.0f}%"
 
 
 def _qty(n: int) -> str:
@@ -129,7 +128,8 @@ def _error_lines(errors: list[ErrorClass], name: dict[str, str]) -> list[str]:
 
 
 def render_table(summary: Summary) -> str:
-    """The terminal summary: the model table and its legend, tariff suites, errors by class, what was counted."""
+    """The terminal summary: the model table and its legend, the statistics, tariff suites, errors by class, what was
+    counted."""
     alias = _aliases(summary)
 
     def name(model: str) -> str:
@@ -139,8 +139,8 @@ def render_table(summary: Summary) -> str:
     for m in summary.models:
         for v in m.judges or [JudgeView(judge_model="–")]:
             tokens, cost = _kept_spent(m.kept, m.spent)
-            rows.append([name(m.model), name(v.judge_model), _fmt(v.ars), _fmt(v.sgr), _pct(m.check_pass_rate),
-                         _pct(m.pass_at_k) + (f" k={m.k}" if m.k else ""), str(m.errors + v.errors),
+            rows.append([name(m.model), name(v.judge_model), _fmt(v.ars), _fmt(v.sgr), pct(m.check_pass_rate),
+                         pct(m.pass_at_k) + (f" k={m.k}" if m.k else ""), str(m.errors + v.errors),
                          str(m.infra_errors + v.infra_errors), str(v.unscored), tokens, cost,
                          f"{m.latency_p50_s or 0:.3f}", f"{m.latency_p95_s or 0:.3f}"])
     lines: list[str] = []
@@ -148,6 +148,10 @@ def render_table(summary: Summary) -> str:
         lines = _grid(["agent model", "judge", "ARS", "SGR", "checks", "pass^k", "err", "infra", "unsc",
                        "tokens kept/spent", "cost $ kept/spent", "p50", "p95"], rows, right=set(range(2, 13)))
         lines += textwrap.wrap(LEGEND, width=max(100, len(lines[0])), break_on_hyphens=False)
+    for section in stat_sections(summary, name):
+        lines += ["", *textwrap.wrap(f"{section.heading}: {section.about}:", width=100, break_on_hyphens=False)]
+        lines += _grid(section.header, section.rows, section.right)
+        lines += textwrap.wrap(section.note, width=100, break_on_hyphens=False)
     if summary.judge_calls:
         spends = [(name(j.model), j.spent.calls, *_kept_spent(j.kept, j.spent)) for j in summary.judge_calls]
         lines.append("judge calls: " + "; ".join(f"{model} {calls} calls, tokens {tokens}, cost $ {cost}"
@@ -157,7 +161,7 @@ def render_table(summary: Summary) -> str:
             "tariff suites (an errored case is a failure scoring 0):"]
         lines += _grid(["suite", "model", "cases", "passed", "pass rate", "avg score", "err", "infra",
                         "tokens kept/spent", "cost $ kept/spent"],
-                       [[t.suite, name(t.model), str(t.cases), str(t.passed), _pct(t.pass_rate),
+                       [[t.suite, name(t.model), str(t.cases), str(t.passed), pct(t.pass_rate),
                          f"{t.average_score or 0:.3f}", str(t.errors), str(t.infra_errors),
                          *_kept_spent(t.kept, t.spent)] for t in summary.tariff], right=set(range(2, 10)))
     lines += ["", "errors by class and model:" if summary.errors else "errors: none"]
@@ -170,18 +174,22 @@ def render_table(summary: Summary) -> str:
 
 
 def render_markdown(summary: Summary) -> str:
-    """``summary.md``: the overall table, scores per task type, judge calls, tariff suites, errors, what counted."""
+    """``summary.md``: the overall table, the statistics, scores per task type, judge calls, tariff suites, errors,
+    what counted."""
     lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`; {_counted(summary)}.", "", LEGEND, "",
              "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | infra errors | unscored | "
              "tokens kept | tokens spent | cost $ kept | cost $ spent | latency p50 s | p95 s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m in summary.models:
         for v in m.judges or [JudgeView(judge_model="–")]:
-            lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {_pct(m.check_pass_rate)} "
-                         f"| {_pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.errors + v.errors} "
+            lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {pct(m.check_pass_rate)} "
+                         f"| {pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.errors + v.errors} "
                          f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} "
                          f"| {m.kept.cost_usd:.4f} | "
                          f"{m.spent.cost_usd:.4f} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
+    for section in stat_sections(summary, str):
+        lines += ["", f"## {section.heading}", "", _sentence(section.about), "", *_markdown_table(section)]
+        lines += ["", _sentence(section.note)] if section.note else []
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",
               "|---|---|---|---:|---:|---:|"]
     for m in summary.models:
@@ -201,7 +209,7 @@ def render_markdown(summary: Summary) -> str:
                   "tokens kept | tokens spent | cost $ kept | cost $ spent |",
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for t in summary.tariff:
-            lines.append(f"| {t.suite} | {t.model} | {t.cases} | {t.passed} | {_pct(t.pass_rate)} | "
+            lines.append(f"| {t.suite} | {t.model} | {t.cases} | {t.passed} | {pct(t.pass_rate)} | "
                          f"{t.average_score or 0:.3f} | {t.errors} | {t.infra_errors} | {t.kept.tokens} | "
                          f"{t.spent.tokens} | {t.kept.cost_usd:.4f} | {t.spent.cost_usd:.4f} |")
     lines += ["", "## Errors", ""]
@@ -218,6 +226,15 @@ def render_markdown(summary: Summary) -> str:
     if left_out:
         lines += ["", "## Left out of the counts", "", *(f"- {part}" for part in left_out)]
     return "\n".join(lines) + "\n"
+
+
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
+
+
+def _markdown_table(section: Section) -> list[str]:
+    align = "|".join("---:" if i in section.right else "---" for i in range(len(section.header)))
+    return [f"| {' | '.join(section.header)} |", f"|{align}|", *(f"| {' | '.join(row)} |" for row in section.rows)]
 
 
 def _cell(text: str) -> str:

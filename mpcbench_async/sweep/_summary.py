@@ -1,15 +1,7 @@
 """Sweep summaries, rebuilt from the directory's files alone (``mpcbench-async summarize DIR``).
 
-What counts. Only the records of the current experiment's units
-(``experiment_keys.txt``; those of earlier experiments are counted in
-``other_experiments``). Per unit key, its last ``ok`` record, else its last
-error; further ``ok`` lines of a key, and errors written after its ``ok``, are
-counted in ``duplicates_ignored``. A judgement counts only if the run it judged
-is the run kept: one whose kept run record finished after the judgement started
-judged an earlier run of that key (``stale_judgements``), one whose run has no
-``ok`` record is ``orphan_judgements``. A line that does not decode as its record
-type (every required field present and well typed) is skipped, counted per file
-in ``skipped_lines`` and warned about once per file — never trusted.
+What counts is decided in ``_reading`` (the kept record of each unit key, stale
+and orphan judgements, records of earlier experiments, undecodable lines).
 
 Per agent model: mean ± standard error of both judge axes (overall and per task
 type, per judge), deterministic-check pass rate (passes over checks that
@@ -19,12 +11,15 @@ its mean answer-requirements score is ≥ 4 — and pass^k is the share of tasks
 whose k trials all pass). Infrastructure errors (``retryable``: rate limits,
 timeouts, connections; a rerun retries them) are not trials: they are counted in
 ``infra_errors`` and left out of pass^k; task-level errors count as failed trials.
-Tokens and cost: ``spent`` is every call of the plan's units in ``calls.jsonl``
-(redone and failed attempts included), ``kept`` the calls made by the kept records
-(an agent or judge call inside its kept record's start–finish window). Tariff cases
-(``<suite>_<model>.jsonl``) get their own section and their calls never reach the
-agent rows. Errors are grouped by class and model with an example and a hint
-(``_errors``). Memory: one small entry per unit key, never the records.
+The statistics over tasks, trials and judges (bootstrap intervals, pass^k for
+every k, paired differences, judge agreement) come from the per-run table
+(``_statistics``). Tokens and cost: ``spent`` is every call of the plan's units in
+``calls.jsonl`` (redone and failed attempts included), ``kept`` the calls made by
+the kept records (an agent or judge call inside its kept record's start–finish
+window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
+calls never reach the agent rows. Errors are grouped by class and model with an
+example and a hint (``_errors``). Memory: one small entry per unit key (and one
+row per kept run for the statistics), never the records.
 """
 
 from __future__ import annotations
@@ -32,27 +27,35 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..records import LLMCallRecord
-from ..runtime import ReadReport, iter_jsonl, key_view
-from ..tariff import TariffCaseRecord
 from ._errors import ErrorClass, ErrorTally, endpoint_of
-from ._experiment import read_experiment_keys, read_manifest
-from ._records import AgentRunRecord, JudgeRecord
+from ._experiment import read_manifest
+from ._reading import (
+    CALLS,
+    JUDGEMENTS,
+    RUNS,
+    CaseEntry,
+    CaseLine,
+    Entry,
+    JudgeEntry,
+    JudgeLine,
+    Reader,
+    RunEntry,
+    RunLine,
+)
+from ._statistics import JudgePair, JudgeSpread, ModelPair, ModelStats, statistics
+from ._table import run_rows
 
 __all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize"]
 
 log = logging.getLogger(__name__)
-
-RUNS, JUDGEMENTS, CALLS = "runs.jsonl", "judgements.jsonl", "calls.jsonl"
 
 
 class AxisStats(msgspec.Struct, kw_only=True):
@@ -105,6 +108,7 @@ class ModelSummary(msgspec.Struct, kw_only=True):
     spent: Spend = msgspec.field(default_factory=Spend)
     latency_p50_s: float | None = None
     latency_p95_s: float | None = None
+    stats: ModelStats = msgspec.field(default_factory=ModelStats)  # over tasks, with 95% bootstrap CIs
 
 
 class JudgeCalls(msgspec.Struct, kw_only=True):
@@ -150,135 +154,9 @@ class Summary(msgspec.Struct, kw_only=True):
     last_wall_s: float | None = None
     invocations: int = 0
     unfinished_invocations: int = 0  # killed: no finish time, not in wall_s
-
-
-# -- what the summary reads of each line (payloads are skipped unparsed) -------------------------------------
-
-
-class _Stop(msgspec.Struct):
-    stop_reason: str = ""
-
-
-class _Passed(msgspec.Struct):
-    """A check's outcome: ``status`` (pass | fail | n/a), or ``passed`` in logs written before ``status`` existed."""
-
-    status: str | None = None
-    passed: bool = False
-
-    @property
-    def outcome(self) -> str:
-        return self.status or ("pass" if self.passed else "fail")
-
-
-class _RunLine(key_view(AgentRunRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
-    run: _Stop | None = None
-    checks: list[_Passed] = []
-    error_class: str | None = None
-    error_message: str | None = None
-    started_at: float = 0.0
-    finished_at: float = 0.0
-
-
-class _Score(msgspec.Struct):
-    score: int
-
-
-class _Scores(msgspec.Struct):
-    answer_requirements_satisfaction: _Score
-    source_grounded_reasoning: _Score
-
-
-class _JudgementView(msgspec.Struct):
-    verdict: str
-    scores: _Scores | None = None
-
-
-class _JudgeLine(key_view(JudgeRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
-    judgement: _JudgementView | None = None
-    error_class: str | None = None
-    error_message: str | None = None
-    started_at: float = 0.0
-    finished_at: float = 0.0
-
-
-class _CaseScore(msgspec.Struct):
-    score: float
-    passed: bool
-
-
-class _CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
-    score: _CaseScore | None = None
-    error_class: str | None = None
-    error_message: str | None = None
-
-
-# -- one small entry per kept unit ------------------------------------------------------------------------
-
-
-class _Unit:
-    """A unit's kept record, reduced to what the tables need (a few slots, no payload)."""
-
-    __slots__ = ("ok", "retryable", "model", "error_class", "started_at", "finished_at")
-
-    def __init__(self, line: Any, model: str) -> None:
-        self.ok = line.status == "ok"
-        self.retryable = line.retryable
-        self.model = model
-        self.error_class = None if self.ok else line.error_class
-        self.started_at = getattr(line, "started_at", 0.0)
-        self.finished_at = getattr(line, "finished_at", 0.0)
-
-    def made(self, call_started_at: float) -> bool:
-        """Whether a call of this unit's key was made by this record (unknown times: yes)."""
-        if not call_started_at or not self.started_at:
-            return True
-        return self.started_at <= call_started_at <= self.finished_at
-
-
-class _Run(_Unit):
-    __slots__ = ("task_id", "checks_passed", "checks_applied", "max_turns", "ars_total", "ars_n")
-
-    def __init__(self, line: _RunLine, names: _Names) -> None:
-        super().__init__(line, names(line.model))
-        self.task_id = names(line.task_id)
-        applied = [c.outcome for c in line.checks if c.outcome != "n/a"] if self.ok else []
-        self.checks_applied, self.checks_passed = len(applied), applied.count("pass")
-        self.max_turns = bool(self.ok and line.run and line.run.stop_reason == "max_turns")
-        self.ars_total = self.ars_n = 0
-
-
-class _Judge(_Unit):
-    __slots__ = ("agent_model", "task_type", "verdict", "ars", "sgr", "run")
-
-    def __init__(self, line: _JudgeLine, names: _Names, run: _Run) -> None:
-        super().__init__(line, names(line.judge_model))
-        self.agent_model, self.task_type, self.run = names(line.agent_model), names(line.task_type), run
-        judgement = line.judgement
-        self.verdict, self.ars, self.sgr = "error", 0, 0
-        if self.ok and judgement is not None:
-            if judgement.verdict == "unscored" or judgement.scores is None:
-                self.verdict = "unscored"
-            else:
-                self.verdict = "scored"
-                self.ars = judgement.scores.answer_requirements_satisfaction.score
-                self.sgr = judgement.scores.source_grounded_reasoning.score
-
-
-class _Case(_Unit):
-    __slots__ = ("suite", "case_id", "file", "score", "passed")
-
-    def __init__(self, line: _CaseLine, names: _Names, suite: str, file: str) -> None:
-        super().__init__(line, names(line.model))
-        self.suite, self.case_id, self.file = suite, line.case_id, file
-        self.score = line.score.score if self.ok and line.score else 0.0
-        self.passed = bool(self.ok and line.score and line.score.passed)
-
-
-class _Names(dict[str, str]):
-    """One string object per distinct model, task or type name, however many entries hold it."""
-
-    def __call__(self, name: str) -> str:
-        return self.setdefault(name, name)
+    paired: list[ModelPair] = []  # model_b − model_a on the same task × trial, per axis
+    judge_agreement: list[JudgePair] = []
+    judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
 
 
 # -- statistics in constant memory ------------------------------------------------------------------------
@@ -303,96 +181,6 @@ class _Moments:
         mean = self.total / self.n
         variance = max(0.0, (self.squares - self.n * mean * mean) / (self.n - 1)) if self.n > 1 else 0.0
         return AxisStats(n=self.n, mean=round(mean, 3), stderr=round(math.sqrt(variance / self.n), 3))
-
-
-# -- reading ----------------------------------------------------------------------------------------------
-
-
-class _Reader:
-    """Streams a directory's record files, keeping each key's final record and counting what it left out."""
-
-    def __init__(self, out_dir: Path, summary: Summary) -> None:
-        self.out_dir, self.summary = out_dir, summary
-        self.keys = read_experiment_keys(out_dir)
-        self.names = _Names()
-        # The latest error line per (class, model): the example message, used if that record is the one kept.
-        self.examples: dict[tuple[str | None, str], tuple[str, str]] = {}
-
-    def lines(self, name: str, view: type) -> Iterable[Any]:
-        """Decodable lines of ``name``; undecodable ones are counted (the reader warns once per file)."""
-        report = ReadReport(path=str(self.out_dir / name))
-        yield from iter_jsonl(self.out_dir / name, report, type_=view)
-        skipped = len(report.bad_lines) + report.torn_tail
-        if skipped:
-            self.summary.skipped_lines[name] = skipped
-
-    def kept(self, lines: Iterable[Any], make: Callable[[Any], _Unit | None], *,
-             keys: set[str] | None) -> dict[str, Any]:
-        """Each key's final entry: its last ``ok`` line, else its last error (``make`` returns None to drop a line)."""
-        kept: dict[str, Any] = {}
-        for line in lines:
-            if keys is not None and line.key not in keys:
-                self.summary.other_experiments += 1
-                continue
-            entry = make(line)
-            if entry is None:
-                continue
-            previous = kept.get(line.key)
-            if previous is not None and previous.ok:
-                self.summary.duplicates_ignored += 1
-                if not entry.ok:
-                    continue
-            kept[line.key] = entry
-            if not entry.ok:
-                self.examples[(entry.error_class, entry.model)] = (line.key, line.error_message or "")
-        return kept
-
-    def runs(self) -> dict[str, _Run]:
-        return self.kept(self.lines(RUNS, _RunLine), lambda line: _Run(line, self.names), keys=self.keys)
-
-    def judgements(self, runs: dict[str, _Run]) -> dict[str, _Judge]:
-        def make(line: _JudgeLine) -> _Judge | None:
-            run = runs.get(line.run_key)
-            if run is None or not run.ok:
-                self.summary.orphan_judgements += 1
-                return None
-            if line.started_at and run.finished_at > line.started_at:
-                self.summary.stale_judgements += 1  # it judged an earlier run of this key
-                return None
-            return _Judge(line, self.names, run)
-
-        return self.kept(self.lines(JUDGEMENTS, _JudgeLine), make, keys=self.keys)
-
-    def cases(self) -> dict[str, _Case]:
-        """Kept tariff cases of every ``<suite>_<model>.jsonl`` (the sweep's own files have no ``_``)."""
-        keys = self.keys if self.keys is not None and any(k.startswith("case-") for k in self.keys) else None
-        cases: dict[str, _Case] = {}
-        for path in sorted(self.out_dir.glob("*_*.jsonl")):
-            suite = path.name.split("_", 1)[0]
-            def make(line: _CaseLine, suite: str = suite, name: str = path.name) -> _Case:
-                return _Case(line, self.names, suite, name)
-
-            cases.update(self.kept(self.lines(path.name, _CaseLine), make, keys=keys))
-        return cases
-
-    def example(self, key: str, entry: _Unit) -> str | None:
-        """The example message of ``entry``'s group if it is this kept record's."""
-        found = self.examples.get((entry.error_class, entry.model))
-        return found[1] if found is not None and found[0] == key else None
-
-    def fill_examples(self, tally: ErrorTally, tables: dict[str, tuple[type, dict[str, Any]]]) -> None:
-        """Examples for the groups whose latest error line was later redone: read their files once more.
-
-        Rare (a unit that failed last in its group, then succeeded on a rerun), so
-        no message is held per unit during the first pass.
-        """
-        for name in sorted(tally.files_without_example()):
-            view, table = tables[name]
-            for line in iter_jsonl(self.out_dir / name, type_=view, warn=False):
-                entry = table.get(line.key)
-                if line.status == "error" and entry is not None and not entry.ok and \
-                        entry.error_class == line.error_class:
-                    tally.offer(entry.error_class, entry.model, line.error_message)
 
 
 def _wall(out_dir: Path, summary: Summary) -> None:
@@ -423,27 +211,35 @@ def summarize(out_dir: str | Path) -> Summary:
     """Build the summary of a sweep directory from its files, streaming each once (see the module docstring)."""
     out_dir = Path(out_dir)
     summary = Summary(out_dir=str(out_dir), models=[], skipped_lines={})
-    reader = _Reader(out_dir, summary)
+    reader = Reader(out_dir)
     runs = reader.runs()
     judges = reader.judgements(runs)
     cases = reader.cases()
     tally = ErrorTally()
-    views = _judge_rows(judges, tally, reader)  # also adds each run's ARS, which pass^k needs
+    views = _judge_rows(judges, tally, reader)
     models = _model_rows(runs, views, tally, reader)
     tariff = _tariff_rows(cases, tally, reader)
-    reader.fill_examples(tally, {RUNS: (_RunLine, runs), JUDGEMENTS: (_JudgeLine, judges),
-                                 **{case.file: (_CaseLine, cases) for case in cases.values()}})
+    reader.fill_examples(tally, {RUNS: (RunLine, runs), JUDGEMENTS: (JudgeLine, judges),
+                                 **{case.file: (CaseLine, cases) for case in cases.values()}})
     judge_calls, endpoints = _calls(reader, runs, judges, cases, models, tariff, summary)
+    stats = statistics(run_rows(runs, judges))
+    for model, row in models.items():
+        row.stats = stats.models.get(model, row.stats)
+    summary.paired = stats.paired
+    summary.judge_agreement = stats.judge_agreement
+    summary.judge_spread = stats.judge_spread
     summary.models = sorted(models.values(), key=lambda m: m.model)
     summary.judge_calls = sorted(judge_calls.values(), key=lambda j: j.model)
     summary.tariff = sorted(tariff.values(), key=lambda t: (t.suite, t.model))
     summary.errors = tally.groups(endpoints)
     summary.runs, summary.judgements, summary.tariff_cases = len(runs), len(judges), len(cases)
+    for name in ("other_experiments", "duplicates_ignored", "stale_judgements", "orphan_judgements", "skipped_lines"):
+        setattr(summary, name, getattr(reader, name))
     _wall(out_dir, summary)
     return summary
 
 
-def _judge_rows(judges: dict[str, _Judge], tally: ErrorTally, reader: _Reader) -> dict[tuple[str, str], JudgeView]:
+def _judge_rows(judges: dict[str, JudgeEntry], tally: ErrorTally, reader: Reader) -> dict[tuple[str, str], JudgeView]:
     """One view per (agent model, judge model): verdict counts and both axes, overall and per task type."""
     views: dict[tuple[str, str], JudgeView] = {}
     moments: dict[tuple[str, str, str], tuple[_Moments, _Moments]] = {}
@@ -462,8 +258,6 @@ def _judge_rows(judges: dict[str, _Judge], tally: ErrorTally, reader: _Reader) -
                 ars, sgr = moments.setdefault((judge.agent_model, judge.model, task_type), (_Moments(), _Moments()))
                 ars.add(judge.ars)
                 sgr.add(judge.sgr)
-            judge.run.ars_total += judge.ars
-            judge.run.ars_n += 1
         else:
             view.unscored += 1
     for (agent, judge_model, task_type), (ars, sgr) in sorted(moments.items()):
@@ -475,8 +269,8 @@ def _judge_rows(judges: dict[str, _Judge], tally: ErrorTally, reader: _Reader) -
     return views
 
 
-def _model_rows(runs: dict[str, _Run], views: dict[tuple[str, str], JudgeView], tally: ErrorTally,
-                reader: _Reader) -> dict[str, ModelSummary]:
+def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeView], tally: ErrorTally,
+                reader: Reader) -> dict[str, ModelSummary]:
     """One row per agent model: outcomes, checks and pass^k of its kept runs, with its judges' views."""
     models: dict[str, ModelSummary] = {}
     trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (model, task) -> [trials, passed]
@@ -495,13 +289,9 @@ def _model_rows(runs: dict[str, _Run], views: dict[tuple[str, str], JudgeView], 
         row.max_turns += run.max_turns
         row.checks_total += run.checks_applied
         row.checks_passed += run.checks_passed
-        if run.checks_applied:
-            passed = run.checks_passed == run.checks_applied
-        else:
-            passed = run.ars_n > 0 and run.ars_total / run.ars_n >= 4
         counts = trials[(run.model, run.task_id)]
         counts[0] += 1
-        counts[1] += passed
+        counts[1] += bool(run.passed)
     for (model, _), view in sorted(views.items()):
         models.setdefault(model, ModelSummary(model=model)).judges.append(view)
     for model, row in models.items():
@@ -514,7 +304,8 @@ def _model_rows(runs: dict[str, _Run], views: dict[tuple[str, str], JudgeView], 
     return models
 
 
-def _tariff_rows(cases: dict[str, _Case], tally: ErrorTally, reader: _Reader) -> dict[tuple[str, str], TariffSummary]:
+def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
+                 reader: Reader) -> dict[tuple[str, str], TariffSummary]:
     rows: dict[tuple[str, str], TariffSummary] = {}
     totals: dict[tuple[str, str], float] = defaultdict(float)
     for key, case in cases.items():
@@ -533,7 +324,7 @@ def _tariff_rows(cases: dict[str, _Case], tally: ErrorTally, reader: _Reader) ->
     return rows
 
 
-def _calls(reader: _Reader, runs: dict[str, _Run], judges: dict[str, _Judge], cases: dict[str, _Case],
+def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], cases: dict[str, CaseEntry],
            models: dict[str, ModelSummary], tariff: dict[tuple[str, str], TariffSummary],
            summary: Summary) -> tuple[dict[str, JudgeCalls], dict[str, str]]:
     """Attribute every call in ``calls.jsonl``: agent rows, judge rows, tariff rows (spent, and kept when its
@@ -559,7 +350,7 @@ def _calls(reader: _Reader, runs: dict[str, _Run], judges: dict[str, _Judge], ca
                 target = models.setdefault(call.model, ModelSummary(model=call.model))
             else:
                 target = judge_calls.setdefault(call.model, JudgeCalls(model=call.model))
-            entry: _Unit | None = (runs if agent else judges).get(unit)
+            entry: Entry | None = (runs if agent else judges).get(unit)
             role = "agent" if agent else "judge"
         elif unit == "tariff":
             case = case_of.get((call.model, rest.split("/", 1)[0]))

@@ -217,6 +217,7 @@ class ReportDiff(msgspec.Struct, kw_only=True):
     regressed: list[tuple[str, float, float]] = []
     new_failures: list[str] = []
     new_passes: list[str] = []
+    changes: list[tuple[str, str, float, float]] = []  # every case in both runs: id, type, baseline and current score
     added: list[str] = []
     removed: list[str] = []
     baseline_errors: dict[str, str] = {}
@@ -253,7 +254,9 @@ def compare_reports(baseline: BenchmarkReport, current: BenchmarkReport) -> Repo
     for case_id in shared:
         a, b = old[case_id], new[case_id]
         delta = b.score - a.score
-        changes[b.case_type if b.case_type != UNKNOWN else a.case_type].append(delta)
+        case_type = b.case_type if b.case_type != UNKNOWN else a.case_type
+        diff.changes.append((case_id, case_type, a.score, b.score))
+        changes[case_type].append(delta)
         if delta >= CHANGE_THRESHOLD:
             diff.improved.append((case_id, a.score, b.score))
         elif delta <= -CHANGE_THRESHOLD:

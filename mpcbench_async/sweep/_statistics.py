@@ -1,0 +1,224 @@
+"""The summary's statistics over tasks, trials and judges, computed from the kept-run table (``_table``).
+
+How each number is built (the summary, ``compare`` and the viewer share ``stats``):
+
+- A run's score on an axis (ARS or SGR) is the mean over the judges that scored it;
+  a task's is the mean over its scored trials. Per agent model, an axis is the mean
+  over tasks with a 95% percentile-bootstrap interval over tasks — tasks, not runs,
+  are the sample: trials of one task are not independent evidence.
+- The check rate is the pooled rate (checks passed over checks applied, as
+  ``check_pass_rate``), its interval a bootstrap over tasks of the same pooled rate.
+- pass^k for k = 1 .. the most trials of a task: tau-bench's C(c, k) / C(n, k) averaged
+  over the tasks with ≥ k trials; infrastructure errors are not trials.
+- Paired differences: for every two agent models, B − A on the runs of the same task
+  and trial that both have scores (A before B in name order), per axis; the interval
+  resamples tasks (a task's trials move together), the sign test counts runs.
+- Judge agreement: for every two judge models, over the runs both scored (every agent
+  model), quadratic-weighted kappa and Spearman per axis; spread: per run scored by
+  two judges or more, max − min across them, its mean and max.
+- Trial variance: per task with ≥ 2 scored trials, the sample variance of its runs'
+  scores; the mean over those tasks.
+
+Every bootstrap uses seed 0, so the same files give the same summary, byte for byte.
+Values are rounded to 4 decimals (p-values are kept as computed).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable
+
+import msgspec
+import numpy as np
+
+from ..stats import Interval, Paired, bootstrap_mean_ci, paired_difference, pass_hat_k, spearman, weighted_kappa
+from ._table import RunRow
+
+__all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "ModelStats", "PassK", "Spread",
+           "Statistics", "TrialVariance", "statistics"]
+
+AXES = ("ars", "sgr")
+
+Scores = tuple[float, float]  # (ARS, SGR)
+
+
+class Estimate(msgspec.Struct, kw_only=True):
+    """A mean over ``tasks`` tasks with its 95% bootstrap interval over tasks (None for fewer than two)."""
+
+    tasks: int = 0
+    mean: float | None = None
+    ci: Interval | None = None
+
+
+class PassK(msgspec.Struct, kw_only=True):
+    """pass^k over the ``tasks`` tasks with at least k trials."""
+
+    k: int
+    tasks: int
+    value: float | None
+
+
+class TrialVariance(msgspec.Struct, kw_only=True):
+    """Mean over ``tasks`` tasks (≥ 2 scored trials each) of the variance of their trials' scores."""
+
+    tasks: int = 0
+    ars: float | None = None
+    sgr: float | None = None
+
+
+class ModelStats(msgspec.Struct, kw_only=True):
+    """One agent model's statistics over tasks."""
+
+    ars: Estimate = msgspec.field(default_factory=Estimate)
+    sgr: Estimate = msgspec.field(default_factory=Estimate)
+    check_rate: Estimate = msgspec.field(default_factory=Estimate)
+    pass_hat_k: list[PassK] = []
+    trial_variance: TrialVariance = msgspec.field(default_factory=TrialVariance)
+
+
+class ModelPair(msgspec.Struct, kw_only=True):
+    """``model_b − model_a`` per axis on the same task × trial."""
+
+    model_a: str
+    model_b: str
+    ars: Paired
+    sgr: Paired
+
+
+class Agreement(msgspec.Struct, kw_only=True):
+    kappa: float | None = None  # quadratic-weighted Cohen's kappa
+    spearman: float | None = None
+
+
+class JudgePair(msgspec.Struct, kw_only=True):
+    """Two judge models over the ``n`` runs both scored."""
+
+    judge_a: str
+    judge_b: str
+    n: int
+    ars: Agreement
+    sgr: Agreement
+
+
+class Spread(msgspec.Struct, kw_only=True):
+    mean: float
+    max: float
+
+
+class JudgeSpread(msgspec.Struct, kw_only=True):
+    """max − min of the judges' scores of one run, over the ``runs`` scored by two judges or more."""
+
+    runs: int
+    ars: Spread
+    sgr: Spread
+
+
+class Statistics(msgspec.Struct, kw_only=True):
+    models: dict[str, ModelStats] = {}
+    paired: list[ModelPair] = []
+    judge_agreement: list[JudgePair] = []
+    judge_spread: JudgeSpread | None = None
+
+
+def statistics(rows: Iterable[RunRow]) -> Statistics:
+    """Every statistic of the module docstring, from the kept runs (plain loops per run, numpy per sample)."""
+    by_model: dict[str, list[tuple[RunRow, Scores | None]]] = defaultdict(list)
+    judged: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
+    ranges: list[Scores] = []  # per run scored by two judges or more: (max − min) per axis
+    for row in rows:
+        given = sorted((judge, float(a), float(s)) for judge, (a, s) in row.scores.items()
+                       if a is not None and s is not None)
+        ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
+        by_model[row.agent_model].append((row, (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None))
+        if len(given) >= 2:
+            ranges.append((max(ars) - min(ars), max(sgr) - min(sgr)))
+            for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
+                judged[(judge_a, judge_b)].append((ars_a, sgr_a, ars_b, sgr_b))
+    return Statistics(models={model: _model(runs) for model, runs in sorted(by_model.items())},
+                      paired=_paired(by_model), judge_agreement=_agreement(judged), judge_spread=_spread(ranges))
+
+
+def _model(runs: list[tuple[RunRow, Scores | None]]) -> ModelStats:
+    tasks: dict[str, list[tuple[RunRow, Scores | None]]] = defaultdict(list)
+    for run in sorted(runs, key=lambda r: r[0].task_id):
+        tasks[run[0].task_id].append(run)
+    scored = [[s for _, s in trials if s is not None] for trials in tasks.values()]
+    scored = [trials for trials in scored if trials]  # (ARS, SGR) of each scored trial, per task
+    means = [(sum(s[0] for s in trials) / len(trials), sum(s[1] for s in trials) / len(trials)) for trials in scored]
+    stats = ModelStats(ars=_estimate([m[0] for m in means]), sgr=_estimate([m[1] for m in means]))
+    checks = [(sum(r.checks_passed for r, _ in trials), sum(r.checks_total for r, _ in trials))
+              for trials in tasks.values()]
+    checks = [(p, n) for p, n in checks if n]  # the tasks where some check applied
+    if checks:
+        weights = [n for _, n in checks]
+        stats.check_rate = Estimate(tasks=len(checks), mean=_round(sum(p for p, _ in checks) / sum(weights)),
+                                    ci=_interval(bootstrap_mean_ci([p / n for p, n in checks], weights=weights)))
+    counts = [(sum(r.passed is not None for r, _ in trials), sum(r.passed is True for r, _ in trials))
+              for trials in tasks.values()]
+    stats.pass_hat_k = [PassK(k=k, tasks=sum(n >= k for n, _ in counts), value=_round(pass_hat_k(counts, k)))
+                        for k in range(1, max((n for n, _ in counts), default=0) + 1)]
+    repeated = [trials for trials in scored if len(trials) >= 2]
+    if repeated:
+        stats.trial_variance = TrialVariance(tasks=len(repeated), **{
+            axis: _round(sum(_variance([s[i] for s in trials]) for trials in repeated) / len(repeated))
+            for i, axis in enumerate(AXES)})
+    return stats
+
+
+def _paired(by_model: dict[str, list[tuple[RunRow, Scores | None]]]) -> list[ModelPair]:
+    """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``groups``)."""
+    cells = {model: {(r.task_id, r.trial): s for r, s in runs if s is not None} for model, runs in by_model.items()}
+    pairs = []
+    for a, b in itertools.combinations(sorted(by_model), 2):
+        shared = sorted(cells[a].keys() & cells[b].keys())
+        if shared:
+            tasks = [task for task, _ in shared]
+            pairs.append(ModelPair(model_a=a, model_b=b, **{
+                axis: _rounded(paired_difference([cells[a][c][i] for c in shared], [cells[b][c][i] for c in shared],
+                                                 groups=tasks)) for i, axis in enumerate(AXES)}))
+    return pairs
+
+
+def _agreement(judged: dict[tuple[str, str], list[tuple[float, float, float, float]]]) -> list[JudgePair]:
+    """Per pair of judges (in name order), over the runs both scored: (ARS a, SGR a, ARS b, SGR b) rows."""
+    pairs = []
+    for (a, b), scores in sorted(judged.items()):
+        both = np.array(scores, dtype=int)
+        pairs.append(JudgePair(judge_a=a, judge_b=b, n=len(both), **{
+            axis: Agreement(kappa=_round(weighted_kappa(both[:, i], both[:, i + 2])),
+                            spearman=_round(spearman(both[:, i], both[:, i + 2]))) for i, axis in enumerate(AXES)}))
+    return pairs
+
+
+def _spread(ranges: list[Scores]) -> JudgeSpread | None:
+    if not ranges:
+        return None
+    return JudgeSpread(runs=len(ranges), **{
+        axis: Spread(mean=round(sum(r[i] for r in ranges) / len(ranges), 4), max=max(r[i] for r in ranges))
+        for i, axis in enumerate(AXES)})
+
+
+def _variance(values: list[float]) -> float:
+    """The sample variance (n − 1) of two values or more."""
+    mean = sum(values) / len(values)
+    return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def _estimate(values: list[float]) -> Estimate:
+    if not values:
+        return Estimate()
+    return Estimate(tasks=len(values), mean=_round(sum(values) / len(values)), ci=_interval(bootstrap_mean_ci(values)))
+
+
+def _rounded(paired: Paired) -> Paired:
+    paired.mean_diff, paired.ci = _round(paired.mean_diff), _interval(paired.ci)
+    return paired
+
+
+def _interval(ci: Interval | None) -> Interval | None:
+    return None if ci is None else Interval(low=round(ci.low, 4), high=round(ci.high, 4))
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,64 @@
+"""The kept runs of a sweep as one row each: what the statistics, ``compare`` and the viewer work from.
+
+The rows are read through ``_reading``, the summary's own reader, so a row exists
+exactly for each run the summary counts (the current experiment's kept record per
+unit key) and ``scores`` holds exactly the judgements it counts (the kept one per
+judge, of the run kept). Only the few fields a table needs are decoded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import msgspec
+
+from ._reading import JudgeEntry, Reader, RunEntry
+
+__all__ = ["RunRow", "kept_runs", "run_rows"]
+
+
+class RunRow(msgspec.Struct, kw_only=True):
+    """One kept agent run and its kept judgements.
+
+    ``passed``: whether the run passed as a trial (every applicable check passed, or
+    with no applicable check a mean ARS ≥ 4), ``False`` for a task-level error and
+    ``None`` for an infrastructure error (no trial). ``scores``: judge model →
+    ``[ARS, SGR]`` of that judge's kept ok judgement (``[None, None]`` when it left the
+    run unscored); a judge whose kept judgement is an error is absent.
+    """
+
+    key: str
+    agent_model: str
+    task_id: str
+    task_type: str
+    trial: int
+    status: str  # ok | error
+    infra_error: bool
+    checks_passed: int
+    checks_total: int  # checks that applied (n/a excluded)
+    passed: bool | None
+    scores: dict[str, list[float | None]] = {}
+
+
+def kept_runs(out_dir: str | Path) -> list[RunRow]:
+    """The kept runs of the directory's current experiment, sorted by agent model, task, trial and key."""
+    reader = Reader(Path(out_dir))
+    runs = reader.runs()
+    return run_rows(runs, reader.judgements(runs))
+
+
+def run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> list[RunRow]:
+    """Rows of the reader's kept runs with their kept ok judgements (see ``RunRow``)."""
+    scores: dict[int, dict[str, list[float | None]]] = defaultdict(dict)
+    for judge in judges.values():
+        if judge.ok:
+            scored = judge.verdict == "scored"
+            scores[id(judge.run)][judge.model] = [judge.ars, judge.sgr] if scored else [None, None]
+    rows = [RunRow(key=key, agent_model=run.model, task_id=run.task_id, task_type=run.task_type, trial=run.trial,
+                   status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
+                   checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
+                   scores=dict(sorted(scores[id(run)].items())))
+            for key, run in runs.items()]
+    rows.sort(key=lambda r: (r.agent_model, r.task_id, r.trial, r.key))
+    return rows
