@@ -1,4 +1,8 @@
-"""``mpcbench-async generate``: world states and sources from scenarios, resumable per file."""
+"""``mpcbench-async generate``: world states and sources from scenarios, resumable per file.
+
+Every subcommand runs a ``sweep.GenerationSuite`` through ``Runner.run_suites`` (its lock, signals, limits and
+calls log); this module parses the arguments and prints the progress and the totals.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._exceptions import ConfigError, InputError
+from .._exceptions import ConfigError, InputError, Interrupted
 from .._resources import workspace_path
 from ..mpcbench._schemas import SOURCES
+from . import _exit
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..llm import LLMClient
-    from ..mpcbench import DataGenerator, GenerationOutcome
+    from ..mpcbench import GenerationOutcome, GenerationRecord, Scenario
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
@@ -31,7 +35,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="generation model (default: data_generation_model from the config)")
     parser.add_argument("--max-repairs", type=int, default=3,
                         help="repair turns per file after a failed validation (default: 3)")
-    parser.add_argument("--force", action="store_true", help="regenerate files that already exist")
+    parser.add_argument("--force", action="store_true",
+                        help="regenerate files that already exist (every scenario runs, whatever generation.jsonl "
+                        "holds)")
+    parser.add_argument("--logs-dir", type=output_dir, default=Path("reports/generation"),
+                        help="where the run's records go, never into --data-dir: generation.jsonl (one record per "
+                        "scenario run, what resume reads), calls.jsonl (every model call) and the .lock that keeps "
+                        "a second generate off them (default: reports/generation/)")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -40,7 +50,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Generate world states and the six sources (Slack, Gmail, Calendar, Contacts, Jira, "
         "Drive) from scenarios/, validated against schemas/ with model repair. Writes "
         "data/<scenario_id>_<name>.json atomically as each file becomes valid; existing files are "
-        "kept unless --force, so rerunning resumes.")
+        "kept unless --force, so rerunning resumes. The run's records (generation.jsonl, calls.jsonl) go to "
+        "--logs-dir (default: reports/generation/); a scenario whose files a run found valid is skipped whole. "
+        "Exit code 0 when every file is valid, 1 when one failed, 2 for a user error, 130 when interrupted.")
     sub = generate.add_subparsers(dest="generate_command", metavar="SUBCOMMAND", required=True)
     world = sub.add_parser("world-state", help="generate one scenario's world state")
     world.add_argument("--scenario-id", required=True)
@@ -60,23 +72,51 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 class _Progress:
-    """One stderr line per file as it is written, skipped or fails."""
+    """One stderr line per file as it is written, skipped or fails; the totals at the end."""
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.done = 0
+        self.counts = {"written": 0, "skipped": 0, "error": 0}
+        self.seen: set[str] = set()  # keys of the units that ran in this invocation
 
-    def __call__(self, outcome: GenerationOutcome) -> None:
+    def outcome(self, outcome: GenerationOutcome) -> None:
         self.done += 1
+        self.counts[outcome.status] += 1
         detail = {"written": f"written ({outcome.calls} call{'s' if outcome.calls != 1 else ''})",
                   "skipped": "exists, kept", "error": f"ERROR: {outcome.error}"}[outcome.status]
         print(f"[{self.done:>3}/{self.total}] {outcome.scenario_id} {outcome.name}: {detail} -> {outcome.path}",
               file=sys.stderr, flush=True)
 
+    def record(self, record: GenerationRecord) -> None:
+        self.seen.add(record.key)
+        if not record.outcomes:  # the unit crashed before any file: the Runner logged it; say it here too
+            self.counts["error"] += 1
+            print(f"{record.scenario_id}: ERROR: {record.error_class}: {record.error_message}", file=sys.stderr,
+                  flush=True)
 
-def _generator(args: argparse.Namespace, client_holder: list[LLMClient], total: int) -> DataGenerator:
-    from ..llm import LLMClient, load_model_config
-    from ..mpcbench import DataGenerator, load_prompts, load_schemas
+    def skipped(self, records: list[GenerationRecord]) -> None:
+        """The scenarios the Runner skipped (their files are as a run found them), shown as that run showed them."""
+        for record in records:
+            if record.key not in self.seen:
+                self.record(record)
+                for outcome in record.outcomes:
+                    self.outcome(outcome)
+
+    def finish(self) -> int:
+        print(f"generation: {self.counts['written']} written, {self.counts['skipped']} kept, "
+              f"{self.counts['error']} failed", file=sys.stderr)
+        return _exit.FAILED if self.counts["error"] else _exit.OK
+
+
+def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str], concurrency: int = 1) -> int:
+    """Generate ``sources`` (after the world state) of ``scenarios`` through the Runner; the exit code."""
+    import anyio
+
+    from ..llm import load_model_config
+    from ..mpcbench import load_prompts, load_schemas
+    from ..runtime import DirLock
+    from ..sweep import GenerationSuite, Runner
 
     config = load_model_config(args.config)
     model = args.model or config.data_generation_model
@@ -84,15 +124,28 @@ def _generator(args: argparse.Namespace, client_holder: list[LLMClient], total: 
         raise ConfigError(f"{args.config}: $.data_generation_model is not set (or pass --model)")
     if args.max_repairs < 0:
         raise InputError("--max-repairs must be 0 or more")
-    client = LLMClient(config)
-    client.check_models([model])
-    client_holder.append(client)
-    return DataGenerator(client, model=model, schemas=load_schemas(str(args.schemas_dir)),
-                         prompts=load_prompts(args.prompts), data_dir=args.data_dir,
-                         max_repairs=args.max_repairs, force=args.force, on_outcome=_Progress(total))
+    progress = _Progress(len(scenarios) * (1 + len(sources)))
+    suite = GenerationSuite(scenarios, model=model, config=config, schemas=load_schemas(str(args.schemas_dir)),
+                            prompts=load_prompts(args.prompts), data_dir=args.data_dir, sources=sources,
+                            max_repairs=args.max_repairs, force=args.force, on_outcome=progress.outcome,
+                            on_record=progress.record)
+
+    async def main() -> bool:
+        async with Runner(config, out_dir=args.logs_dir, concurrency=concurrency, handle_signals=True,
+                          grace_period=10.0) as runner:
+            await runner.run_suites([suite])
+            return runner.stats.interrupted
+
+    with DirLock(args.logs_dir, flag="--logs-dir"):  # the Runner takes it again; a clash names --logs-dir
+        interrupted = anyio.run(main)
+    if interrupted:
+        raise Interrupted(f"generation stopped; {progress.counts['written']} files written are kept; rerun the "
+                          "same command to resume")
+    progress.skipped(suite.records)
+    return progress.finish()
 
 
-def _scenario(args: argparse.Namespace):
+def _scenario(args: argparse.Namespace) -> Scenario:
     from ..mpcbench import load_scenario
 
     path = args.scenarios_dir / f"{args.scenario_id}.json"
@@ -101,34 +154,8 @@ def _scenario(args: argparse.Namespace):
     return load_scenario(path)
 
 
-def _finish(outcomes: list[GenerationOutcome]) -> int:
-    written = sum(o.status == "written" for o in outcomes)
-    skipped = sum(o.status == "skipped" for o in outcomes)
-    errors = [o for o in outcomes if o.status == "error"]
-    print(f"generation: {written} written, {skipped} kept, {len(errors)} failed", file=sys.stderr)
-    return 1 if errors else 0
-
-
-def _run(args: argparse.Namespace, total: int, body) -> int:
-    import anyio
-
-    holder: list[LLMClient] = []
-    generator = _generator(args, holder, total)
-
-    async def main() -> list[GenerationOutcome]:
-        async with holder[0]:
-            return await body(generator)
-
-    return _finish(anyio.run(main))
-
-
 def run_world_state(args: argparse.Namespace) -> int:
-    scenario = _scenario(args)
-
-    async def body(generator: DataGenerator) -> list[GenerationOutcome]:
-        return [(await generator.world_state(scenario))[1]]
-
-    return _run(args, 1, body)
+    return _run(args, [_scenario(args)], [])
 
 
 def run_sources(args: argparse.Namespace) -> int:
@@ -137,12 +164,7 @@ def run_sources(args: argparse.Namespace) -> int:
     unknown = sorted(set(wanted) - set(SOURCES))
     if unknown:
         raise InputError(f"--sources: unknown source(s) {', '.join(unknown)}; choose from {', '.join(SOURCES)}")
-
-    async def body(generator: DataGenerator) -> list[GenerationOutcome]:
-        world_state, outcome = await generator.world_state(scenario)
-        return [outcome, *await generator.sources(scenario, world_state, wanted)]
-
-    return _run(args, 1 + len(wanted), body)
+    return _run(args, [scenario], wanted)
 
 
 def run_all(args: argparse.Namespace) -> int:
@@ -152,8 +174,4 @@ def run_all(args: argparse.Namespace) -> int:
     if not paths:
         raise InputError(f"{args.scenarios_dir}: no scenario matches --scenarios {args.scenarios!r}")
     scenarios = [load_scenario(p) for p in paths]  # all validated before any call
-
-    async def body(generator: DataGenerator) -> list[GenerationOutcome]:
-        return await generator.run(scenarios, concurrency=max(1, args.concurrency))
-
-    return _run(args, len(scenarios) * (1 + len(SOURCES)), body)
+    return _run(args, scenarios, list(SOURCES), concurrency=max(1, args.concurrency))

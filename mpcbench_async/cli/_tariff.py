@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._exceptions import InputError, Interrupted
+from .._exceptions import Interrupted
 from ..runtime import atomic_write_bytes
 from . import _exit
 from ._paths import output_dir
@@ -75,69 +75,32 @@ def _timestamp() -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     import anyio
 
-    from .._prompts import load_prompts
-    from ..llm import ModelConfig, Transport, load_model_config
-    from ..mpcbench import safe_name
-    from ..sweep import Runner, TariffSuite
-    from ..tariff import FixtureTransport, load_pack, load_suite
+    from ..sweep import TariffRunOptions, run_tariff
 
-    suite_dir = args.path or Path("storage/benchmarks") / args.suite
-    cases = load_suite(suite_dir / "cases")
-    if not cases:
-        raise InputError(f"{suite_dir / 'cases'}: no cases")
-    fixtures = suite_dir / "fixtures"
-    if args.mode == "fixture" and not any(fixtures.glob("*.json")):
-        raise InputError(f"{fixtures}: no recorded fixtures for suite {args.suite!r}; run it live with "
-                         "--mode live --model M (or record fixtures with --mode record --model M)")
-    packs = {c.pack_id for c in cases}
-    if len(packs) != 1 and args.pack is None:
-        raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")
-    pack = load_pack(args.pack or Path("storage/packs") / packs.pop())
-    prompts = load_prompts(args.prompts)
-    model, config, transport = "fixture", ModelConfig(), None
-    if args.mode == "fixture":  # replay through the client, as a live run: its limits, retries and accounting
-        transport = FixtureTransport(fixtures)
-    else:
-        prompts.require("tariff_proposer", "tariff_critique")
-        config = load_model_config(args.config)
-        model = args.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
-    name = f"{safe_name(args.suite)}_{args.mode}_{safe_name(model)}"
-    results = args.out / "runs" / f"{name}.jsonl"
-    # suite names may hold dots: append, never replace
-    base = args.out / f"{safe_name(args.suite)}_benchmark_{_timestamp()}"
+    options = TariffRunOptions(suite=args.suite, mode=args.mode, model=args.model, path=args.path, pack=args.pack,
+                               out=args.out, config=args.config, prompts=args.prompts, concurrency=args.concurrency,
+                               retry_errors=args.retry_errors)
     done = [0]
 
-    def progress(record: TariffCaseRecord) -> None:
+    def progress(record: TariffCaseRecord, cases: int) -> None:
         done[0] += 1
         score = f"{record.score.score:.2f}" if record.score else record.error_class
-        print(f"[{done[0]:>3}/{len(cases)}] {record.case_id}: {score}", file=sys.stderr, flush=True)
+        print(f"[{done[0]:>3}/{cases}] {record.case_id}: {score}", file=sys.stderr, flush=True)
 
-    suite = TariffSuite(args.suite, cases, pack=pack, prompts=prompts, model=model, config=config, mode=args.mode,
-                        fixtures_dir=fixtures, name=name, report_base=base, on_record=progress)
-
-    async def main(transport: Transport | None) -> bool:
-        async with Runner(config, out_dir=results.parent, concurrency=args.concurrency,
-                          retry_errors=args.retry_errors, handle_signals=True, transport=transport,
-                          log_calls=False) as runner:
-            await runner.run_suites([suite])
-            return runner.stats.interrupted
-
-    interrupted = anyio.run(main, transport)
-    report = suite.report
-    assert report is not None  # run_suites ends with the suite's finish
-    t = report.totals
+    result = anyio.run(run_tariff, options, progress)
+    report, t = result.report, result.report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
-    print(f"{args.suite} ({args.mode}, {model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
+    print(f"{args.suite} ({args.mode}, {result.model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
           f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
-    errors = _error_lines(suite.records, results)
+    errors = _error_lines(result.records, result.results)
     if errors:
         print("errors by class:", *errors, sep="\n")
-    print(f"report -> {base.parent / base.name}.json and .md")
-    if interrupted:
-        raise Interrupted(f"tariff run stopped with {report.not_run} of {len(cases)} case(s) not run; finished cases "
-                          f"are saved in {results} — rerun the same command to resume")
+    print(f"report -> {result.report_base.parent / result.report_base.name}.json and .md")
+    if result.interrupted:
+        raise Interrupted(f"tariff run stopped with {report.not_run} of {result.cases} case(s) not run; finished cases "
+                          f"are saved in {result.results} — rerun the same command to resume")
     return _exit.FAILED if report.errors else _exit.OK
 
 

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from ._consistency import cross_source_problems, source_problems
     from ._data import ScenarioData, load_scenario_data, parse_timestamp
     from ._evaluate import TaskEvaluation, evaluate_task, load_task_data, safe_name
-    from ._generation import DataGenerator, GenerationError, GenerationOutcome, data_path, encode_document
+    from ._generation import (
+        DataGenerator,
+        GenerationError,
+        GenerationOutcome,
+        GenerationRecord,
+        data_path,
+        encode_document,
+        scenario_json,
+    )
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
     from ._scenario import (
         GlobalSettings,
@@ -35,6 +43,7 @@ __all__ = [
     "DataGenerator",
     "GenerationError",
     "GenerationOutcome",
+    "GenerationRecord",
     "GlobalSettings",
     "JudgeScores",
     "Judgement",
@@ -74,6 +83,7 @@ __all__ = [
     "run_checks",
     "run_judge",
     "safe_name",
+    "scenario_json",
     "source_problems",
 ]
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ._logging import configure_logging, redact, redact_text, register_secret
     from ._pool import Stoppable, WorkerPool, watch_signals
     from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
-    from ._units import run_keyed_units
+    from ._units import Pipeline, PipelineEvents, Stage, latest_records, run_keyed_units
 
 __all__ = [
     "AdaptiveConcurrency",
@@ -28,10 +28,13 @@ __all__ = [
     "LimitSettings",
     "ModelLimiter",
     "MonotonicClock",
+    "Pipeline",
+    "PipelineEvents",
     "ReadReport",
     "ResumeIndex",
     "RetryPolicy",
     "SlidingWindow",
+    "Stage",
     "Stoppable",
     "Ticket",
     "UnitFailure",
@@ -40,6 +43,7 @@ __all__ = [
     "configure_logging",
     "iter_jsonl",
     "key_view",
+    "latest_records",
     "log_unit_error",
     "parse_duration",
     "read_jsonl",

@@ -9,34 +9,50 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._errors import hint_for
     from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+    from ._generation_suite import GenerationSuite, ScenarioUnit
+    from ._job import SweepOptions, SweepResult, run_sweep, write_summary
+    from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
     from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
     from ._runner import Runner, SweepStats, SweepStream
-    from ._suite import Suite, Unit
+    from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite
     from ._summary import AxisStats, ModelSummary, Summary, summarize
     from ._table import RunRow, kept_runs
+    from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
 
 __all__ = [
     "AgentRunRecord",
+    "AgentStage",
     "AgentUnit",
     "AxisStats",
     "CaseUnit",
     "Fingerprint",
+    "GenerationSuite",
+    "JudgeJob",
     "JudgeRecord",
+    "JudgeStage",
     "JudgeUnit",
+    "MPCBenchSuite",
     "Manifest",
     "ModelSummary",
     "Outcome",
     "Runner",
     "RunRow",
+    "ScenarioUnit",
+    "StagedSuite",
+    "SweepOptions",
     "SweepPlan",
+    "SweepResult",
     "Suite",
+    "SuiteStage",
     "Summary",
     "SweepStats",
     "SweepStream",
+    "TariffRunOptions",
+    "TariffRunResult",
     "TariffSuite",
     "Unit",
     "build_plan",
@@ -50,9 +66,12 @@ __all__ = [
     "record_experiment_keys",
     "render_markdown",
     "render_table",
+    "run_tariff",
+    "run_sweep",
     "summarize",
     "tariff_outcome",
     "write_manifest",
+    "write_summary",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

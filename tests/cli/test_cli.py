@@ -76,7 +76,7 @@ class TestGenerateCommands:
 
         proc = subprocess.run(
             [sys.executable, "-m", "mpcbench_async.generator.world_state_generator", "--scenario-id",
-             "sc01_berth_appointments", "--data-dir", str(tmp_path)],
+             "sc01_berth_appointments", "--data-dir", str(tmp_path), "--logs-dir", str(tmp_path / "logs")],
             capture_output=True, text=True, timeout=60, cwd=REPO)
         assert 0 == proc.returncode, proc.stderr
         assert (REPO / "data" / "sc01_berth_appointments_world_state.json").read_bytes() == (

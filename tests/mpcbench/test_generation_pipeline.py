@@ -8,9 +8,10 @@ import sys
 import anyio
 import orjson
 
-from mpcbench_async.llm import LLMClient
-from mpcbench_async.mpcbench import DataGenerator, list_scenarios, load_prompts, load_scenario, load_schemas
+from mpcbench_async.llm import ModelConfig
+from mpcbench_async.mpcbench import list_scenarios, load_prompts, load_scenario, load_schemas
 from mpcbench_async.sim import FaultSpec, SimServer
+from mpcbench_async.sweep import GenerationSuite, Runner
 from tests.conftest import REPO
 
 SOURCES = ("slack", "gmail", "calendar", "contacts", "jira", "drive")
@@ -21,11 +22,14 @@ class TestShippedData:
         """All 8 scenarios through the real pipeline reproduce data/ byte for byte, with overlapping calls."""
         scenarios = [load_scenario(p) for p in list_scenarios(REPO / "scenarios")]
         assert 8 <= len(scenarios)
-        async with SimServer(seed=3, defaults=FaultSpec(latency_ms=20)) as sim, \
-                LLMClient(sim_base_url=sim.base_url) as client:
-            generator = DataGenerator(client, model="sim/generator", schemas=load_schemas(str(REPO / "schemas")),
-                                      prompts=load_prompts(REPO / "prompt_config.json"), data_dir=tmp_path)
-            outcomes = await generator.run(scenarios, concurrency=8)
+        async with SimServer(seed=3, defaults=FaultSpec(latency_ms=20)) as sim:
+            config = ModelConfig.from_dict({"defaults": {"base_url": sim.base_url}})
+            suite = GenerationSuite(scenarios, model="sim/generator", config=config,
+                                    schemas=load_schemas(str(REPO / "schemas")),
+                                    prompts=load_prompts(REPO / "prompt_config.json"), data_dir=tmp_path)
+            async with Runner(config, out_dir=tmp_path / "logs", concurrency=8) as runner:
+                await runner.run_suites([suite])
+        outcomes = [o for record in suite.records for o in record.outcomes]
         assert {"written"} == {o.status for o in outcomes}
         shipped = sorted(p.name for p in (REPO / "data").glob("*.json"))
         assert shipped == sorted(p.name for p in tmp_path.glob("*.json"))
@@ -70,7 +74,7 @@ class TestResumeAfterKill:
             cmd = [sys.executable, "-c", GENERATE, "generate", "sources", "--scenario-id", "sc01_berth_appointments",
                    "--config", str(config), "--prompts", str(REPO / "prompt_config.json"),
                    "--scenarios-dir", str(REPO / "scenarios"), "--schemas-dir", str(REPO / "schemas"),
-                   "--data-dir", str(tmp_path / "data")]
+                   "--data-dir", str(tmp_path / "data"), "--logs-dir", str(tmp_path / "logs")]
             async with await anyio.open_process(cmd) as proc:
                 written = 0
                 async for chunk in proc.stderr:  # one progress line per file as it is written

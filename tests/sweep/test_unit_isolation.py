@@ -7,7 +7,7 @@ import logging
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
 from mpcbench_async.sweep import Runner
-from mpcbench_async.sweep import _runner as sweep_runner
+from mpcbench_async.sweep import _mpcbench_suite as mpcbench_suite
 from tests.sweep.conftest import plan_of
 
 SECRET = "sk-abcdefghijklmnopqrst"
@@ -31,7 +31,7 @@ class TestSweepUnits:
         """Checks that raise for task t1: its 4 runs (2 models × 2 trials) are error records with the exception's
         class and masked message, not retryable, never judged; the other 12 runs and their 12 judgements are ok;
         each crash is logged at warning with its key and model."""
-        monkeypatch.setattr(sweep_runner, "run_checks", crash_for("t1", sweep_runner.run_checks))
+        monkeypatch.setattr(mpcbench_suite, "run_checks", crash_for("t1", mpcbench_suite.run_checks))
         out = tmp_path / "out"
         async with SimServer(seed=31) as sim:
             root = workspace(sim.base_url)

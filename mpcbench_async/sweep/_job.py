@@ -1,0 +1,211 @@
+"""The whole ``sweep`` command as one library call: ``await run_sweep(SweepOptions(...))``.
+
+First every input is checked, before anything is written (the suites asked
+for, the model config and prompts, the MPCBench plan's tasks and data, each
+tariff suite's cases and pack). Then, holding the output directory's lock
+(``runtime.DirLock``) from the manifest check to the summary: the manifest and
+the experiment check (``open_experiment``: a rerun with other settings is
+refused unless ``allow_changes``), the experiment's unit keys, one ``Runner``
+driving every suite at once (``MPCBenchSuite`` and one ``TariffSuite`` per
+tariff suite × model), the manifest's end, and ``summary.json`` /
+``summary.md``. The result carries the outcome of the whole plan (every unit
+as it stands on disk, whatever earlier runs did), whether a signal stopped the
+run, and the rendered summary table.
+
+The CLI (``mpcbench-async sweep``) only parses its arguments into
+``SweepOptions``, shows the progress line (the ``progress`` hook), prints the
+table and maps the result to an exit code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from .._exceptions import InputError
+from .._resources import workspace_path
+from ..llm import ModelConfig, load_model_config
+from ..mpcbench import PromptConfig, load_prompts
+from ..runtime import DirLock, atomic_write_bytes
+from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+from ._outcome import Outcome
+from ._plan import SweepPlan, build_plan, check_output_dir
+from ._records import Manifest
+from ._render import render_markdown, render_table
+from ._runner import Runner
+from ._suite import StagedSuite, Suite
+from ._suites import TariffSuite
+from ._summary import summarize
+
+__all__ = ["SUITES", "SweepOptions", "SweepResult", "run_sweep", "write_summary"]
+
+SUITES = ("mpcbench", "tariff", "hscodecomp")
+TARIFF_SUITES = ("tariff", "hscodecomp")
+
+Progress = Callable[[Runner], Coroutine[Any, Any, object]]  # runs beside the suites; cancelled when they end
+
+
+class SweepOptions(msgspec.Struct, kw_only=True):
+    """What ``mpcbench-async sweep`` takes, as plain values (its ``--help`` explains each; the defaults match).
+
+    ``models`` are the agent models (``None``: the config's ``agent_models``); when the sweep has no
+    ``mpcbench`` suite they are the tariff models instead (``None``: ``tariff_models``, else ``sim/tariff``).
+    ``command`` is recorded in the manifest as what was run.
+    """
+
+    config: Path = msgspec.field(default_factory=lambda: workspace_path("model_config.json"))
+    prompts: Path = msgspec.field(default_factory=lambda: workspace_path("prompt_config.json"))
+    out: Path = Path("reports/sweeps/latest")
+    suites: Sequence[str] = ("mpcbench",)
+    models: Sequence[str] | None = None
+    judges: Sequence[str] | None = None
+    tasks: str = "*"
+    trials: int = 1
+    max_turns: int = 12
+    concurrency: int = 32
+    retry_errors: bool = False
+    allow_changes: bool = False
+    tasks_dir: Path = Path("tasks")
+    data_dir: Path = Path("data")
+    scenarios_dir: Path = Path("scenarios")
+    scenario_id: str | None = None
+    tariff_path: Path = Path("storage/benchmarks/tariff")
+    hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
+    pack: Path = Path("storage/packs/tariff")
+    handle_signals: bool = True
+    command: str = "mpcbench_async.sweep.run_sweep"
+
+
+class SweepResult(msgspec.Struct, kw_only=True):
+    """How a sweep ended: its plan's outcome (read from disk), whether a signal stopped it, its summary table."""
+
+    out: Path
+    outcome: Outcome
+    interrupted: bool
+    table: str
+
+
+def write_summary(out: Path) -> str:
+    """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table."""
+    summary = summarize(out)
+    atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
+    atomic_write_bytes(out / "summary.md", render_markdown(summary).encode(), fsync=False)
+    return render_table(summary)
+
+
+async def run_sweep(options: SweepOptions,
+                    progress: Progress | None = None) -> SweepResult:
+    """Check every input, then run the sweep of ``options`` (see the module docstring).
+
+    ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
+    ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
+    """
+    suites = [name.strip() for name in options.suites if name.strip()]
+    unknown = sorted(set(suites) - set(SUITES))
+    if not suites or unknown:
+        raise InputError(f"--suite: unknown suite(s) {', '.join(unknown) or '(none)'}; "
+                         f"available: {', '.join(sorted(SUITES))}")
+    if options.concurrency < 1:
+        raise InputError("--concurrency must be at least 1")
+    check_output_dir(options.out)
+    config = load_model_config(options.config)
+    prompts = load_prompts(options.prompts)
+    plan = None
+    if "mpcbench" in suites:
+        plan = build_plan(config=config, prompts=prompts, tasks_dir=options.tasks_dir, data_dir=options.data_dir,
+                          scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
+                          agent_models=options.models, judge_models=options.judges, trials=options.trials,
+                          max_turns=options.max_turns, scenario_id=options.scenario_id)
+    if set(suites) & set(TARIFF_SUITES):
+        prompts.require("tariff_proposer", "tariff_critique")
+    tariff = [suite for name in TARIFF_SUITES if name in suites
+              for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
+    with DirLock(options.out):  # one sweep per directory, from the manifest check to the summary
+        return await _locked(options, config, prompts, plan, tariff, progress)
+
+
+async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
+                  tariff: list[TariffSuite], progress: Progress | None) -> SweepResult:
+    """The sweep proper, run while this process holds the output directory's lock."""
+    out = options.out
+    runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
+                    retry_errors=options.retry_errors, handle_signals=options.handle_signals)
+    fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
+    manifest, new_experiment = open_experiment(out, _manifest(options, config, plan, tariff), fingerprint,
+                                               allow_changes=options.allow_changes)
+    if plan is not None:
+        record_experiment_keys(out, plan, new_experiment=new_experiment)
+    for suite in tariff:
+        record_case_keys(out, f"{suite.name}.jsonl", {unit.key for unit in suite.units()})
+    write_manifest(out, manifest)
+    outcomes: list[Outcome] = []
+    async with runner:
+        suites: list[Suite[Any, Any] | StagedSuite] = [*tariff]
+        if plan is not None:
+            suites.insert(0, runner.mpcbench_suite(plan))
+        assert runner.client is not None
+        # A missing key fails here, as itself: inside the task group below it would come wrapped in a group.
+        runner.client.check_models([model for suite in suites for model in suite.models])
+        async with anyio.create_task_group() as tg:
+            if progress is not None:
+                tg.start_soon(progress, runner)
+            outcomes = await runner.run_suites(suites)
+            tg.cancel_scope.cancel()
+    manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
+    manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
+    write_manifest(out, manifest)
+    table = write_summary(out)  # with the tariff section, the error classes, an example of each and what to do
+    return SweepResult(out=out, outcome=sum(outcomes, Outcome()), interrupted=runner.stats.interrupted, table=table)
+
+
+def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
+              tariff: list[TariffSuite]) -> Manifest:
+    """This invocation's manifest: what it runs, with which files and versions, and each model's cap."""
+    agents = plan.agent_models if plan else []
+    judges = plan.judge_models if plan else []
+    tariff_models = {model for suite in tariff for model in suite.models}
+    return Manifest(
+        command=options.command,
+        config_hash=hashlib.sha256(options.config.read_bytes()).hexdigest()[:16],
+        prompts_hash=hashlib.sha256(options.prompts.read_bytes()).hexdigest()[:16],
+        versions=_versions(), started_at=datetime.now(UTC).isoformat(),
+        agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
+        trials=options.trials,
+        units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
+               "tariff_case": sum(len(suite.cases) for suite in tariff)},
+        caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
+    )
+
+
+def _versions() -> dict[str, str]:
+    import platform
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _tariff_suites(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, suite: str, *,
+                   mpcbench: bool) -> list[TariffSuite]:
+    """One tariff-pipeline suite of a sweep, one ``TariffSuite`` per model, all validated before any call."""
+    from ..tariff import load_pack, load_suite
+
+    cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
+    cases = load_suite(cases_dir)
+    if not cases:
+        raise InputError(f"{cases_dir}: no {suite} cases")
+    pack = load_pack(options.pack)
+    models = None if mpcbench else options.models
+    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config)
+            for model in models or config.tariff_models or ["sim/tariff"]]

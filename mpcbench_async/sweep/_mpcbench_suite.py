@@ -1,0 +1,161 @@
+"""MPCBench as a staged suite: agent runs (``runs.jsonl``) feeding their judges (``judgements.jsonl``).
+
+Every task × agent model × trial of a ``SweepPlan`` is an ``AgentUnit``; a run
+that ends ``ok`` asks for one ``JudgeJob`` per judge model (the ``JudgeUnit``
+with the run it judges), which the ``Runner`` starts as soon as the run is
+written. A run that ends in an error is never judged. Both stages understand
+their own failures: a run whose checks crash keeps its run log in the error
+record, and a judge that never complies is ``unscored`` (an ok record).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import anyio
+
+from ..llm import LLMClient
+from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
+from ..runtime import UnitFailure, log_unit_error, unit_failure
+from ._outcome import Outcome, plan_outcome
+from ._plan import AgentUnit, JudgeUnit, SweepPlan
+from ._records import AgentRunRecord, JudgeRecord
+
+__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite"]
+
+log = logging.getLogger(__name__)
+
+
+class JudgeJob(NamedTuple):
+    """One judge unit with the finished run it judges."""
+
+    unit: JudgeUnit
+    run: AgentRunRecord
+
+    @property
+    def key(self) -> str:
+        return self.unit.key
+
+    @property
+    def model(self) -> str:
+        return self.unit.judge_model
+
+
+def _failed(record: AgentRunRecord | JudgeRecord, failure: UnitFailure) -> None:
+    record.error_class, record.error_message = failure.error_class, failure.message
+    record.finished_at = time.time()
+
+
+class AgentStage:
+    """Agent runs: the unit's record is an error until the run finishes, then what the run and its checks say."""
+
+    name, record_type = "runs", AgentRunRecord
+
+    def __init__(self, plan: SweepPlan, prompts: PromptConfig) -> None:
+        self.plan, self.prompts = plan, prompts
+
+    async def run(self, unit: AgentUnit, client: LLMClient) -> AgentRunRecord:
+        plan = self.plan
+        record = self._record(unit)
+        try:
+            task = plan.tasks[unit.task_id]
+            data = plan.data[task.scenario_id]
+            record.task_type, record.scenario_id = task.task_type or "", task.scenario_id
+            run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
+                                               max_turns=plan.max_turns, key=unit.key)
+            # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
+            checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
+                      if run.stop_reason != "error" else [])
+        except Exception as exc:  # the run log made so far stays in the error record
+            _failed(record, unit_failure(log, exc, kind="agent_run", key=unit.key, model=unit.model))
+            return record
+        record.status = "error" if run.stop_reason == "error" else "ok"
+        record.retryable, record.checks = run.retryable, checks
+        record.error_class, record.error_message = run.error_class, run.error
+        record.finished_at = time.time()
+        if record.status == "error":
+            log_unit_error(log, kind="agent_run", key=unit.key, model=unit.model, error_class=record.error_class,
+                           message=record.error_message)
+        return record
+
+    def failed(self, unit: AgentUnit, failure: UnitFailure) -> AgentRunRecord:
+        record = self._record(unit)
+        _failed(record, failure)
+        return record
+
+    @staticmethod
+    def _record(unit: AgentUnit) -> AgentRunRecord:
+        return AgentRunRecord(key=unit.key, status="error", task_id=unit.task_id, task_type="", scenario_id="",
+                              model=unit.model, trial=unit.trial, started_at=time.time())
+
+
+class JudgeStage:
+    """Judgements: the unit's record is an error until the judge gives a verdict (``unscored`` is ok)."""
+
+    name, record_type = "judgements", JudgeRecord
+
+    def __init__(self, plan: SweepPlan, prompts: PromptConfig, *, attempts: int) -> None:
+        self.plan, self.prompts, self.attempts = plan, prompts, attempts
+
+    async def run(self, job: JudgeJob, client: LLMClient) -> JudgeRecord:
+        unit, run_record = job
+        record = self._record(job)
+        try:
+            task = self.plan.tasks[run_record.task_id]
+            assert run_record.run is not None, "an ok run record without its run log"
+            judgement = await run_judge(client, unit.judge_model, build_judge_input(run_record.run, task),
+                                        self.prompts, agent_model=run_record.model, scenario_id=task.scenario_id,
+                                        max_attempts=self.attempts, key=unit.key)
+        except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
+            _failed(record, unit_failure(log, exc, kind="judge", key=unit.key, model=unit.judge_model))
+            return record
+        record.judgement, record.finished_at = judgement, time.time()
+        if judgement.verdict == "error":
+            log_unit_error(log, kind="judge", key=unit.key, model=unit.judge_model,
+                           error_class=judgement.error_class, message=judgement.error)
+            record.retryable = judgement.retryable
+            record.error_class, record.error_message = judgement.error_class, judgement.error
+        else:
+            record.status = "ok"
+        return record
+
+    def failed(self, job: JudgeJob, failure: UnitFailure) -> JudgeRecord:
+        record = self._record(job)
+        _failed(record, failure)
+        return record
+
+    @staticmethod
+    def _record(job: JudgeJob) -> JudgeRecord:
+        unit, run = job
+        return JudgeRecord(key=unit.key, run_key=unit.run_key, status="error", task_id=run.task_id,
+                           task_type=run.task_type, agent_model=run.model, judge_model=unit.judge_model,
+                           trial=run.trial, started_at=time.time())
+
+
+class MPCBenchSuite:
+    """The agent runs of ``plan`` and their judgements, for ``Runner.run_suites`` (see the module docstring)."""
+
+    def __init__(self, plan: SweepPlan, prompts: PromptConfig, *, judge_attempts: int = 3) -> None:
+        self.plan = plan
+        self.models = [*plan.agent_models, *plan.judge_models]
+        self.stages = (AgentStage(plan, prompts), JudgeStage(plan, prompts, attempts=judge_attempts))
+
+    def units(self) -> Iterator[AgentUnit]:
+        return self.plan.agent_units()
+
+    def follow_up_keys(self, stage: int, key: str) -> list[str]:
+        return [unit.key for unit in self.plan.judge_units(key)]
+
+    def follow_ups(self, stage: int, record: AgentRunRecord) -> list[JudgeJob]:
+        return [JudgeJob(unit, record) for unit in self.plan.judge_units(record.key)]
+
+    async def prepare(self) -> None:
+        """Nothing to warm: the plan has read and checked every task and its data."""
+
+    def finish(self, out_dir: Path) -> Outcome:
+        """The plan's runs and judgements as they stand on disk (whatever earlier runs did)."""
+        return plan_outcome(out_dir, self.plan)

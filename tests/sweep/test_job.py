@@ -1,0 +1,96 @@
+"""The whole ``sweep`` and ``tariff run`` commands as library calls, no CLI (issue 13, point 1).
+
+``run_sweep`` checks the inputs, runs every suite through one Runner and writes the manifest, the key list and the
+summary; ``run_tariff`` runs a tariff suite and writes its report. Each returns what the CLI prints and maps to an
+exit code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from mpcbench_async._exceptions import InputError
+from mpcbench_async.runtime import read_jsonl
+from mpcbench_async.sim import SimServer
+from mpcbench_async.sweep import (
+    Outcome,
+    Runner,
+    SweepOptions,
+    TariffRunOptions,
+    render_table,
+    run_sweep,
+    run_tariff,
+    summarize,
+)
+from tests.conftest import REPO
+from tests.sweep.conftest import plan_of
+
+FILES = [".lock", "calls.jsonl", "experiment_keys.txt", "judgements.jsonl", "manifest.json", "runs.jsonl",
+         "summary.json", "summary.md"]
+
+
+def options(root: Path, out: Path, **changes) -> SweepOptions:
+    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+                        tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
+                        handle_signals=False, **changes)
+
+
+class TestRunSweep:
+    async def test_one_call_runs_the_sweep_writes_every_file_and_says_how_the_plan_stands(self, workspace, tmp_path):
+        """Every agent run and judgement of the plan has an ok record; the files the CLI leaves are there; the
+        table is the summary's (by the second call, over both invocations); the progress hook saw the runner.
+        A second call makes no request and says the same."""
+        out = tmp_path / "out"
+        seen: list[Runner] = []
+
+        async def progress(runner: Runner) -> None:
+            seen.append(runner)
+
+        async with SimServer(seed=41) as sim:
+            root = workspace(sim.base_url)
+            _, _, plan = plan_of(root)
+            result = await run_sweep(options(root, out), progress)
+            requests = sum(sim.stats.received.values())
+            again = await run_sweep(options(root, out))
+            assert requests == sum(sim.stats.received.values())
+        units = plan.agent_unit_count + plan.judge_unit_count
+        runs, _ = read_jsonl(out / "runs.jsonl")
+        judgements, _ = read_jsonl(out / "judgements.jsonl")
+        assert (Outcome(units=units, ok=units), False, out) == (result.outcome, result.interrupted, result.out)
+        assert (plan.agent_unit_count, plan.judge_unit_count) == (len(runs), len(judgements))
+        assert FILES == sorted(p.name for p in out.iterdir())
+        assert render_table(summarize(out)) == again.table  # the first table's wall time is of one invocation
+        assert all(model in result.table for model in [*plan.agent_models, *plan.judge_models])
+        assert ([seen[0].stats.runs_done], again.outcome) == ([plan.agent_unit_count], result.outcome)
+        manifest = orjson.loads((out / "manifest.json").read_bytes())
+        assert ("mpcbench_async.sweep.run_sweep", [False, False]) == (
+            manifest["command"], [entry["interrupted"] for entry in manifest["history"]])
+
+    async def test_bad_options_are_refused_before_anything_is_written(self, tmp_path):
+        """An unknown suite or a concurrency below 1 is an InputError naming the option; --out stays absent."""
+        out = tmp_path / "out"
+        with pytest.raises(InputError, match=r"^--suite: unknown suite\(s\) nope; available: hscodecomp, mpcbench"):
+            await run_sweep(SweepOptions(out=out, suites=["mpcbench", "nope"]))
+        with pytest.raises(InputError, match="^--concurrency must be at least 1$"):
+            await run_sweep(SweepOptions(out=out, concurrency=0))
+        assert not out.exists()
+
+
+class TestRunTariff:
+    async def test_the_shipped_suite_in_fixture_mode_through_the_library(self, tmp_path):
+        """Fixture mode replays the recorded replies: the report's totals are the CLI's, each case's record comes
+        back (and was seen by ``on_record`` with the suite's size), the report files are written."""
+        seen: list[tuple[str, int]] = []
+        result = await run_tariff(
+            TariffRunOptions(path=REPO / "storage/benchmarks/tariff", pack=REPO / "storage/packs/tariff",
+                             prompts=REPO / "prompt_config.json", out=tmp_path, handle_signals=False),
+            lambda record, cases: seen.append((record.case_id, cases)))
+        t = result.report.totals
+        assert (37, 72, 72, 0, False) == (t.passed, t.cases, result.cases, result.report.errors, result.interrupted)
+        assert sorted(r.case_id for r in result.records) == sorted(case for case, _ in seen)
+        assert ({72}, "fixture", tmp_path / "runs" / "tariff_fixture_fixture.jsonl") == (
+            {cases for _, cases in seen}, result.model, result.results)
+        assert result.report_base.with_suffix(".json").exists() and result.report_base.with_suffix(".md").exists()
