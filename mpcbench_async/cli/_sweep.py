@@ -19,7 +19,7 @@ from . import _exit
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..sweep import Outcome, Runner
+    from ..sweep import Outcome, Runner, SweepOptions
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
@@ -68,6 +68,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--scenario-id", default=None,
                        help="scenario for tasks that name none (original MPCBench task files)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
+    sweep.add_argument("--dry-run", action="store_true",
+                       help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
+                       "cost, the time the model limits imply) without making a call or writing a file")
+    sweep.add_argument("--history", type=Path, action="append", default=[], metavar="DIR",
+                       help="with --dry-run: an earlier sweep directory whose calls.jsonl narrows the estimate "
+                       "(repeatable; --out's own is always read)")
     sweep.set_defaults(handler=cmd_sweep)
 
     summary = commands.add_parser("summarize", help="rebuild a sweep's summary from its JSONL files",
@@ -84,9 +90,24 @@ def _models(value: str | None) -> list[str] | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..sweep import SweepOptions, run_sweep
+    from ..sweep import dry_run_sweep, render_dry_run, run_sweep
 
-    options = SweepOptions(
+    options = _options(args)
+    if args.dry_run:
+        print(render_dry_run(dry_run_sweep(options, history=args.history)))
+        return _exit.OK
+    result = anyio.run(run_sweep, options, _progress(quiet=args.quiet))
+    print(result.table)  # with the tariff section, the error classes, an example of each and what to do
+    print(f"written to {result.out}/")
+    if result.interrupted:
+        raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
+    return _exit_code(result.outcome)
+
+
+def _options(args: argparse.Namespace) -> SweepOptions:
+    from ..sweep import SweepOptions
+
+    return SweepOptions(
         config=args.config, prompts=args.prompts, out=args.out, suites=args.suite.split(","),
         models=_models(args.models), judges=_models(args.judges), tasks=args.tasks, trials=args.trials,
         max_turns=args.max_turns, concurrency=args.concurrency, retry_errors=args.retry_errors,
@@ -94,12 +115,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
         hscodecomp_path=args.hscodecomp_path, pack=args.pack,
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    result = anyio.run(run_sweep, options, _progress(quiet=args.quiet))
-    print(result.table)  # with the tariff section, the error classes, an example of each and what to do
-    print(f"written to {result.out}/")
-    if result.interrupted:
-        raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
-    return _exit_code(result.outcome)
 
 
 def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:

@@ -9,7 +9,7 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from .._prompts import PromptConfig, PromptTemplate, load_prompts
     from .._replies import ReplyParseError, extract_json_object
-    from ._agent import RawToolCall, RunLog, RunTimings, run_agent
+    from ._agent import RawToolCall, RunLog, RunTimings, agent_messages, run_agent
     from ._checks import CheckResult, run_checks
     from ._consistency import cross_source_problems, source_problems
     from ._data import ScenarioData, load_scenario_data, parse_timestamp
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         encode_document,
         scenario_json,
     )
-    from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, run_judge
+    from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
     from ._scenario import (
         GlobalSettings,
         Person,
@@ -63,6 +63,7 @@ __all__ = [
     "Task",
     "TaskEvaluation",
     "TaskFacts",
+    "agent_messages",
     "build_judge_input",
     "cross_source_problems",
     "data_path",
@@ -70,6 +71,7 @@ __all__ = [
     "evaluate_task",
     "extract_json_object",
     "format_path",
+    "judge_messages",
     "list_scenarios",
     "list_tasks",
     "load_prompts",

@@ -44,7 +44,7 @@ from .tools._execution import (
     run_tool,
 )
 
-__all__ = ["RawToolCall", "RunLog", "RunTimings", "run_agent"]
+__all__ = ["RawToolCall", "RunLog", "RunTimings", "agent_messages", "run_agent"]
 
 StopReason = Literal["final", "max_turns", "error"]
 
@@ -139,6 +139,14 @@ async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, pool: T
     return [outcomes[index] for index in range(len(calls))]
 
 
+def agent_messages(task: Task, data: ScenarioData, prompts: PromptConfig) -> list[Message]:
+    """The system and user messages a run of ``task`` starts with (also what a dry run sizes its prompts by)."""
+    values = {"now": format_now(data), "timezone": data.timezone_name, "user_prompt": task.user_prompt,
+              "workday_start": f"{data.workday_start:%H:%M}", "workday_end": f"{data.workday_end:%H:%M}"}
+    return [Message(role="system", content=prompts.render("agent", "system", **values)),
+            Message(role="user", content=prompts.render("agent", "user", **values))]
+
+
 def _check_limits(tool_timeout_s: float, tool_result_max_bytes: int) -> None:
     """Reject tool limits no run could work with, naming the parameter."""
     if not tool_timeout_s > 0:
@@ -170,10 +178,7 @@ async def run_agent(
     pool = tool_pool or default_tool_pool()
     backend = ToolBackend(data)
     tools = backend.schemas()
-    values = {"now": format_now(data), "timezone": data.timezone_name, "user_prompt": task.user_prompt,
-              "workday_start": f"{data.workday_start:%H:%M}", "workday_end": f"{data.workday_end:%H:%M}"}
-    messages = [Message(role="system", content=prompts.render("agent", "system", **values)),
-                Message(role="user", content=prompts.render("agent", "user", **values))]
+    messages = agent_messages(task, data, prompts)
     steps: list[str] = []
     raw_calls: list[RawToolCall] = []
     usage, cost = Usage(), 0.0

@@ -23,7 +23,7 @@ from ..records import Message, Usage
 from ._agent import RunLog
 from ._task import Task
 
-__all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "run_judge"]
+__all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "judge_messages", "run_judge"]
 
 AXES = ("answer_requirements_satisfaction", "source_grounded_reasoning")
 
@@ -85,6 +85,13 @@ def _validate(content: str | None) -> tuple[JudgeScores | None, str | None]:
         return None, f"invalid judge output: {exc}"
 
 
+def judge_messages(judge_input: dict[str, Any], prompts: PromptConfig) -> list[Message]:
+    """The system and user messages of a judge's first attempt (also what a dry run sizes its prompts by)."""
+    input_json = orjson.dumps(judge_input, option=orjson.OPT_INDENT_2).decode()
+    return [Message(role="system", content=prompts.render("judge", "system")),
+            Message(role="user", content=prompts.render("judge", "user", judge_input_json=input_json))]
+
+
 async def run_judge(
     client: LLMClient,
     judge_model: str,
@@ -97,9 +104,7 @@ async def run_judge(
     key: str = "",
 ) -> Judgement:
     """Ask ``judge_model`` to score ``judge_input``; validated, retried, ``unscored`` when it never complies."""
-    input_json = orjson.dumps(judge_input, option=orjson.OPT_INDENT_2).decode()
-    messages = [Message(role="system", content=prompts.render("judge", "system")),
-                Message(role="user", content=prompts.render("judge", "user", judge_input_json=input_json))]
+    messages = judge_messages(judge_input, prompts)
     judgement = Judgement(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id,
                           agent_model=agent_model, judge_model=judge_model, verdict="unscored")
     for attempt in range(max_attempts):

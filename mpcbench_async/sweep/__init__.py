@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
     from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
     from ._generation_suite import GenerationSuite, ScenarioUnit
-    from ._job import SweepOptions, SweepResult, run_sweep, write_summary
+    from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
@@ -29,6 +30,8 @@ __all__ = [
     "AgentUnit",
     "AxisStats",
     "CaseUnit",
+    "CostRange",
+    "DryRun",
     "Fingerprint",
     "GenerationSuite",
     "JudgeJob",
@@ -37,9 +40,11 @@ __all__ = [
     "JudgeUnit",
     "MPCBenchSuite",
     "Manifest",
+    "ModelTime",
     "ModelSummary",
     "Outcome",
     "Runner",
+    "RoleEstimate",
     "RunRow",
     "ScenarioUnit",
     "StagedSuite",
@@ -54,16 +59,20 @@ __all__ = [
     "TariffRunOptions",
     "TariffRunResult",
     "TariffSuite",
+    "TokenRange",
     "Unit",
     "build_plan",
     "hint_for",
     "kept_runs",
     "check_output_dir",
+    "dry_run_sweep",
+    "estimate_sweep",
     "open_experiment",
     "plan_fingerprint",
     "plan_outcome",
     "record_case_keys",
     "record_experiment_keys",
+    "render_dry_run",
     "render_markdown",
     "render_table",
     "run_tariff",

@@ -33,6 +33,7 @@ from .._resources import workspace_path
 from ..llm import ModelConfig, load_model_config
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes
+from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._outcome import Outcome
 from ._plan import SweepPlan, build_plan, check_output_dir
@@ -43,7 +44,7 @@ from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite
 from ._summary import summarize
 
-__all__ = ["SUITES", "SweepOptions", "SweepResult", "run_sweep", "write_summary"]
+__all__ = ["SUITES", "SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
 
 SUITES = ("mpcbench", "tariff", "hscodecomp")
 TARIFF_SUITES = ("tariff", "hscodecomp")
@@ -106,6 +107,13 @@ async def run_sweep(options: SweepOptions,
     ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
+    config, prompts, plan, tariff = _inputs(options)
+    with DirLock(options.out):  # one sweep per directory, from the manifest check to the summary
+        return await _locked(options, config, prompts, plan, tariff, progress)
+
+
+def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite]]:
+    """Every input of ``options`` checked and loaded (``InputError`` naming the first bad one); nothing written."""
     suites = [name.strip() for name in options.suites if name.strip()]
     unknown = sorted(set(suites) - set(SUITES))
     if not suites or unknown:
@@ -126,8 +134,20 @@ async def run_sweep(options: SweepOptions,
         prompts.require("tariff_proposer", "tariff_critique")
     tariff = [suite for name in TARIFF_SUITES if name in suites
               for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
-    with DirLock(options.out):  # one sweep per directory, from the manifest check to the summary
-        return await _locked(options, config, prompts, plan, tariff, progress)
+    return config, prompts, plan, tariff
+
+
+def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> DryRun:
+    """What ``run_sweep(options)`` would do and cost, from the same checked inputs; makes no call, writes nothing.
+
+    Only the MPCBench suite is estimated (its agent and judge units); ``history`` adds earlier sweep directories
+    whose ``calls.jsonl`` narrows the ranges (``options.out``'s own is always read).
+    """
+    config, prompts, plan, tariff = _inputs(options)
+    if plan is None or tariff:
+        raise InputError("--dry-run: only --suite mpcbench is estimated so far")
+    return estimate_sweep(plan, config, prompts, options.out, concurrency=options.concurrency, history=history,
+                          retry_errors=options.retry_errors)
 
 
 async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
