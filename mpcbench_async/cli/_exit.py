@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["EPILOG", "FAILED", "INTERRUPTED", "OK", "USER_ERROR", "with_epilog"]
+__all__ = ["BUDGET", "EPILOG", "FAILED", "INTERRUPTED", "OK", "USER_ERROR", "with_epilog"]
 
-OK, FAILED, USER_ERROR, INTERRUPTED = 0, 1, 2, 130
+OK, FAILED, USER_ERROR, BUDGET, INTERRUPTED = 0, 1, 2, 3, 130
 
 EPILOG = """exit codes:
   0    every unit asked for has an ok result (from this run or an earlier one into the same output)
   1    some unit has none: it ended in an error (in this run, or in an earlier one and was not retried)
        or never ran; the error classes, with an example and what to do, are printed at the end
   2    user error: a bad file, field, flag, model or output path (one 'error:' line on stderr)
+  3    a budget was reached (--max-cost, budget_usd): units in flight finished and are saved, the rest did
+       not run; rerun with a higher budget to continue
   130  interrupted (Ctrl-C, SIGTERM): finished units are saved; rerun the same command to resume"""
 
 

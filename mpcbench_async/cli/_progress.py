@@ -46,9 +46,10 @@ class ProgressLine:
         units = [f"runs {s.runs_done}/{runs_todo} judges {s.judges_done}/{judges_todo}"] if s.runs_total else []
         units += [f"cases {s.cases_done}/{cases_todo}"] if s.cases_total else []  # tariff suites
         skipped = s.runs_skipped + s.judges_skipped + s.cases_skipped
+        cached = f" ({s.cached_calls} cached)" if s.cached_calls else ""
         return (f"{' '.join(units) or 'starting'} (skipped {skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
                 f"in-flight {self.in_flight()} retries {self.retries()} errors {s.errors} | "
-                f"{s.tokens:,} tok ${s.cost_usd:.4f} | {elapsed:.0f}s "
+                f"{s.tokens:,} tok ${s.cost_text()}{cached} | {elapsed:.0f}s "
                 f"ETA {_eta(done, runs_todo + judges_todo + cases_todo, elapsed)}")
 
     def emit(self, final: bool = False) -> None:

@@ -67,6 +67,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
     sweep.add_argument("--scenario-id", default=None,
                        help="scenario for tasks that name none (original MPCBench task files)")
+    sweep.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                       help="stop starting units once the sweep's spend (earlier runs into --out included) would "
+                       "pass USD: each call's worst case is reserved before it is sent; units in flight finish; "
+                       "exit 3; every model needs a known price (models.<name>.prices) and a max_tokens")
+    sweep.add_argument("--cache", nargs="?", const=".mpcbench_cache", default=None, type=Path, metavar="DIR",
+                       help="answer repeated requests from a response cache (one SQLite file in DIR, default "
+                       ".mpcbench_cache/; a path with a suffix is the file itself): hits make no call, spend $0 "
+                       "and are marked cached in calls.jsonl; each trial keeps its own replies")
+    sweep.add_argument("--cache-mode", choices=("read", "write", "readwrite", "off"), default="readwrite",
+                       help="with --cache: read (hits only, never store), write (store, never read), readwrite "
+                       "(default) or off")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
@@ -101,10 +112,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"written to {result.out}/")
     if result.interrupted:
         raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
+    if result.budget_reached:
+        print(result.budget_reached, file=sys.stderr)
+        return _exit.BUDGET
     return _exit_code(result.outcome)
 
 
 def _options(args: argparse.Namespace) -> SweepOptions:
+    from ..llm import cache_path
     from ..sweep import SweepOptions
 
     return SweepOptions(
@@ -113,7 +128,8 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         max_turns=args.max_turns, concurrency=args.concurrency, retry_errors=args.retry_errors,
         allow_changes=args.allow_changes, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
         scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
-        hscodecomp_path=args.hscodecomp_path, pack=args.pack,
+        hscodecomp_path=args.hscodecomp_path, pack=args.pack, max_cost=args.max_cost,
+        cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 

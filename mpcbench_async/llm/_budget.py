@@ -84,6 +84,12 @@ class Budget:
     def spent_by_model(self) -> dict[str, float]:
         return {name: account.spent_usd for name, account in self._models.items()}
 
+    def add_spent(self, model: str, cost_usd: float) -> None:
+        """Count ``cost_usd`` already spent on ``model`` (by earlier runs into the same output) against the limits."""
+        with self._lock:
+            for acct in (self._total, self._models.setdefault(model, _Account())):
+                acct.spent_usd += cost_usd
+
     def refused(self) -> int:
         """Calls refused so far."""
         return self._total.refused

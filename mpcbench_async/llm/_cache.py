@@ -244,6 +244,12 @@ class ResponseCache:
 
         return self._run(delete)
 
+    def open(self) -> ResponseCache:
+        """Open the file now, so an unusable cache (missing in read mode, another schema, not SQLite) is one
+        ``CacheError`` before any call rather than a failure of every call that asks it."""
+        self._run(lambda _conn: None)
+        return self
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

@@ -61,7 +61,7 @@ class Stage(NamedTuple):
 
     path: Path
     record_type: type[UnitRecord]
-    run: Callable[[str, Any], Awaitable[UnitRecord]]
+    run: Callable[[str, Any], Awaitable[UnitRecord | None]]  # None: the unit did not run (no record; runs on resume)
     failed: Callable[[str, Any, Exception], UnitRecord]
     follow_up_keys: Callable[[str], Sequence[str]] = _no_follow_ups
     follow_ups: Callable[[Any], Iterable[Keyed]] = _no_follow_ups
@@ -97,15 +97,15 @@ class Pipeline:
         self.retry_errors, self.fsync = retry_errors, fsync
         self.handle_signals, self.grace_period = handle_signals, grace_period
         self.events = events or PipelineEvents()
-        self.pools: list[WorkerPool[Keyed, UnitRecord]] = [
+        self.pools: list[WorkerPool[Keyed, UnitRecord | None]] = [
             WorkerPool(self._unit_of(stage), concurrency=concurrency) for stage in self.stages]
         self.stopping = False
         self.interrupted = False
         self._forwarding: set[anyio.CancelScope] = set()
 
     @staticmethod
-    def _unit_of(stage: Stage) -> Callable[[Keyed], Awaitable[UnitRecord]]:
-        async def one(item: Keyed) -> UnitRecord:
+    def _unit_of(stage: Stage) -> Callable[[Keyed], Awaitable[UnitRecord | None]]:
+        async def one(item: Keyed) -> UnitRecord | None:
             key, unit = item
             try:
                 return await stage.run(key, unit)
@@ -220,11 +220,13 @@ class Pipeline:
         async with AsyncExitStack() as stack:
             if send is not None:
                 await stack.enter_async_context(send)  # closed once this stage ends: the next one drains and ends
-                for record in stored:
-                    wanted = set(lacking[record.key])
-                    await self._forward(send, (item for item in stage.follow_ups(record) if item[0] in wanted))
+                for stored_record in stored:
+                    wanted = set(lacking[stored_record.key])
+                    await self._forward(send, (item for item in stage.follow_ups(stored_record) if item[0] in wanted))
             async with self.pools[i].stream(items) as results:
                 async for record in results:
+                    if record is None:
+                        continue  # the unit did not run (a budget refused it): no record, so a resume runs it
                     writer.write(record)
                     await self.events.record(i, record)
                     if send is None:

@@ -12,6 +12,16 @@ tariff suite × model), the manifest's end, and ``summary.json`` /
 as it stands on disk, whatever earlier runs did), whether a signal stopped the
 run, and the rendered summary table.
 
+Spending: ``max_cost`` (and each model's ``budget_usd``) make a ``llm.Budget``
+shared by every call, charged first with what earlier runs into ``out`` spent
+(``calls.jsonl``), so the limit is the sweep's, not one invocation's; a model
+it cannot bound (no price, no ``max_tokens``) is refused with the inputs. Once
+a call is refused the runner starts no new unit, the refused unit leaves no
+record, and ``SweepResult.budget_reached`` says which budget stopped it and how
+to continue. ``cache`` answers repeated requests from a ``llm.ResponseCache``
+(opened with the inputs, so an unusable one fails before any call); each unit's
+calls are keyed by its trial, so trials stay independent.
+
 The CLI (``mpcbench-async sweep``) only parses its arguments into
 ``SweepOptions``, shows the progress line (the ``progress`` hook), prints the
 table and maps the result to an exit code.
@@ -21,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +41,9 @@ import msgspec
 
 from .._exceptions import InputError
 from .._resources import workspace_path
-from ..llm import ModelConfig, load_model_config
+from ..llm import Budget, BudgetExceeded, CacheMode, ModelConfig, ResponseCache, load_model_config, model_prices
 from ..mpcbench import PromptConfig, load_prompts
-from ..runtime import DirLock, atomic_write_bytes
+from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._outcome import Outcome
@@ -81,6 +92,9 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     pack: Path = Path("storage/packs/tariff")
     handle_signals: bool = True
     command: str = "mpcbench_async.sweep.run_sweep"
+    max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
+    cache: Path | None = None  # a response cache file (``llm.cache_path`` of ``--cache``); None: no cache
+    cache_mode: CacheMode = "readwrite"
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -90,6 +104,7 @@ class SweepResult(msgspec.Struct, kw_only=True):
     outcome: Outcome
     interrupted: bool
     table: str
+    budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
 
 
 def write_summary(out: Path) -> str:
@@ -108,8 +123,10 @@ async def run_sweep(options: SweepOptions,
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
     config, prompts, plan, tariff = _inputs(options)
-    with DirLock(options.out):  # one sweep per directory, from the manifest check to the summary
-        return await _locked(options, config, prompts, plan, tariff, progress)
+    cache = (ResponseCache(options.cache, options.cache_mode).open()
+             if options.cache is not None and options.cache_mode != "off" else None)
+    with cache or nullcontext(), DirLock(options.out):  # one sweep per directory, from the manifest check to the end
+        return await _locked(options, config, prompts, plan, tariff, progress, cache)
 
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite]]:
@@ -134,7 +151,38 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan
         prompts.require("tariff_proposer", "tariff_critique")
     tariff = [suite for name in TARIFF_SUITES if name in suites
               for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
+    _check_budget(options, config, _models(plan, tariff))
     return config, prompts, plan, tariff
+
+
+def _models(plan: SweepPlan | None, tariff: Sequence[TariffSuite]) -> list[str]:
+    """Every model the sweep calls, once each."""
+    return list(dict.fromkeys([*(plan.agent_models if plan else []), *(plan.judge_models if plan else []),
+                               *(model for suite in tariff for model in suite.models)]))
+
+
+def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
+    """Refuse, before any call, a budget that cannot bound some model's calls (no price, or no output cap)."""
+    if options.max_cost is not None and not options.max_cost > 0:
+        raise InputError(f"--max-cost must be a positive amount of USD, got {options.max_cost}")
+    if not _budgeted(options, config, models):
+        return
+    why = "--max-cost" if options.max_cost is not None else "budget_usd"
+    for model in models:
+        settings = config.settings_for(model)
+        prices = model_prices(model, settings)
+        if prices is None:
+            raise InputError(f"{why}: model {model!r} has no known price, so a budget cannot bound its calls: set "
+                             f"models.{model}.prices (input_per_1m, output_per_1m) in {config.source}")
+        capped = settings.params.get("max_tokens") or settings.params.get("max_completion_tokens")
+        if not capped and max(prices.output_per_1m, prices.reasoning_per_1m or 0.0) > 0:
+            raise InputError(f"{why}: model {model!r} has no output cap, so a budget cannot bound its calls: set "
+                             f"models.{model}.params.max_tokens in {config.source}")
+
+
+def _budgeted(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> bool:
+    """Whether the sweep has a limit: ``--max-cost``, or ``budget_usd`` on one of its models."""
+    return options.max_cost is not None or any(config.settings_for(m).budget_usd is not None for m in models)
 
 
 def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> DryRun:
@@ -151,11 +199,13 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
 
 
 async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
-                  tariff: list[TariffSuite], progress: Progress | None) -> SweepResult:
+                  tariff: list[TariffSuite], progress: Progress | None, cache: ResponseCache | None) -> SweepResult:
     """The sweep proper, run while this process holds the output directory's lock."""
     out = options.out
+    budget = _budget(options, config, _models(plan, tariff))
     runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
-                    retry_errors=options.retry_errors, handle_signals=options.handle_signals)
+                    retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
+                    cache=cache)
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
     manifest, new_experiment = open_experiment(out, _manifest(options, config, plan, tariff), fingerprint,
                                                allow_changes=options.allow_changes)
@@ -181,7 +231,43 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(out, manifest)
     table = write_summary(out)  # with the tariff section, the error classes, an example of each and what to do
-    return SweepResult(out=out, outcome=sum(outcomes, Outcome()), interrupted=runner.stats.interrupted, table=table)
+    outcome = sum(outcomes, Outcome())
+    return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
+                       budget_reached=_budget_line(runner.budget_stop, budget, outcome, config))
+
+
+def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:
+    """The sweep's budget (``None``: no limit), charged with what earlier runs into ``options.out`` spent."""
+    if not _budgeted(options, config, models):
+        return None
+    budget = Budget.from_config(config, options.max_cost)
+    calls = options.out / "calls.jsonl"
+    if calls.is_file():
+        for call in iter_jsonl(calls, type_=_SpentView, warn=False):
+            if call.cost_usd:
+                budget.add_spent(call.model, call.cost_usd)
+    return budget
+
+
+class _SpentView(msgspec.Struct):
+    """What a budget reads of an earlier call record: its model and what it spent (a cache hit spent $0)."""
+
+    model: str
+    cost_usd: float | None = None
+
+
+def _budget_line(stop: BudgetExceeded | None, budget: Budget | None, outcome: Outcome,
+                 config: ModelConfig) -> str | None:
+    """``budget reached: $X of $Y for WHO; N units not run; rerun with ... to continue`` once a budget stopped it."""
+    if stop is None or budget is None:
+        return None
+    if stop.scope == "the run":
+        spent, who, how = budget.spent_usd, "the sweep", "a higher --max-cost"
+    else:
+        spent, who = budget.spent_by_model().get(stop.model, 0.0), stop.model
+        how = f"a higher models.{stop.model}.budget_usd in {config.source}"
+    return (f"budget reached: ${spent:.4f} of ${stop.limit_usd:.4f} for {who}; {outcome.not_run} units not run; "
+            f"rerun with {how} to continue")
 
 
 def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,

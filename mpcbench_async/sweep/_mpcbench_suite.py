@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import anyio
 
-from ..llm import LLMClient
+from ..llm import BudgetExceeded, LLMClient, cache_scope
 from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._outcome import Outcome, plan_outcome
@@ -65,11 +65,14 @@ class AgentStage:
             task = plan.tasks[unit.task_id]
             data = plan.data[task.scenario_id]
             record.task_type, record.scenario_id = task.task_type or "", task.scenario_id
-            run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
-                                               max_turns=plan.max_turns, key=unit.key)
+            with cache_scope(trial=unit.trial):  # a response cache keeps each trial's replies apart
+                run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
+                                                   max_turns=plan.max_turns, key=unit.key)
             # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
             checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
                       if run.stop_reason != "error" else [])
+        except BudgetExceeded:
+            raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the run log made so far stays in the error record
             _failed(record, unit_failure(log, exc, kind="agent_run", key=unit.key, model=unit.model))
             return record
@@ -107,9 +110,12 @@ class JudgeStage:
         try:
             task = self.plan.tasks[run_record.task_id]
             assert run_record.run is not None, "an ok run record without its run log"
-            judgement = await run_judge(client, unit.judge_model, build_judge_input(run_record.run, task),
-                                        self.prompts, agent_model=run_record.model, scenario_id=task.scenario_id,
-                                        max_attempts=self.attempts, key=unit.key)
+            with cache_scope(trial=run_record.trial):  # a response cache keeps each trial's replies apart
+                judgement = await run_judge(client, unit.judge_model, build_judge_input(run_record.run, task),
+                                            self.prompts, agent_model=run_record.model,
+                                            scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key)
+        except BudgetExceeded:
+            raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
             _failed(record, unit_failure(log, exc, kind="judge", key=unit.key, model=unit.judge_model))
             return record

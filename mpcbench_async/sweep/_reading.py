@@ -104,7 +104,7 @@ class CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc, 
 class Entry:
     """A unit's kept record, reduced to what the tables need (a few slots, no payload)."""
 
-    __slots__ = ("ok", "retryable", "model", "error_class", "started_at", "finished_at")
+    __slots__ = ("ok", "retryable", "model", "error_class", "started_at", "finished_at", "at")
 
     def __init__(self, line: Any, model: str) -> None:
         self.ok = line.status == "ok"
@@ -113,6 +113,7 @@ class Entry:
         self.error_class = None if self.ok else line.error_class
         self.started_at = getattr(line, "started_at", 0.0)
         self.finished_at = getattr(line, "finished_at", 0.0)
+        self.at = getattr(line, "at", None)  # where the line lies, when a view gives it (the viewer's index)
 
     def made(self, call_started_at: float) -> bool:
         """Whether a call of this unit's key was made by this record (unknown times: yes)."""

@@ -44,7 +44,7 @@ def _qty(n: int) -> str:
 
 
 def _kept_spent(kept: Spend, spent: Spend) -> tuple[str, str]:
-    return f"{_qty(kept.tokens)}/{_qty(spent.tokens)}", f"{kept.cost_usd:.4f}/{spent.cost_usd:.4f}"
+    return f"{_qty(kept.tokens)}/{_qty(spent.tokens)}", f"{kept.cost_text()}/{spent.cost_text()}"
 
 
 def _seconds(value: float) -> str:
@@ -70,7 +70,16 @@ def _counted(summary: Summary) -> str:
     if summary.tariff_cases:
         parts.append(f"{summary.tariff_cases} tariff cases")
     return (f"counted: {', '.join(parts)}; {summary.calls} LLM calls for them (redone attempts included; "
-            f"calls.jsonl holds {summary.directory_calls.calls}); {_wall(summary)}")
+            f"calls.jsonl holds {summary.directory_calls.calls}{_priced(summary.directory_calls)}); {_wall(summary)}")
+
+
+def _priced(calls: Spend) -> str:
+    """What of ``calls`` has no known price or came from the response cache (nothing when neither)."""
+    parts = [f"{calls.unpriced_calls} of models with no known price, cost unknown (set models.<name>.prices)"
+             if calls.unpriced_calls else "",
+             f"{calls.cached_calls} answered by the response cache ($0 spent; all calls worth ${calls.value_usd:.4f})"
+             if calls.cached_calls else ""]
+    return "".join(f", {part}" for part in parts if part)
 
 
 def _left_out(summary: Summary) -> list[str]:
@@ -185,8 +194,8 @@ def render_markdown(summary: Summary) -> str:
             lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {pct(m.check_pass_rate)} "
                          f"| {pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.errors + v.errors} "
                          f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} "
-                         f"| {m.kept.cost_usd:.4f} | "
-                         f"{m.spent.cost_usd:.4f} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
+                         f"| {m.kept.cost_text()} | "
+                         f"{m.spent.cost_text()} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
     for section in stat_sections(summary, str):
         lines += ["", f"## {section.heading}", "", _sentence(section.about), "", *_markdown_table(section)]
         lines += ["", _sentence(section.note)] if section.note else []
@@ -201,8 +210,8 @@ def render_markdown(summary: Summary) -> str:
         lines += ["", "## Judge calls", "", "| judge model | calls | tokens kept | tokens spent | cost $ kept | "
                   "cost $ spent | p50 s | p95 s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for j in summary.judge_calls:
-            lines.append(f"| {j.model} | {j.spent.calls} | {j.kept.tokens} | {j.spent.tokens} | {j.kept.cost_usd:.4f} "
-                         f"| {j.spent.cost_usd:.4f} | {j.latency_p50_s or 0:.3f} | {j.latency_p95_s or 0:.3f} |")
+            lines.append(f"| {j.model} | {j.spent.calls} | {j.kept.tokens} | {j.spent.tokens} | {j.kept.cost_text()} "
+                         f"| {j.spent.cost_text()} | {j.latency_p50_s or 0:.3f} | {j.latency_p95_s or 0:.3f} |")
     if summary.tariff:
         lines += ["", "## Tariff suites", "", "An errored case is a failure scoring 0, as in the suite's report.", "",
                   "| suite | model | cases | passed | pass rate | average score | errors | infra errors | "
@@ -211,7 +220,7 @@ def render_markdown(summary: Summary) -> str:
         for t in summary.tariff:
             lines.append(f"| {t.suite} | {t.model} | {t.cases} | {t.passed} | {pct(t.pass_rate)} | "
                          f"{t.average_score or 0:.3f} | {t.errors} | {t.infra_errors} | {t.kept.tokens} | "
-                         f"{t.spent.tokens} | {t.kept.cost_usd:.4f} | {t.spent.cost_usd:.4f} |")
+                         f"{t.spent.tokens} | {t.kept.cost_text()} | {t.spent.cost_text()} |")
     lines += ["", "## Errors", ""]
     if summary.errors:
         lines += ["| error class | model | endpoint | count | infrastructure | records | example | what to do |",

@@ -54,10 +54,11 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
-from ..llm import LLMClient, ModelConfig, Transport
+from ..llm import Budget, BudgetExceeded, LLMClient, ModelConfig, ResponseCache, Transport
 from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import DirLock, JsonlWriter, Pipeline, PipelineEvents, Stage, latest_records, unit_failure
+from ._cost import cost_text
 from ._mpcbench_suite import MPCBenchSuite
 from ._outcome import Outcome
 from ._plan import SweepPlan
@@ -75,6 +76,8 @@ AnySuite = Suite[Any, Any] | StagedSuite
 class SweepStats(msgspec.Struct, kw_only=True):
     """Live counters for progress display (read from another task; plain ints, no locks needed).
 
+    ``cost_text()`` is the cost so far for people: ``X``, ``X + unknown`` or ``unknown`` (unpriced calls).
+
     Units count by their record's kind: agent runs in ``runs_*``, judgements in ``judges_*``, others in ``cases_*``.
     """
 
@@ -91,10 +94,15 @@ class SweepStats(msgspec.Struct, kw_only=True):
     unscored: int = 0
     calls: int = 0
     tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # of the priced calls
+    unpriced_calls: int = 0  # calls of models with no known price: cost unknown
+    cached_calls: int = 0  # answered by the response cache
     started: float = 0.0
     retries: int = 0
     interrupted: bool = False
+
+    def cost_text(self) -> str:
+        return cost_text(self.cost_usd, calls=self.calls, unpriced=self.unpriced_calls)
 
 
 _COUNTERS = {"agent_run": "runs", "judge": "judges"}  # record kind -> SweepStats counters; any other: cases
@@ -201,6 +209,9 @@ class Runner:
 
     Sweeps write ``runs.jsonl`` and ``judgements.jsonl`` (and need ``prompts``, the agent and judge templates),
     other suites ``<name>.jsonl``; every call goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``).
+    ``budget`` and ``cache`` go to the client (``LLMClient(budget=..., cache=...)``). A call the budget refuses
+    stops every suite of the runner (no new unit starts; units in flight finish and are written) and its unit
+    leaves no record, so a rerun with a higher budget does it; ``budget_stop`` is that first refusal.
     """
 
     def __init__(
@@ -217,8 +228,13 @@ class Runner:
         fsync: bool = False,
         transport: str | Transport | None = None,
         log_calls: bool = True,
+        budget: Budget | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         self.config = config
+        self.budget = budget  # shared by every call (``LLMClient(budget=...)``); a refusal stops the runner
+        self.budget_stop: BudgetExceeded | None = None  # the first refusal, once a budget has stopped the run
+        self.cache = cache  # ``LLMClient(cache=...)``, which closes it
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
         self.prompts = prompts
@@ -243,7 +259,8 @@ class Runner:
         try:
             if self.log_calls:
                 self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
-            self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call)
+            self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call,
+                                    budget=self.budget, cache=self.cache)
         except BaseException:
             self._lock.release()
             raise
@@ -275,7 +292,9 @@ class Runner:
             self._calls.write(record)
         self.stats.calls += 1
         self.stats.tokens += record.usage.total_tokens
-        self.stats.cost_usd += record.cost_usd or 0.0  # None: price unknown
+        self.stats.cost_usd += record.cost_usd or 0.0
+        self.stats.unpriced_calls += record.cost_usd is None
+        self.stats.cached_calls += record.cached
 
     # -- public --------------------------------------------------------------
     @property
@@ -353,16 +372,33 @@ class Runner:
                 follow_ups = {
                     "follow_up_keys": lambda key: staged.follow_up_keys(index, key),
                     "follow_ups": lambda record: [(u.key, u) for u in staged.follow_ups(index, record)]}
-            return Stage(self.out_dir / f"{stage.name}.jsonl", stage.record_type,
-                         lambda _key, unit: stage.run(unit, client), failed, **follow_ups)
+            async def run(_key: str, unit: Any) -> UnitRecord | None:
+                try:
+                    return await stage.run(unit, client)
+                except BudgetExceeded as exc:
+                    self._budget_reached(exc)
+                    return None  # the unit did not run: no record, so a rerun with a higher budget does it
+
+            return Stage(self.out_dir / f"{stage.name}.jsonl", stage.record_type, run, failed, **follow_ups)
 
         return Pipeline([stage_of(i, stage) for i, stage in enumerate(stages)], concurrency=self.concurrency,
                         retry_errors=self.retry_errors, fsync=self.fsync, handle_signals=self.handle_signals,
                         grace_period=self.grace_period, events=events)
 
+    def _budget_reached(self, exc: BudgetExceeded) -> None:
+        """A call was refused by the budget: start no new unit anywhere; units in flight finish and are written."""
+        if self.budget_stop is None:
+            self.budget_stop = exc
+            log.warning("sweep.budget_reached", extra={"model": exc.model, "scope": exc.scope,
+                                                       "limit_usd": exc.limit_usd, "in_flight": self.in_flight})
+        for pipeline in self._pipelines:
+            pipeline.stop()
+
     async def _drive(self, suite: AnySuite, pipeline: Pipeline, units: Sequence[Any] | None = None) -> None:
         """Run ``pipeline`` over ``suite``'s units (``units``: already listed), counted in ``in_flight``."""
         self._pipelines.add(pipeline)
+        if self.budget_stop is not None:
+            pipeline.stop()  # a budget already stopped this runner: no new unit starts
         self.stats.started = self.stats.started or time.monotonic()
         try:
             await pipeline.run(lambda: ((unit.key, unit) for unit in (suite.units() if units is None else units)),

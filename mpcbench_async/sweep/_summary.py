@@ -35,6 +35,7 @@ import msgspec
 from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..records import LLMCallRecord
+from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
 from ._reading import (
@@ -53,7 +54,8 @@ from ._reading import (
 from ._statistics import JudgePair, JudgeSpread, ModelPair, ModelStats, statistics
 from ._table import run_rows
 
-__all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize"]
+__all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize",
+           "summary_of"]
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +67,36 @@ class AxisStats(msgspec.Struct, kw_only=True):
 
 
 class Spend(msgspec.Struct, kw_only=True):
-    """LLM calls and what they cost."""
+    """LLM calls and what they cost.
+
+    ``cost_usd`` sums the calls whose price is known; ``unpriced_calls`` counts the others, so a reader shows
+    ``unknown`` (all unpriced) or ``X + unknown`` (some), never an unknown price as $0. ``cached_calls`` were
+    answered by the response cache (they spent $0); ``value_usd`` is what every priced call was worth, a cached
+    one at what it cost when first fetched.
+    """
 
     calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    cached_calls: int = 0
+    value_usd: float = 0.0
 
     def add(self, call: LLMCallRecord) -> None:
         self.calls += 1
         self.tokens += call.usage.total_tokens
-        self.cost_usd += call.cost_usd or 0.0  # None: price unknown
+        self.unpriced_calls += call.cost_usd is None
+        self.cost_usd += call.cost_usd or 0.0
+        self.cached_calls += call.cached
+        self.value_usd += (call.value_usd if call.cached else call.cost_usd) or 0.0
+
+    def cost_text(self) -> str:
+        """The cost for people: ``X``, ``X + unknown`` or ``unknown`` (``sweep._cost.cost_text``)."""
+        return cost_text(self.cost_usd, calls=self.calls, unpriced=self.unpriced_calls)
+
+    def round_sums(self) -> None:
+        """Sums to 6 decimals (micro-dollars), so summary.json is byte-stable."""
+        self.cost_usd, self.value_usd = round(self.cost_usd, 6), round(self.value_usd, 6)
 
 
 class JudgeView(msgspec.Struct, kw_only=True):
@@ -209,11 +231,16 @@ def _wall(out_dir: Path, summary: Summary) -> None:
 
 def summarize(out_dir: str | Path) -> Summary:
     """Build the summary of a sweep directory from its files, streaming each once (see the module docstring)."""
-    out_dir = Path(out_dir)
-    summary = Summary(out_dir=str(out_dir), models=[], skipped_lines={})
-    reader = Reader(out_dir)
+    reader = Reader(Path(out_dir))
     runs = reader.runs()
-    judges = reader.judgements(runs)
+    return summary_of(reader, runs, reader.judgements(runs))
+
+
+def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Summary:
+    """``summarize`` after its read of runs and judgements (``reader.runs`` / ``reader.judgements``), for a caller
+    that shares that one read of a large sweep (the viewer's index); the rest is read here."""
+    out_dir = reader.out_dir
+    summary = Summary(out_dir=str(out_dir), models=[], skipped_lines={})
     cases = reader.cases()
     tally = ErrorTally()
     views = _judge_rows(judges, tally, reader)
@@ -371,8 +398,6 @@ def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEnt
         row.latency_p50_s = latencies[(role, row.model)].quantile(0.5)
         row.latency_p95_s = latencies[(role, row.model)].quantile(0.95)
     spenders: list[ModelSummary | JudgeCalls | TariffSummary] = [*rows, *tariff.values()]
-    for spender in spenders:
-        spender.kept.cost_usd = round(spender.kept.cost_usd, 6)
-        spender.spent.cost_usd = round(spender.spent.cost_usd, 6)
-    summary.directory_calls.cost_usd = round(summary.directory_calls.cost_usd, 6)
+    for spend in [*(s for spender in spenders for s in (spender.kept, spender.spent)), summary.directory_calls]:
+        spend.round_sums()
     return judge_calls, endpoints

@@ -9,13 +9,14 @@ judge, of the run kept). Only the few fields a table needs are decoded.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 
 from ._reading import JudgeEntry, Reader, RunEntry
 
-__all__ = ["RunRow", "kept_runs", "run_rows"]
+__all__ = ["RunRow", "iter_run_rows", "kept_runs", "run_rows"]
 
 
 class RunRow(msgspec.Struct, kw_only=True):
@@ -49,16 +50,21 @@ def kept_runs(out_dir: str | Path) -> list[RunRow]:
 
 
 def run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> list[RunRow]:
-    """Rows of the reader's kept runs with their kept ok judgements (see ``RunRow``)."""
+    """Rows of the reader's kept runs with their kept ok judgements (see ``RunRow``), sorted."""
+    rows = list(iter_run_rows(runs, judges))
+    rows.sort(key=lambda r: (r.agent_model, r.task_id, r.trial, r.key))
+    return rows
+
+
+def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[RunRow]:
+    """``run_rows`` one at a time, in the reader's order (for a caller that streams them, e.g. into sqlite)."""
     scores: dict[int, dict[str, list[float | None]]] = defaultdict(dict)
     for judge in judges.values():
         if judge.ok:
             scored = judge.verdict == "scored"
             scores[id(judge.run)][judge.model] = [judge.ars, judge.sgr] if scored else [None, None]
-    rows = [RunRow(key=key, agent_model=run.model, task_id=run.task_id, task_type=run.task_type, trial=run.trial,
-                   status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
-                   checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
-                   scores=dict(sorted(scores[id(run)].items())))
-            for key, run in runs.items()]
-    rows.sort(key=lambda r: (r.agent_model, r.task_id, r.trial, r.key))
-    return rows
+    for key, run in runs.items():
+        yield RunRow(key=key, agent_model=run.model, task_id=run.task_id, task_type=run.task_type, trial=run.trial,
+                     status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
+                     checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
+                     scores=dict(sorted(scores.pop(id(run), {}).items())))

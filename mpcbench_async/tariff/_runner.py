@@ -40,7 +40,7 @@ import msgspec
 
 from .._exceptions import BenchError, LLMError
 from .._prompts import PromptConfig
-from ..llm import LLMClient, ModelConfig
+from ..llm import BudgetExceeded, LLMClient, ModelConfig
 from ..records import UnitRecord, unit_key
 from ..runtime import WorkerPool, log_unit_error, run_keyed_units, unit_failure
 from ._cases import Case
@@ -92,6 +92,8 @@ async def run_case(case: Case, proposer: Proposer, pack: Pack, prompts: PromptCo
     try:
         result = await verify(case, proposer, pack, prompts)
         score = score_case(case, result)
+    except BudgetExceeded:
+        raise  # the case did not run: a sweep's runner stops and writes no record for it
     except BenchError as exc:
         log_unit_error(log, kind="tariff_case", key=key, model=model, error_class=type(exc).__name__,
                        message=str(exc))
