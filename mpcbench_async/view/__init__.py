@@ -1,0 +1,40 @@
+"""The sweep viewer and the shareable HTML report (``mpcbench-async view`` / ``report --html``).
+
+Between ``sweep`` and ``cli``: an on-disk sqlite index of a sweep's kept runs
+(``open_index``), server-rendered pages over it (``make_app``), and one
+self-contained HTML report (``write_report``) built from the same render functions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._background import BackgroundIndex
+    from ._index import SweepIndex, fresh_summary, open_index
+    from ._report import render_report, write_report
+    from ._server import make_app
+    from ._svg import Bar, Scale, bar_chart, heatmap, tick_label, ticks
+    from ._tariff import case_chapters
+
+__all__ = [
+    "BackgroundIndex",
+    "Bar",
+    "Scale",
+    "SweepIndex",
+    "bar_chart",
+    "case_chapters",
+    "fresh_summary",
+    "heatmap",
+    "make_app",
+    "open_index",
+    "render_report",
+    "tick_label",
+    "ticks",
+    "write_report",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

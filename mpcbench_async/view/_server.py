@@ -1,0 +1,133 @@
+"""The viewer's web server: aiohttp on 127.0.0.1, read-only, pages rendered from the index per request.
+
+Why aiohttp: already a dependency (the native transport and the sim use it),
+so the viewer adds nothing to install. Only GET routes exist; nothing a page
+does writes to the sweep directory. The index may still be building when the
+first request arrives (``BackgroundIndex``): the overview needs only the
+summary, and the pages that query the index wait a moment for it, then show a
+small page saying how far the build is, which reloads itself until it is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aiohttp import web
+
+from ._background import BackgroundIndex
+from ._html import esc, page
+from ._index import SweepIndex
+from ._pages import PER_PAGE, RunsQuery, compare_body, overview_body, run_body, runs_body
+
+__all__ = ["make_app"]
+
+STATE_KEY: web.AppKey[BackgroundIndex] = web.AppKey("index", BackgroundIndex)
+CHAPTERS_KEY: web.AppKey[Mapping[str, str]] = web.AppKey("chapters", Mapping)
+GRACE_KEY: web.AppKey[float] = web.AppKey("grace", float)
+REFRESH_S = 1  # how often the indexing page reloads itself
+_MB = 1024 * 1024
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
+                        headers={"Cache-Control": "no-store"})
+
+
+def _int(request: web.Request, name: str, default: int) -> int:
+    """A positive whole-number parameter; anything else (absent, malformed, < 1) is the default."""
+    try:
+        value = int(request.query.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def _waiting(state: BackgroundIndex) -> web.Response:
+    """The page shown while the index is being built (it reloads itself), or why the build failed."""
+    if state.error is not None:
+        return _html(page("Index failed", f'<p id="index-error">The index of this sweep could not be built: '
+                                          f"{esc(type(state.error).__name__)}: {esc(state.error)}</p>"), status=500)
+    p = state.progress
+    if p.stage == "reading" and p.total:
+        what = f"indexing {p.done / _MB:,.0f} of {p.total / _MB:,.0f} MB of runs.jsonl and judgements.jsonl …"
+    elif p.stage == "reading":
+        what = "opening the index …"
+    else:
+        what = f"{p.stage} the index …"
+    return _html(page("Indexing the sweep", f'<p id="indexing">{esc(what)}</p><p class="muted">The first start on '
+                      "a new or changed sweep reads its records once; this page reloads itself until the index "
+                      "is ready.</p>", refresh_s=REFRESH_S))
+
+
+async def _index(request: web.Request) -> SweepIndex | web.Response:
+    """The ready index, after waiting a moment for a build to end (a small sweep's takes less); else the page
+    saying how far it is."""
+    state = request.app[STATE_KEY]
+    if state.index is None:
+        await state.wait(request.app[GRACE_KEY])
+    return state.index if state.index is not None else _waiting(state)
+
+
+async def overview(request: web.Request) -> web.Response:
+    state = request.app[STATE_KEY]
+    if not state.has_summary:  # no fresh summary.json: the build computes the summary
+        await state.wait(request.app[GRACE_KEY])
+        if not state.has_summary:
+            return _waiting(state)
+    return _html(page(f"Sweep {state.out_dir.name}", overview_body(state, request.app[CHAPTERS_KEY])))
+
+
+async def runs(request: web.Request) -> web.Response:
+    index = await _index(request)
+    if isinstance(index, web.Response):
+        return index
+    q = request.query
+    query = RunsQuery(model=q.get("model", ""), task=q.get("task", ""), family=q.get("family", ""),
+                      status=q.get("status", ""), page=_int(request, "page", 1),
+                      per_page=min(1000, _int(request, "per_page", PER_PAGE)))
+    return _html(page("Runs", runs_body(index, query)))
+
+
+async def run(request: web.Request) -> web.Response:
+    index = await _index(request)
+    if isinstance(index, web.Response):
+        return index
+    key = request.match_info["key"]
+    body = run_body(index, key)
+    if body is None:
+        return not_found_page(f"No kept run with key {key} in this sweep.")
+    return _html(page(f"Run {key}", body))
+
+
+async def compare(request: web.Request) -> web.Response:
+    index = await _index(request)
+    if isinstance(index, web.Response):
+        return index
+    a, b = request.query.get("a", ""), request.query.get("b", "")
+    return _html(page("Compare agent models", compare_body(index, a, b)))
+
+
+def not_found_page(message: str) -> web.Response:
+    return _html(page("Not found", f'<p id="not-found">{esc(message)}</p><p><a href="/runs">All runs</a></p>'),
+                 status=404)
+
+
+async def not_found(request: web.Request) -> web.Response:
+    return not_found_page(f"No page at {request.path}.")
+
+
+def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | None = None, *,
+             grace_s: float = 2.0) -> web.Application:
+    """The viewer's application over ``index`` — open, or being opened in the background (``chapters``: case id →
+    HTS chapter, for the tariff tables; ``grace_s``: how long a page waits for a build before saying how far it is).
+    """
+    app = web.Application()
+    app[STATE_KEY] = index if isinstance(index, BackgroundIndex) else BackgroundIndex(index.out_dir, index=index)
+    app[CHAPTERS_KEY] = dict(chapters or {})
+    app[GRACE_KEY] = grace_s
+    app.router.add_get("/", overview)
+    app.router.add_get("/runs", runs)
+    app.router.add_get("/run/{key}", run)
+    app.router.add_get("/compare", compare)
+    app.router.add_route("*", "/{tail:.*}", not_found)
+    return app
