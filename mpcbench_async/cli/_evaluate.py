@@ -120,7 +120,7 @@ def cmd_run_task(args: argparse.Namespace) -> int:
     payload = msgspec.to_builtins(run) | {"checks": msgspec.to_builtins(run_checks(task, run.final_answer, data))}
     _write(out, payload)
     print(f"{task.task_id} {args.agent_model}: stop={run.stop_reason} turns={run.turns} "
-          f"tool_calls={len(run.raw_tool_calls)} -> {out}")
+          f"tool_calls={len(run.raw_tool_calls)} cost_usd={_cost(run.cost_usd)} -> {out}")
     if run.stop_reason == "error":
         print(f"run failed: {run.error_class}: {run.error}", file=sys.stderr)
         return _exit.FAILED
@@ -197,10 +197,16 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def _score_line(j: Judgement) -> str:
+    head = f"{j.task_id} agent={j.agent_model} judge={j.judge_model}: "
     if j.scores is None:
-        return f"{j.task_id} agent={j.agent_model} judge={j.judge_model}: {j.verdict}"
-    return (f"{j.task_id} agent={j.agent_model} judge={j.judge_model}: "
-            f"ARS={j.scores.answer_requirements_satisfaction.score} SGR={j.scores.source_grounded_reasoning.score}")
+        return head + f"{j.verdict} cost_usd={_cost(j.cost_usd)}"
+    return head + (f"ARS={j.scores.answer_requirements_satisfaction.score} "
+                   f"SGR={j.scores.source_grounded_reasoning.score} cost_usd={_cost(j.cost_usd)}")
+
+
+def _cost(cost_usd: float | None) -> str:
+    """A run's or judgement's cost as printed: ``unknown`` when a call had no known price, never $0."""
+    return "unknown" if cost_usd is None else f"{cost_usd:.4f}"
 
 
 def _models(value: str | None, default: list[str], what: str, config: Path) -> list[str]:
@@ -225,7 +231,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
     prompts = load_prompts(args.prompts)
     client = LLMClient(config)
     client.check_models(agents + judges)
-    rows: list[tuple[str, list[Judgement], int, int]] = []
+    rows: list[tuple[str, list[Judgement], int, int, float | None]] = []
     failures: list[str] = []
 
     async def one(agent: str) -> None:
@@ -242,7 +248,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
             failures.append(f"run failed: {agent}: {run.error_class}: {run.error}")
         failures.extend(f"judge failed: {agent} judged by {j.judge_model}: {j.error_class}: {j.error}"
                         for j in evaluation.judgements if j.verdict == "error")
-        rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied)))
+        rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied), run.cost_usd))
 
     async def main() -> None:
         async with client, anyio.create_task_group() as tg:
@@ -251,12 +257,13 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
 
     anyio.run(main)
     print(f"{task.task_id} ({task.task_type}, scenario {task.scenario_id})")
-    print(f"{'agent':28} {'judge':20} {'ARS':>4} {'SGR':>4} {'checks':>7}")
-    for agent, judgements, passed, total in sorted(rows):
+    print(f"{'agent':28} {'judge':20} {'ARS':>4} {'SGR':>4} {'checks':>7} {'run $':>8} {'judge $':>8}")
+    for agent, judgements, passed, total, run_cost in sorted(rows, key=lambda row: row[0]):
         for j in judgements:
             ars = str(j.scores.answer_requirements_satisfaction.score) if j.scores else j.verdict
             sgr = str(j.scores.source_grounded_reasoning.score) if j.scores else "-"
-            print(f"{agent:28} {j.judge_model:20} {ars:>4} {sgr:>4} {passed:>3}/{total:<3}")
+            print(f"{agent:28} {j.judge_model:20} {ars:>4} {sgr:>4} {passed:>3}/{total:<3} "
+                  f"{_cost(run_cost):>8} {_cost(j.cost_usd):>8}")
     sys.stdout.flush()
     for line in sorted(failures):
         print(line, file=sys.stderr)

@@ -407,7 +407,7 @@ class LLMClient:
         """The result of a fetched reply: priced, recorded, and the model's token estimate calibrated by it."""
         result, cost, cached_tokens, reasoning_tokens = self._priced(state, model, request, completion)
         result = msgspec.structs.replace(result, latency_s=timing.latency_s, attempts=timing.attempts,
-                                         cost_usd=cost or 0.0)
+                                         cost_usd=cost)
         self._record(state, timing.record(model, request.key, transport=state.transport.name, usage=result.usage,
                                           cost_usd=cost, cached_tokens=cached_tokens,
                                           reasoning_tokens=reasoning_tokens))

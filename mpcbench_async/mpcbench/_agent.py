@@ -30,7 +30,7 @@ from .._exceptions import LLMError
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
-from ..records import Message, ToolCall, Usage
+from ..records import Message, ToolCall, Usage, add_cost
 from ._data import ScenarioData
 from ._task import Task
 from .tools import ToolBackend, tool_name
@@ -86,7 +86,7 @@ class RunLog(msgspec.Struct, kw_only=True, omit_defaults=False):
     timings: RunTimings
     key: str = ""
     turns: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a call had no known price (records/_chat.add_cost)
     final_answer_format: Literal["json", "text", "none"] = "json"
     error: str | None = None
     error_class: str | None = None
@@ -181,7 +181,8 @@ async def run_agent(
     messages = agent_messages(task, data, prompts)
     steps: list[str] = []
     raw_calls: list[RawToolCall] = []
-    usage, cost = Usage(), 0.0
+    usage = Usage()
+    cost: float | None = 0.0
     started = time.perf_counter()
     model_s = tools_s = 0.0
     stop: StopReason = "max_turns"
@@ -199,7 +200,7 @@ async def run_agent(
             model_s += time.perf_counter() - t0
             break
         model_s += time.perf_counter() - t0
-        usage, cost = usage + result.usage, cost + result.cost_usd
+        usage, cost = usage + result.usage, add_cost(cost, result.cost_usd)
         messages.append(Message(role="assistant", content=result.content, tool_calls=result.tool_calls or None))
         if not result.tool_calls:
             stop, final = "final", _final(result.content)

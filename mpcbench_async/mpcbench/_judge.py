@@ -19,7 +19,7 @@ from .._exceptions import LLMError
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
-from ..records import Message, Usage
+from ..records import Message, Usage, add_cost
 from ._agent import RunLog
 from ._task import Task
 
@@ -52,7 +52,7 @@ class Judgement(msgspec.Struct, kw_only=True):
     attempts: int = 0
     problems: list[str] = []
     usage: Usage = msgspec.field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a call had no known price (records/_chat.add_cost)
     error: str | None = None
     error_class: str | None = None
     retryable: bool = False
@@ -115,7 +115,8 @@ async def run_judge(
             judgement.verdict, judgement.retryable = "error", exc.retryable
             judgement.error, judgement.error_class = str(exc), type(exc).__name__
             return judgement
-        judgement.usage, judgement.cost_usd = judgement.usage + result.usage, judgement.cost_usd + result.cost_usd
+        judgement.usage = judgement.usage + result.usage
+        judgement.cost_usd = add_cost(judgement.cost_usd, result.cost_usd)
         judgement.scores, problem = _validate(result.content)
         if judgement.scores is not None:
             judgement.verdict = "scored"

@@ -8,7 +8,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._calls import LLMCallRecord
-    from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage
+    from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage, add_cost
     from ._codec import decode_json, encode_json, load_json_file, to_builtins
     from ._keys import unit_key
     from ._unit import UnitRecord
@@ -23,6 +23,7 @@ __all__ = [
     "ToolSchema",
     "UnitRecord",
     "Usage",
+    "add_cost",
     "decode_json",
     "encode_json",
     "load_json_file",

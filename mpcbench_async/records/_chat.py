@@ -20,6 +20,7 @@ __all__ = [
     "ToolCall",
     "ToolSchema",
     "Usage",
+    "add_cost",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -89,7 +90,9 @@ class ChatResult(_Record, frozen=True):
     """What one ``LLMClient.chat`` call returns.
 
     ``latency_s`` covers the successful attempt only; ``attempts`` counts every
-    attempt including failed ones; ``cost_usd`` comes from the model's prices.
+    attempt including failed ones; ``cost_usd`` comes from the model's prices:
+    ``None`` (``null``) when the model has no known price, never a made-up $0
+    (a cache hit or a free ``sim/`` model does cost 0.0).
     """
 
     model: str
@@ -99,4 +102,10 @@ class ChatResult(_Record, frozen=True):
     usage: Usage = msgspec.field(default_factory=Usage)
     latency_s: float = 0.0
     attempts: int = 1
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+
+
+def add_cost(total: float | None, cost: float | None) -> float | None:
+    """``total + cost``, or ``None`` once either is unknown: one unpriced call makes a run's or judgement's total
+    unknown, so a reader shows ``unknown`` rather than a sum that silently counts that call as $0."""
+    return None if total is None or cost is None else total + cost

@@ -26,6 +26,7 @@ Values are rounded to 4 decimals (p-values are kept as computed).
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -41,6 +42,7 @@ __all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "Mo
 AXES = ("ars", "sgr")
 
 Scores = tuple[float, float]  # (ARS, SGR)
+_Run = tuple[str, int, bool | None, int, int, Scores | None]  # task, trial, passed, checks passed, applied, scores
 
 
 class Estimate(msgspec.Struct, kw_only=True):
@@ -122,39 +124,42 @@ class Statistics(msgspec.Struct, kw_only=True):
 
 
 def statistics(rows: Iterable[RunRow]) -> Statistics:
-    """Every statistic of the module docstring, from the kept runs (plain loops per run, numpy per sample)."""
-    by_model: dict[str, list[tuple[RunRow, Scores | None]]] = defaultdict(list)
-    judged: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
-    ranges: list[Scores] = []  # per run scored by two judges or more: (max − min) per axis
+    """Every statistic of the module docstring, from the kept runs (plain loops per run, numpy per sample).
+
+    ``rows`` may be a stream (``iter_run_rows``): only a compact tuple per run (``_Run``) and the judges' scores
+    per pair of judges (packed doubles) are kept, not the rows."""
+    by_model: dict[str, list[_Run]] = defaultdict(list)
+    judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
+    ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
     for row in rows:
         given = sorted((judge, float(a), float(s)) for judge, (a, s) in row.scores.items()
                        if a is not None and s is not None)
         ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
-        by_model[row.agent_model].append((row, (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None))
+        by_model[row.agent_model].append((row.task_id, row.trial, row.passed, row.checks_passed, row.checks_total,
+                                          (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None))
         if len(given) >= 2:
-            ranges.append((max(ars) - min(ars), max(sgr) - min(sgr)))
+            ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
             for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
-                judged[(judge_a, judge_b)].append((ars_a, sgr_a, ars_b, sgr_b))
+                judged[(judge_a, judge_b)].extend((ars_a, sgr_a, ars_b, sgr_b))
     return Statistics(models={model: _model(runs) for model, runs in sorted(by_model.items())},
                       paired=_paired(by_model), judge_agreement=_agreement(judged), judge_spread=_spread(ranges))
 
 
-def _model(runs: list[tuple[RunRow, Scores | None]]) -> ModelStats:
-    tasks: dict[str, list[tuple[RunRow, Scores | None]]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: r[0].task_id):
-        tasks[run[0].task_id].append(run)
-    scored = [[s for _, s in trials if s is not None] for trials in tasks.values()]
+def _model(runs: list[_Run]) -> ModelStats:
+    tasks: dict[str, list[_Run]] = defaultdict(list)
+    for run in sorted(runs, key=lambda r: r[0]):
+        tasks[run[0]].append(run)
+    scored = [[run[5] for run in trials if run[5] is not None] for trials in tasks.values()]
     scored = [trials for trials in scored if trials]  # (ARS, SGR) of each scored trial, per task
     means = [(sum(s[0] for s in trials) / len(trials), sum(s[1] for s in trials) / len(trials)) for trials in scored]
     stats = ModelStats(ars=_estimate([m[0] for m in means]), sgr=_estimate([m[1] for m in means]))
-    checks = [(sum(r.checks_passed for r, _ in trials), sum(r.checks_total for r, _ in trials))
-              for trials in tasks.values()]
+    checks = [(sum(run[3] for run in trials), sum(run[4] for run in trials)) for trials in tasks.values()]
     checks = [(p, n) for p, n in checks if n]  # the tasks where some check applied
     if checks:
         weights = [n for _, n in checks]
         stats.check_rate = Estimate(tasks=len(checks), mean=_round(sum(p for p, _ in checks) / sum(weights)),
                                     ci=_interval(bootstrap_mean_ci([p / n for p, n in checks], weights=weights)))
-    counts = [(sum(r.passed is not None for r, _ in trials), sum(r.passed is True for r, _ in trials))
+    counts = [(sum(run[2] is not None for run in trials), sum(run[2] is True for run in trials))
               for trials in tasks.values()]
     stats.pass_hat_k = [PassK(k=k, tasks=sum(n >= k for n, _ in counts), value=_round(pass_hat_k(counts, k)))
                         for k in range(1, max((n for n, _ in counts), default=0) + 1)]
@@ -166,9 +171,10 @@ def _model(runs: list[tuple[RunRow, Scores | None]]) -> ModelStats:
     return stats
 
 
-def _paired(by_model: dict[str, list[tuple[RunRow, Scores | None]]]) -> list[ModelPair]:
+def _paired(by_model: dict[str, list[_Run]]) -> list[ModelPair]:
     """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``groups``)."""
-    cells = {model: {(r.task_id, r.trial): s for r, s in runs if s is not None} for model, runs in by_model.items()}
+    cells = {model: {(run[0], run[1]): run[5] for run in runs if run[5] is not None}
+             for model, runs in by_model.items()}
     pairs = []
     for a, b in itertools.combinations(sorted(by_model), 2):
         shared = sorted(cells[a].keys() & cells[b].keys())
@@ -180,23 +186,23 @@ def _paired(by_model: dict[str, list[tuple[RunRow, Scores | None]]]) -> list[Mod
     return pairs
 
 
-def _agreement(judged: dict[tuple[str, str], list[tuple[float, float, float, float]]]) -> list[JudgePair]:
+def _agreement(judged: dict[tuple[str, str], array[float]]) -> list[JudgePair]:
     """Per pair of judges (in name order), over the runs both scored: (ARS a, SGR a, ARS b, SGR b) rows."""
     pairs = []
     for (a, b), scores in sorted(judged.items()):
-        both = np.array(scores, dtype=int)
+        both = np.frombuffer(scores, dtype=float).reshape(-1, 4).astype(int)
         pairs.append(JudgePair(judge_a=a, judge_b=b, n=len(both), **{
             axis: Agreement(kappa=_round(weighted_kappa(both[:, i], both[:, i + 2])),
                             spearman=_round(spearman(both[:, i], both[:, i + 2]))) for i, axis in enumerate(AXES)}))
     return pairs
 
 
-def _spread(ranges: list[Scores]) -> JudgeSpread | None:
+def _spread(ranges: array[float]) -> JudgeSpread | None:
     if not ranges:
         return None
-    return JudgeSpread(runs=len(ranges), **{
-        axis: Spread(mean=round(sum(r[i] for r in ranges) / len(ranges), 4), max=max(r[i] for r in ranges))
-        for i, axis in enumerate(AXES)})
+    runs = len(ranges) // 2
+    return JudgeSpread(runs=runs, **{
+        axis: Spread(mean=round(sum(ranges[i::2]) / runs, 4), max=max(ranges[i::2])) for i, axis in enumerate(AXES)})
 
 
 def _variance(values: list[float]) -> float:

@@ -19,7 +19,7 @@ the kept records (an agent or judge call inside its kept record's start–finish
 window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
 calls never reach the agent rows. Errors are grouped by class and model with an
 example and a hint (``_errors``). Memory: one small entry per unit key (and one
-row per kept run for the statistics), never the records.
+compact tuple per kept run for the statistics, the rows streamed to it), never the records.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from ._reading import (
     RunLine,
 )
 from ._statistics import JudgePair, JudgeSpread, ModelPair, ModelStats, statistics
-from ._table import run_rows
+from ._table import iter_run_rows
 
 __all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize",
            "summary_of"]
@@ -249,7 +249,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     reader.fill_examples(tally, {RUNS: (RunLine, runs), JUDGEMENTS: (JudgeLine, judges),
                                  **{case.file: (CaseLine, cases) for case in cases.values()}})
     judge_calls, endpoints = _calls(reader, runs, judges, cases, models, tariff, summary)
-    stats = statistics(run_rows(runs, judges))
+    stats = statistics(iter_run_rows(runs, judges, ordered=True))  # streamed: no 100k rows held
     for model, row in models.items():
         row.stats = stats.models.get(model, row.stats)
     summary.paired = stats.paired

@@ -9,7 +9,7 @@ judge, of the run kept). Only the few fields a table needs are decoded.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -51,20 +51,26 @@ def kept_runs(out_dir: str | Path) -> list[RunRow]:
 
 def run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> list[RunRow]:
     """Rows of the reader's kept runs with their kept ok judgements (see ``RunRow``), sorted."""
-    rows = list(iter_run_rows(runs, judges))
-    rows.sort(key=lambda r: (r.agent_model, r.task_id, r.trial, r.key))
-    return rows
+    return list(iter_run_rows(runs, judges, ordered=True))
 
 
-def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[RunRow]:
-    """``run_rows`` one at a time, in the reader's order (for a caller that streams them, e.g. into sqlite)."""
-    scores: dict[int, dict[str, list[float | None]]] = defaultdict(dict)
+def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
+                  ordered: bool = False) -> Iterator[RunRow]:
+    """``run_rows`` one at a time, for a caller that streams them (into sqlite, into the statistics): in the
+    reader's order, or ``ordered`` as ``run_rows`` sorts them. Each row is built as it is yielded (only the
+    kept judgements of each run are held meanwhile), so a 100k-run sweep never holds 100k rows at once."""
+    kept: dict[int, list[JudgeEntry]] = defaultdict(list)
     for judge in judges.values():
         if judge.ok:
-            scored = judge.verdict == "scored"
-            scores[id(judge.run)][judge.model] = [judge.ars, judge.sgr] if scored else [None, None]
-    for key, run in runs.items():
+            kept[id(judge.run)].append(judge)
+    keys: Iterable[str] = runs
+    if ordered:
+        keys = sorted(runs, key=lambda k: (runs[k].model, runs[k].task_id, runs[k].trial, k))
+    for key in keys:
+        run = runs[key]
+        scores: dict[str, list[float | None]] = {
+            j.model: [j.ars, j.sgr] if j.verdict == "scored" else [None, None] for j in kept.pop(id(run), ())}
         yield RunRow(key=key, agent_model=run.model, task_id=run.task_id, task_type=run.task_type, trial=run.trial,
                      status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
                      checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
-                     scores=dict(sorted(scores.pop(id(run), {}).items())))
+                     scores=dict(sorted(scores.items())))

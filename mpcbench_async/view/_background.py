@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..sweep import Summary
-from ._index import Progress, SweepIndex, fresh_summary, open_index
+from ._index import BuildCancelled, Progress, SweepIndex, fresh_summary, open_index
 
 __all__ = ["BackgroundIndex"]
 
@@ -70,12 +70,18 @@ class BackgroundIndex:
         return await asyncio.to_thread(self._done.wait, seconds)
 
     def close(self) -> None:
+        """Close the index; a build still running is stopped and its temporary file removed (Ctrl-C leaves none)."""
+        if not self._done.is_set():
+            self.progress.cancel()
         if self.index is not None:
             self.index.close()
 
     def _open(self) -> None:
         try:
             index = open_index(self.out_dir, on_build=self._on_build, progress=self.progress)
+        except BuildCancelled as exc:  # the viewer is shutting down
+            log.info("view.index_cancelled", extra={"dir": str(self.out_dir)})
+            self.error = exc
         except Exception as exc:  # shown on every page that needs the index, and logged
             log.exception("view.index_failed", extra={"dir": str(self.out_dir)})
             self.error = exc

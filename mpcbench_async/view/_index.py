@@ -17,7 +17,8 @@ that same read (``sweep._summary.summary_of``).
 
 The index lives in ``DIR/.view/index.sqlite`` and is reused while the sweep's
 files keep their sizes and modification times; otherwise it is rebuilt (into a
-temporary file, then swapped in). A directory that cannot be written gets an
+temporary file, then swapped in; a build stopped by Ctrl-C removes its temporary file, and one left by a builder
+that was killed is removed by the next build). A directory that cannot be written gets an
 in-memory index, rebuilt on each start. The sweep's own files are only read.
 """
 
@@ -41,7 +42,7 @@ from ..sweep._reading import CALLS, JUDGEMENTS, RUNS, JudgeEntry, JudgeLine, Rea
 from ..sweep._summary import summary_of
 from ..sweep._table import iter_run_rows
 
-__all__ = ["RUN_COLUMNS", "Progress", "SweepIndex", "fresh_summary", "open_index"]
+__all__ = ["RUN_COLUMNS", "BuildCancelled", "Progress", "SweepIndex", "fresh_summary", "open_index"]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class _RunBits(msgspec.Struct):
     stop_reason: str = ""  # what the reader's view reads of ``run``
     usage: _Usage = msgspec.field(default_factory=_Usage)
     timings: _Timings = msgspec.field(default_factory=_Timings)
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a call had no known price
 
 
 _AT = msgspec.field(default=None, name="(viewer: where the line lies)")  # no line holds this name: set after
@@ -104,7 +105,8 @@ _RUN_AT = struct.Struct("<qqqdd")
 
 def _run_at(line: _RunLine, offset: int, length: int) -> None:
     bits = line.run
-    line.at = _RUN_AT.pack(offset, length, bits.usage.total_tokens, bits.cost_usd, bits.timings.total_s) if bits \
+    cost = math.nan if bits is None or bits.cost_usd is None else bits.cost_usd  # NaN: unknown price
+    line.at = _RUN_AT.pack(offset, length, bits.usage.total_tokens, cost, bits.timings.total_s) if bits \
         else _RUN_AT.pack(offset, length, 0, 0.0, math.nan)
 
 
@@ -116,11 +118,29 @@ _VIEWS: dict[type, tuple[type, Callable[[Any, int, int], None]]] = {
     RunLine: (_RunLine, _run_at), JudgeLine: (_JudgeLine, _judge_at)}
 
 
+class BuildCancelled(Exception):
+    """The build was stopped (``Progress.cancel``): the viewer is shutting down."""
+
+
 class Progress:
-    """How far a build has read the files it scans (bytes), for the page shown while it runs."""
+    """How far a build has read the files it scans (bytes), for the page shown while it runs; and the means to stop
+    it (``cancel``: the viewer shuts down) with its temporary file removed."""
 
     def __init__(self, total: int = 0) -> None:
         self.done, self.total, self.stage = 0, total, "reading"
+        self.cancelled = False
+        self.temporary: Path | None = None  # the file being built, while it is
+
+    def cancel(self) -> None:
+        """Stop the build at its next line or stage, and remove its temporary file now (the process may exit before
+        the build's thread gets to run again)."""
+        self.cancelled = True
+        if self.temporary is not None:
+            _remove(self.temporary)
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise BuildCancelled
 
 
 class _IndexReader(Reader):
@@ -147,6 +167,7 @@ class _IndexReader(Reader):
             for line in fh:
                 length = len(line)
                 self.progress.done += length
+                self.progress.check()
                 if not line.endswith(b"\n"):
                     skipped += 1  # a torn last line: the process died mid-append
                     break
@@ -271,6 +292,7 @@ def _build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progre
     judges: dict[str, JudgeEntry] = reader.judgements(runs)
     progress.stage = "writing"
     for batch in _batches(_run_values(runs, judges)):
+        progress.check()
         db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
     keys = {id(run): key for key, run in runs.items()}
     for batch in _batches((key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF)
@@ -280,8 +302,10 @@ def _build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progre
     for entry in itertools.chain(runs.values(), judges.values()):
         entry.at = None
     progress.stage = "summarizing"
+    progress.check()
     summary = fresh_summary(out_dir) or summary_of(reader, runs, judges)
     del runs, judges, reader
+    progress.check()
     db.executescript(_INDEXES)
     db.execute("INSERT INTO meta VALUES ('summary', ?)", (msgspec.json.encode(summary),))
     db.execute("INSERT INTO meta VALUES ('stamp', ?)", (stamp,))
@@ -295,7 +319,7 @@ def _run_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Ite
         offset, length, tokens, cost, latency = _RUN_AT.unpack(packed) if packed else (None, None, 0, 0.0, math.nan)
         yield (r.key, r.agent_model, r.task_id, r.task_type, r.trial, r.status, int(r.infra_error), r.checks_passed,
                r.checks_total, None if r.passed is None else int(r.passed), *_axes(r.scores),
-               msgspec.json.encode(r.scores).decode(), offset, length, tokens, cost,
+               msgspec.json.encode(r.scores).decode(), offset, length, tokens, None if math.isnan(cost) else cost,
                None if math.isnan(latency) else latency)
 
 
@@ -306,6 +330,30 @@ def _axes(scores: dict[str, list[float | None]]) -> tuple[float | None, float | 
         values = [s[axis] for s in scores.values() if s[axis] is not None]
         out.append(round(sum(values) / len(values), 4) if values else None)  # type: ignore[arg-type]
     return out[0], out[1]
+
+
+def _remove(temporary: Path) -> None:
+    """A temporary index and its sqlite journal."""
+    for path in (temporary, temporary.with_name(temporary.name + "-journal")):
+        path.unlink(missing_ok=True)
+
+
+def _remove_stale(index_dir: Path) -> None:
+    """Temporary indexes (``index.sqlite.PID.TID.tmp``) of builders whose process is gone: killed mid-build."""
+    for path in index_dir.glob(f"{INDEX_FILE}.*.*.tmp*"):
+        pid = path.name.split(".")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return pid > 0
 
 
 def _stored(path: Path, stamp: bytes) -> sqlite3.Connection | None:
@@ -343,22 +391,29 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
     progress.total = sum(p.stat().st_size for p in (out_dir / RUNS, out_dir / JUDGEMENTS) if p.exists())
     if on_build is not None:
         on_build()
+    progress.check()
     try:
         path.parent.mkdir(exist_ok=True)
+        _remove_stale(path.parent)
         temporary = path.with_name(f"{INDEX_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
-        temporary.unlink(missing_ok=True)
+        _remove(temporary)
         db = sqlite3.connect(temporary, check_same_thread=False)
     except (OSError, sqlite3.OperationalError) as exc:
         log.info("view.index_in_memory", extra={"dir": str(out_dir), "reason": str(exc)})
         db = sqlite3.connect(":memory:", check_same_thread=False)
         _build(db, out_dir, stamp, progress)
         return SweepIndex(out_dir, db, rebuilt=True, on_disk=False)
+    progress.temporary = temporary
     try:
         _build(db, out_dir, stamp, progress)
         db.close()
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         db.close()
-        temporary.unlink(missing_ok=True)
+        _remove(temporary)
+        if progress.cancelled and not isinstance(exc, BuildCancelled):
+            raise BuildCancelled from exc  # sqlite failing on the file cancel removed under it
         raise
+    finally:
+        progress.temporary = None
     return SweepIndex(out_dir, sqlite3.connect(path, check_same_thread=False), rebuilt=True, on_disk=True)

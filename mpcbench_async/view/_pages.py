@@ -61,7 +61,7 @@ def leaderboard(summary: Summary, *, links: bool = True) -> str:
             + _estimate(m.stats.check_rate.mean, m.stats.check_rate.ci, percent=True)
             + "".join(f'<td class="num pass-k" data-k="{k}">{pct(passes.get(k))}</td>' for k in ks)
             + _num(m.runs) + _num(m.errors) + _num(m.infra_errors) + _num(m.kept.tokens)
-            + _num(f"{m.kept.cost_usd:.4f}") + _num(f"{fmt(m.latency_p50_s)} / {fmt(m.latency_p95_s)}")
+            + _num(m.kept.cost_text()) + _num(f"{fmt(m.latency_p50_s)} / {fmt(m.latency_p95_s)}")
             + _num(f"{fmt(m.stats.trial_variance.ars)} / {fmt(m.stats.trial_variance.sgr)}") + "</tr>")
     return ('<section id="leaderboard-section"><h2>Leaderboard</h2><p class="muted">Per agent model, over tasks: '
             "judge scores (a run's score is the mean over its judges, a task's the mean over its trials) and the "
@@ -289,7 +289,8 @@ def _judgement(record: JudgeRecord) -> str:
     return (f'<div class="judgement" data-judge="{esc(record.judge_model)}">{head}'
             f'<p>ARS <b class="score-ars">{s.answer_requirements_satisfaction.score}</b> · SGR '
             f'<b class="score-sgr">{s.source_grounded_reasoning.score}</b> · {j.attempts} attempt(s), '
-            f"{j.usage.total_tokens} tokens, ${j.cost_usd:.4f}</p>"
+            f"{j.usage.total_tokens} tokens, "
+            f"{'cost unknown' if j.cost_usd is None else f'${j.cost_usd:.4f}'}</p>"
             f'<div class="rationale"><p><b>ARS:</b> {esc(s.answer_requirements_satisfaction.justification)}</p>'
             f'<p><b>SGR:</b> {esc(s.source_grounded_reasoning.justification)}</p></div></div>')
 
@@ -304,7 +305,8 @@ def _timings(record: AgentRunRecord) -> str:
                  ("tools s", fmt(run.timings.tools_s, 3)), ("turns", str(run.turns)),
                  ("tokens (prompt / completion / total)",
                   f"{run.usage.prompt_tokens} / {run.usage.completion_tokens} / {run.usage.total_tokens}"),
-                 ("cost USD", f"{run.cost_usd:.6f}"), ("tool calls", str(len(run.raw_tool_calls)))]
+                 ("cost USD", "unknown" if run.cost_usd is None else f"{run.cost_usd:.6f}"),
+                 ("tool calls", str(len(run.raw_tool_calls)))]
     rows.append(("retries", _retries(record)))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
     return f'<table id="timings"><tbody>{body}</tbody></table>'

@@ -53,10 +53,11 @@ async def mock_client(fake_clock):
 
 class TestReplies:
     async def test_dict_reply_is_decoded_like_a_server_reply(self, mock_client):
-        """A chat-completion dict becomes the ChatResult a server's identical body would give."""
+        """A chat-completion dict becomes the ChatResult a server's identical body would give (gpt-x has no known
+        price: its cost is None, not $0)."""
         client, _ = mock_client(lambda endpoint, request: reply("hello", 7, 3))
         result = await client.chat("gpt-x", user("hi"))
-        assert ChatResult(model="gpt-x", content="hello", finish_reason="stop", attempts=1,
+        assert ChatResult(model="gpt-x", content="hello", finish_reason="stop", attempts=1, cost_usd=None,
                           usage=Usage(prompt_tokens=7, completion_tokens=3, total_tokens=10)) == (
             msgspec.structs.replace(result, latency_s=0.0))
 
