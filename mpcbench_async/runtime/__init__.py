@@ -9,7 +9,7 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._failures import UnitFailure, log_unit_error, unit_failure
-    from ._files import atomic_write_bytes
+    from ._files import atomic_write_bytes, pid_alive
     from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
     from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
     from ._lock import DirLock
@@ -55,6 +55,7 @@ __all__ = [
     "run_keyed_units",
     "unit_failure",
     "watch_signals",
+    "pid_alive",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

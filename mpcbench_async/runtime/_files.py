@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes"]
+__all__ = ["atomic_write_bytes", "pid_alive"]
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (so a temporary file it owns may still be in use)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -36,7 +39,7 @@ def _remove_stale_temps(path: Path) -> None:
         if not entry.name.startswith(prefix):
             continue
         pid = entry.name[len(prefix):]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             Path(entry.path).unlink(missing_ok=True)
 
 

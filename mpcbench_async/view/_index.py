@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from ..runtime import pid_alive
 from ..sweep import AgentRunRecord, JudgeRecord, Summary
 from ..sweep._reading import CALLS, JUDGEMENTS, RUNS, JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
 from ..sweep._summary import summary_of
@@ -342,18 +343,8 @@ def _remove_stale(index_dir: Path) -> None:
     """Temporary indexes (``index.sqlite.PID.TID.tmp``) of builders whose process is gone: killed mid-build."""
     for path in index_dir.glob(f"{INDEX_FILE}.*.*.tmp*"):
         pid = path.name.split(".")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return pid > 0
 
 
 def _stored(path: Path, stamp: bytes) -> sqlite3.Connection | None:
