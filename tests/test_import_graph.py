@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"_prompts", "runtime"},
     {"llm"},
     {"sim"},
+    {"distributed"},
     {"mpcbench", "tariff"},
     {"perf", "sweep"},
     {"view", "compare"},

@@ -47,7 +47,7 @@ from .._exceptions import (
 )
 from .._redact import register_secret, register_secret_headers
 from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
-from ..runtime import Clock, Deadline, ModelLimiter, MonotonicClock, retrying
+from ..runtime import Clock, Deadline, Limiter, LimitSettings, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
 from ._budget import Budget
 from ._cache import ResponseCache, cache_digest
@@ -111,7 +111,7 @@ class _ModelState:
     base URL, or the provider (``sim://``), whose URL changes from run to run.
     """
 
-    def __init__(self, name: str, settings: ModelSettings, endpoint: Endpoint, limiter: ModelLimiter,
+    def __init__(self, name: str, settings: ModelSettings, endpoint: Endpoint, limiter: Limiter,
                  transport: Transport, provider: str | None, cache_endpoint: str) -> None:
         self.settings = settings
         self.prices = model_prices(name, settings)
@@ -136,7 +136,9 @@ class LLMClient:
     overrides every model's ``store`` (the call store of ``record`` and ``replay``).
     ``cache`` answers repeated requests without sending them (``ResponseCache``; the
     client closes it); ``budget`` refuses calls whose worst case would pass its
-    limits (``Budget``, which may be shared by several clients).
+    limits (``Budget``, which may be shared by several clients). ``limiter_factory(model, limits)`` makes each
+    model's limiter instead of a local ``ModelLimiter`` (a Ray worker's share of one global limit: a
+    ``runtime.Limiter``).
     """
 
     def __init__(
@@ -151,8 +153,10 @@ class LLMClient:
         sim_base_url: str | None = None,
         cache: ResponseCache | None = None,
         budget: Budget | None = None,
+        limiter_factory: Callable[[str, LimitSettings], Limiter] | None = None,
     ) -> None:
         self.config = config or ModelConfig()
+        self._limiter_factory = limiter_factory
         self.call_sink = call_sink
         self.cache = cache
         self.budget = budget
@@ -224,8 +228,9 @@ class LLMClient:
             pending = provider if not endpoint.base_url else None
             served_here = provider is not None or (is_sim_model(name) and settings.base_url is None)
             cache_endpoint = f"{name.partition('/')[0]}://" if served_here else endpoint.base_url
-            state = _ModelState(name, settings, endpoint, ModelLimiter(settings.limits, clock=self._clock),
-                                transport, pending, cache_endpoint)
+            limiter = (self._limiter_factory(name, settings.limits) if self._limiter_factory is not None
+                       else ModelLimiter(settings.limits, clock=self._clock))
+            state = _ModelState(name, settings, endpoint, limiter, transport, pending, cache_endpoint)
             self._models[name] = state
         return state
 
@@ -258,7 +263,7 @@ class LLMClient:
         return {name: f"model {name!r} at {state.endpoint.url}: {state.breaker.message()}"
                 for name, state in self._models.items() if state.breaker.is_open}
 
-    def limiter(self, name: str) -> ModelLimiter:
+    def limiter(self, name: str) -> Limiter:
         return self._state(name).limiter
 
     def estimator(self, name: str) -> TokenEstimator:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive
     from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
-    from ._limiter import AdaptiveConcurrency, LimitSettings, ModelLimiter, SlidingWindow, Ticket
+    from ._limiter import AdaptiveConcurrency, Limiter, LimitSettings, ModelLimiter, SlidingWindow, Ticket
     from ._lock import DirLock
     from ._logging import configure_logging, redact, redact_text, register_secret
     from ._pool import Stoppable, WorkerPool, watch_signals
@@ -26,6 +26,7 @@ __all__ = [
     "FakeClock",
     "JsonlWriter",
     "LimitSettings",
+    "Limiter",
     "ModelLimiter",
     "MonotonicClock",
     "Pipeline",

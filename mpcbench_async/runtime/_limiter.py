@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 import anyio
 import msgspec
 
 from ._clock import Clock, MonotonicClock
 
-__all__ = ["AdaptiveConcurrency", "LimitSettings", "ModelLimiter", "SlidingWindow", "Ticket"]
+__all__ = ["AdaptiveConcurrency", "LimitSettings", "Limiter", "ModelLimiter", "SlidingWindow", "Ticket"]
 
 
 class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -176,6 +177,22 @@ class Ticket(msgspec.Struct, kw_only=True):
 
     started_at: float
     queued_s: float
+
+
+class Limiter(Protocol):
+    """What ``LLMClient`` needs of a model's limiter: ``ModelLimiter``, or a leased share of a global limit."""
+
+    def slot(self, token_cost: int = 0) -> AbstractAsyncContextManager[Ticket]:
+        """Hold one admitted request (concurrency, RPM, TPM) for the duration of the block."""
+        ...
+
+    def on_rate_limited(self, ticket: Ticket) -> None:
+        """The request admitted with ``ticket`` was answered 429."""
+        ...
+
+    async def on_success(self) -> None:
+        """A request succeeded (adaptive concurrency may grow)."""
+        ...
 
 
 class ModelLimiter:

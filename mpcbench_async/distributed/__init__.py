@@ -1,0 +1,18 @@
+"""Sweeps on Ray: units sharded over worker actors, one global rate limit per model (``sweep --executor ray``).
+
+Ray is an optional extra (``pip install -e '.[ray]'``): nothing here imports it until a Ray sweep starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    pass
+
+__all__: list[str] = []
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

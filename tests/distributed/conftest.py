@@ -1,0 +1,20 @@
+"""One local Ray instance for the Ray tests (started once: it takes seconds), or a skip saying why."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[ray]' (the dev extra includes it)")
+
+
+@pytest.fixture(scope="session")
+def ray_instance():
+    """A local Ray instance (4 logical CPUs so a few worker actors fit on 2 cores), shut down after the session."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no network: never try to report usage
+    if not ray.is_initialized():
+        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024,
+                 namespace="mpcbench-async-tests")
+    yield ray
+    ray.shutdown()
