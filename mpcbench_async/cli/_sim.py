@@ -28,7 +28,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--latency-sd-ms", type=float, default=0.0, help="standard deviation of service time")
     serve.add_argument("--rpm", type=int, default=None, help="enforce requests per minute per model (429 beyond)")
     serve.add_argument("--tpm", type=int, default=None, help="enforce tokens per minute per model (429 beyond)")
-    for kind in ("429", "500", "502", "503", "drop", "timeout", "truncate", "malformed"):
+    serve.add_argument("--tokens-per-s", type=float, default=0.0, metavar="R",
+                       help="streamed replies send one token every 1/R s after the first (default: 0, all at once)")
+    serve.add_argument("--output-tokens", type=int, default=None, metavar="N",
+                       help="make every reply's content exactly N tokens (filler words; like vLLM's ignore_eos)")
+    for kind in ("429", "500", "502", "503", "drop", "timeout", "truncate", "malformed", "cut"):
         serve.add_argument(f"--p{kind}", type=float, default=0.0, metavar="P",
                            help=f"probability of a '{kind}' fault per request")
     serve.add_argument("--retry-after-ms", type=int, default=None,
@@ -44,8 +48,8 @@ def _serve(args: argparse.Namespace) -> int:
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
         p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,
-        ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed,
-        retry_after_ms=args.retry_after_ms,
+        ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed, pcut=args.pcut,
+        retry_after_ms=args.retry_after_ms, tokens_per_s=args.tokens_per_s, output_tokens=args.output_tokens,
     )
 
     async def run() -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
     from ._store import CallStore, StoredCall, request_hash
     from ._transport import ChatRequest, Endpoint, Transport
-    from ._wire import WireCompletion
+    from ._wire import StreamTiming, WireCompletion
 
 __all__ = [
     "BreakerSettings",
@@ -63,6 +63,7 @@ __all__ = [
     "Reservation",
     "ResponseCache",
     "StoredCall",
+    "StreamTiming",
     "Timeouts",
     "TokenEstimator",
     "Transport",

@@ -202,7 +202,7 @@ class ResponseCache:
         """Store the reply to the request ``digest`` of ``model`` (replacing an older one) unless read-only."""
         if not self.writable:
             return
-        blob = _encode(response)
+        blob = _encode(response.without_measurements())  # the reply, not how this fetch of it went
         await self._in_thread(lambda conn: conn.execute(
             "INSERT INTO responses (digest, model, created, response) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (digest) DO UPDATE SET response = excluded.response, created = excluded.created",

@@ -57,7 +57,7 @@ from ._prices import model_prices
 from ._providers import Provider, create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import WireCompletion, to_chat_result
+from ._wire import StreamTiming, WireCompletion, to_chat_result
 
 __all__ = ["LLMClient", "ModelTotals", "is_sim_model"]
 
@@ -92,11 +92,16 @@ class _Timing(msgspec.Struct, kw_only=True):
 
     def record(self, model: str, key: str, *, transport: str, usage: Usage | None = None,
                cost_usd: float | None = 0.0, cached_tokens: int = 0, reasoning_tokens: int = 0,
-               error: LLMError | None = None) -> LLMCallRecord:
+               error: LLMError | None = None, stream: StreamTiming | None = None) -> LLMCallRecord:
+        ttft = tpot = itl = None
+        if stream is not None:  # TPOT as vLLM defines it: the time after the first token per further token
+            ttft, itl = stream.ttft_s, stream.itl_s
+            tokens = usage.completion_tokens if usage is not None else 0
+            tpot = (self.latency_s - ttft) / (tokens - 1) if tokens > 1 else None
         return LLMCallRecord(
             model=model, key=key, status="error" if error else "ok", attempts=self.attempts,
             started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,
-            retry_wait_s=self.retry_wait_s, usage=usage or Usage(),
+            retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, itl_s=itl, usage=usage or Usage(),
             estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
             reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
             error_message=str(error) if error else None, transport=transport)
@@ -285,6 +290,8 @@ class LLMClient:
     def _request(self, state: _ModelState, messages: Sequence[Message], tools: Sequence[ToolSchema] | None,
                  params: dict[str, Any], key: str | None) -> ChatRequest:
         merged = {**state.settings.params, **params}
+        if merged.get("stream") is True and "stream_options" not in merged:
+            merged["stream_options"] = {"include_usage": True}  # the usage comes in a final chunk only if asked
         if state.settings.reasoning:
             merged.pop("temperature", None)
             if "max_tokens" in merged:
@@ -315,7 +322,8 @@ class LLMClient:
 
         ``key`` identifies the call (sent as ``Idempotency-Key`` and logged); by
         default it is a hash of the request. ``params`` override the model's
-        configured params for this call. ``cache_extra`` adds fields to the
+        configured params for this call (``stream=True`` streams the reply, assembled into
+        the same result, with its TTFT and TPOT recorded). ``cache_extra`` adds fields to the
         response-cache key (e.g. ``{"trial": 2}``; see ``cache_scope``). Raises an
         ``LLMError`` when the call fails for good (after retries, or at once for
         permanent errors), a ``CallDeadlineError`` when ``timeouts.call_deadline_s``
@@ -377,11 +385,13 @@ class LLMClient:
                 sent = time.perf_counter()
                 try:
                     completion = await self._send(state, request, deadline, timing.attempts)
-                except RateLimitError:
+                except RateLimitError as exc:
+                    state.limiter.observe(exc.headers)
                     state.limiter.on_rate_limited(ticket)
                     raise
                 finally:
                     timing.latency_s = time.perf_counter() - sent
+                state.limiter.observe(completion.rate_limit_headers)
                 await state.limiter.on_success()
                 return completion
 
@@ -411,11 +421,12 @@ class LLMClient:
                 timing: _Timing) -> tuple[ChatResult, float | None]:
         """The result of a fetched reply: priced, recorded, and the model's token estimate calibrated by it."""
         result, cost, cached_tokens, reasoning_tokens = self._priced(state, model, request, completion)
+        record = timing.record(model, request.key, transport=state.transport.name, usage=result.usage,
+                               cost_usd=cost, cached_tokens=cached_tokens, reasoning_tokens=reasoning_tokens,
+                               stream=completion.stream)
         result = msgspec.structs.replace(result, latency_s=timing.latency_s, attempts=timing.attempts,
-                                         cost_usd=cost)
-        self._record(state, timing.record(model, request.key, transport=state.transport.name, usage=result.usage,
-                                          cost_usd=cost, cached_tokens=cached_tokens,
-                                          reasoning_tokens=reasoning_tokens))
+                                         cost_usd=cost, ttft_s=record.ttft_s, tpot_s=record.tpot_s)
+        self._record(state, record)
         return result, cost
 
     def _from_cache(self, state: _ModelState, model: str, request: ChatRequest,

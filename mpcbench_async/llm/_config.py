@@ -166,6 +166,7 @@ class _Params(msgspec.Struct, kw_only=True, frozen=True):
     top_logprobs: Annotated[int, msgspec.Meta(ge=0)] | None = None
     parallel_tool_calls: bool | None = None
     stream: bool | None = None
+    stream_options: dict[str, Any] | None = None
     user: str | None = None
     reasoning_effort: str | None = None
     response_format: dict[str, Any] | None = None
@@ -196,8 +197,6 @@ def _setting_problems(settings: ModelSettings) -> list[str]:
     if settings.transport not in transport_names():
         problems.append(f"unknown transport {settings.transport!r}; registered transports: "
                         f"{', '.join(transport_names())} - at `$.transport`")
-    if settings.params.get("stream"):
-        problems.append("streaming is not supported (the client reads whole replies) - at `$.params.stream`")
     if settings.base_url is not None:
         parts = urlsplit(settings.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

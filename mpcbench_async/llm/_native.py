@@ -3,15 +3,20 @@
 aiohttp is used because it is the cheapest async HTTP client in CPU per call
 on this project's machines (see ``mpcbench-async bench client`` and
 bench/RESULTS.md); the session is created lazily on the caller's event loop.
+A request with ``"stream": true`` answered with an event stream is read as it
+arrives and assembled by ``_stream.StreamAssembler``.
 """
 
 from __future__ import annotations
 
+import time
+
 import aiohttp
 
 from .._exceptions import BadResponseError, LLMConnectionError
+from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import WireCompletion, decode_completion, error_for_status
+from ._wire import WireCompletion, decode_completion, error_for_status, rate_limit_headers
 
 __all__ = ["NativeTransport"]
 
@@ -37,23 +42,40 @@ class NativeTransport(Transport):
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
         timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
         url = endpoint.url
+        stream = request.body.get("stream") is True
+        started = time.perf_counter() if stream else 0.0
+        assembler: StreamAssembler | None = None
         try:
             async with self._get_session().post(url, data=request.payload, headers=headers,
                                                 timeout=timeout) as response:
+                if stream and response.status == 200 and is_event_stream(response.headers.get("Content-Type")):
+                    assembler = StreamAssembler(started, model=endpoint.model, endpoint=url)
+                    async for data in response.content.iter_any():
+                        assembler.feed(data, time.perf_counter())
+                    completion = assembler.finish(time.perf_counter())
+                    completion.rate_limit_headers = rate_limit_headers(response.headers)
+                    return completion
                 body = await response.read()
                 if response.status != 200:
                     raise error_for_status(response.status, body, response.headers,
                                            model=endpoint.model, endpoint=url)
+                limits = rate_limit_headers(response.headers)
         except aiohttp.ConnectionTimeoutError as exc:
             raise endpoint.connect_timeout() from exc
         except aiohttp.ServerTimeoutError as exc:  # a ClientConnectionError too: caught before it
             raise endpoint.read_timeout() from exc
         except aiohttp.ClientPayloadError as exc:
+            if assembler is not None:
+                raise assembler.cut(str(exc)) from exc
             raise BadResponseError(f"truncated reply body ({exc})", model=endpoint.model, endpoint=url) from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
+            if assembler is not None:
+                raise assembler.cut(f"{type(exc).__name__}: {exc}") from exc
             raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})",
                                      model=endpoint.model, endpoint=url) from exc
-        return decode_completion(body, model=endpoint.model, endpoint=url)
+        completion = decode_completion(body, model=endpoint.model, endpoint=url)
+        completion.rate_limit_headers = limits
+        return completion
 
     async def aclose(self) -> None:
         if self._session is not None:

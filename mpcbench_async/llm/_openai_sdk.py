@@ -2,16 +2,22 @@
 
 For users who want the SDK's exact request handling. It costs several times the
 CPU per call of the native transport (bench/RESULTS.md); the runner's retry loop,
-limiter and accounting are the same for both.
+limiter and accounting are the same for both. Replies come through the SDK's raw-response
+wrappers so their ``x-ratelimit-*`` headers are kept; a ``"stream": true`` reply is read
+as raw bytes and assembled by the same ``_stream.StreamAssembler`` as the native transport's.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from typing import Any
 
 import openai
+from openai import AsyncAPIResponse
 
 from .._exceptions import BadResponseError, LLMConnectionError
+from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import (
     WireCompletion,
@@ -19,6 +25,7 @@ from ._wire import (
     error_for_status,
     html_reply_error,
     looks_like_html,
+    rate_limit_headers,
 )
 
 __all__ = ["OpenAISDKTransport"]
@@ -39,6 +46,18 @@ def _timeout(endpoint: Endpoint) -> openai.Timeout:
     Built as the SDK's own ``Timeout`` class (httpx's in openai 1.x, httpx2's in 3.x), which it takes as is.
     """
     return openai.Timeout(endpoint.read_s, connect=endpoint.connect_s)
+
+
+def _completion(parsed: object, endpoint: Endpoint) -> WireCompletion:
+    """The ``WireCompletion`` of what the SDK parsed: a ``ChatCompletion``, or the text it could not parse."""
+    if isinstance(parsed, str):
+        if looks_like_html(parsed):
+            raise html_reply_error(parsed, model=endpoint.model, endpoint=endpoint.url)
+        raise BadResponseError(f"undecodable reply body: {parsed[:200]!r}", model=endpoint.model,
+                               endpoint=endpoint.url)
+    assert isinstance(parsed, openai.BaseModel)
+    return completion_from_builtins(parsed.model_dump(exclude_unset=True), model=endpoint.model,
+                                    endpoint=endpoint.url)
 
 
 class OpenAISDKTransport(Transport):
@@ -62,19 +81,32 @@ class OpenAISDKTransport(Transport):
             )
         return client
 
+
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
+        stream = request.body.get("stream") is True
+        started = time.perf_counter() if stream else 0.0  # from the call, as the client's latency_s
         body = dict(request.body)
         model = body.pop("model")
         messages = body.pop("messages")
         url = endpoint.url
+        completions = self._client(endpoint).chat.completions
+        headers = {"Idempotency-Key": request.key}
         try:
-            completion = await self._client(endpoint).chat.completions.create(
+            if stream:  # in extra_body: the SDK hands the body over unparsed
+                async with completions.with_streaming_response.create(
+                    model=model, messages=messages, extra_body=body, extra_headers=headers, timeout=_timeout(endpoint),
+                ) as response:
+                    return await self._streamed(endpoint, response, started)
+            raw = await completions.with_raw_response.create(
                 model=model,
                 messages=messages,
                 extra_body=body or None,
-                extra_headers={"Idempotency-Key": request.key},
+                extra_headers=headers,
                 timeout=_timeout(endpoint),
             )
+            completion = _completion(raw.parse(), endpoint)
+            completion.rate_limit_headers = rate_limit_headers(raw.headers)
+            return completion
         except openai.APIStatusError as exc:
             raise error_for_status(exc.status_code, exc.response.content, exc.response.headers,
                                    model=endpoint.model, endpoint=url) from exc
@@ -92,13 +124,33 @@ class OpenAISDKTransport(Transport):
         except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
             raise BadResponseError(f"undecodable reply body ({exc})",
                                    model=endpoint.model, endpoint=url) from exc
-        if isinstance(completion, str):  # the SDK hands back text it could not parse
-            if looks_like_html(completion):
-                raise html_reply_error(completion, model=endpoint.model, endpoint=url)
-            raise BadResponseError(f"undecodable reply body: {completion[:200]!r}",
-                                   model=endpoint.model, endpoint=url)
-        return completion_from_builtins(completion.model_dump(exclude_unset=True), model=endpoint.model,
-                                        endpoint=url)
+
+    async def _streamed(self, endpoint: Endpoint, response: AsyncAPIResponse[Any], started: float) -> WireCompletion:
+        """Read a ``stream: true`` reply: an event stream as it arrives, or the JSON of a server that ignored it.
+
+        The body is read here, outside the SDK's request handling, so its HTTP library's errors come
+        unwrapped: a timeout is a read timeout, any other transport error a cut stream.
+        """
+        assembler: StreamAssembler | None = None
+        try:
+            if not is_event_stream(response.headers.get("content-type")):
+                completion = _completion(await response.parse(), endpoint)
+            else:
+                assembler = StreamAssembler(started, model=endpoint.model, endpoint=endpoint.url)
+                async for data in response.iter_bytes():
+                    assembler.feed(data, time.perf_counter())
+                completion = assembler.finish(time.perf_counter())
+        except Exception as exc:
+            if _is(exc, "TimeoutException"):
+                raise endpoint.read_timeout() from exc
+            if _is(exc, "TransportError"):
+                if assembler is not None:
+                    raise assembler.cut(f"{type(exc).__name__}: {exc}") from exc
+                raise BadResponseError(f"truncated reply body ({exc})", model=endpoint.model,
+                                       endpoint=endpoint.url) from exc
+            raise
+        completion.rate_limit_headers = rate_limit_headers(response.headers)
+        return completion
 
     async def aclose(self) -> None:
         for client in self._clients.values():

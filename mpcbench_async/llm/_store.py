@@ -89,7 +89,7 @@ class CallStore:
         if self._writer is None:
             self._writer = JsonlWriter(self.path)
         self._writer.write(StoredCall(hash=request_hash(request.body), key=request.key, request=request.body,
-                                      response=response))
+                                      response=response.without_measurements()))
 
     def load(self) -> StoreIndex:
         """Read the whole store (blocking file I/O: the replay transport runs it in a worker thread)."""

@@ -26,8 +26,8 @@ from ..records import ChatResult, FunctionCall, ToolCall, Usage
 from ..runtime import retry_after_from_headers
 
 __all__ = [
-    "WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status", "html_reply_error",
-    "looks_like_html", "to_chat_result",
+    "StreamTiming", "WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status",
+    "html_reply_error", "looks_like_html", "rate_limit_headers", "to_chat_result",
 ]
 
 
@@ -75,16 +75,50 @@ class _WireUsage(msgspec.Struct, omit_defaults=True):
         return (prompt.cached_tokens or 0) if prompt else 0, (completion.reasoning_tokens or 0) if completion else 0
 
 
-class WireCompletion(msgspec.Struct):
-    """A chat completion as servers send it."""
+class StreamTiming(msgspec.Struct, kw_only=True):
+    """How a streamed reply arrived, measured by the transport with ``time.perf_counter()``.
+
+    ``ttft_s``: from sending the request to the first chunk carrying content or a tool-call
+    delta (to the end of the stream when none did, ``chunks`` 0); ``itl_s``: the gaps between
+    successive such chunks (a chunk counts as one token delivery, as in vLLM's bench), rounded to
+    the microsecond; ``chunks``: how many there were.
+    """
+
+    ttft_s: float
+    itl_s: list[float]
+    chunks: int
+
+
+class WireCompletion(msgspec.Struct, omit_defaults=True):
+    """A chat completion as servers send it, plus what the transport measured while receiving it.
+
+    ``stream`` (streamed replies) and ``rate_limit_headers`` (the reply's ``x-ratelimit-*`` headers,
+    names lower-cased; ``None`` when it had none) are set by the transport, under JSON names no
+    server sends; stores and caches keep ``without_measurements()``, the reply alone.
+    """
 
     choices: list[_WireChoice]
     model: str = ""
     usage: _WireUsage | None = None
     id: str = ""
+    stream: StreamTiming | None = msgspec.field(default=None, name="_mpcbench_stream")
+    rate_limit_headers: dict[str, str] | None = msgspec.field(default=None, name="_mpcbench_headers")
+
+    def without_measurements(self) -> WireCompletion:
+        """The reply as the server sent it (what a store or cache keeps: a replay measured nothing)."""
+        if self.stream is None and self.rate_limit_headers is None:
+            return self
+        return msgspec.structs.replace(self, stream=None, rate_limit_headers=None)
 
 
 _decoder = msgspec.json.Decoder(WireCompletion)
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str] | None:
+    """A reply's ``x-ratelimit-*`` headers with lower-cased names, ``None`` when it has none."""
+    found = {name.lower(): value for name, value in headers.items()  # the x- test first: most names fail it
+             if name[:2] in ("x-", "X-") and name[:12].lower() == "x-ratelimit-"}
+    return found or None
 
 
 _TAG = re.compile(r"<[^>]*>")
@@ -187,7 +221,8 @@ def error_for_status(
     message = _server_message(body)
     retry_after = retry_after_from_headers(headers)
     if status == 429:
-        return RateLimitError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
+        return RateLimitError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after,
+                              headers=rate_limit_headers(headers))
     if status in (408, 409) or (status >= 500 and status not in (501, 505)):
         return ServerError(message, model=model, endpoint=endpoint, status=status, retry_after=retry_after)
     return PermanentLLMError(message, model=model, endpoint=endpoint, status=status)

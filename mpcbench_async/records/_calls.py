@@ -28,6 +28,11 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     prompt cache and spent reasoning (priced at their own rates). A reply served
     from the response cache (``cached``) sent nothing and spent $0; ``value_usd``
     keeps what it cost when it was first fetched.
+
+    A streamed call (``stream: true``) also records ``ttft_s`` (time to its first content or
+    tool-call chunk), ``itl_s`` (the gaps between successive such chunks, microsecond-rounded) and
+    ``tpot_s`` (time per output token after the first: ``(latency_s - ttft_s) / (completion_tokens - 1)``,
+    vLLM's definition; null with fewer than 2 completion tokens), all of its final attempt.
     """
 
     model: str
@@ -38,6 +43,9 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     latency_s: float = 0.0
     queued_s: float = 0.0
     retry_wait_s: float = 0.0
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    itl_s: list[float] | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
     estimated_prompt_tokens: int = 0
     cost_usd: float | None = 0.0

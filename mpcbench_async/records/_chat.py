@@ -92,7 +92,8 @@ class ChatResult(_Record, frozen=True):
     ``latency_s`` covers the successful attempt only; ``attempts`` counts every
     attempt including failed ones; ``cost_usd`` comes from the model's prices:
     ``None`` (``null``) when the model has no known price, never a made-up $0
-    (a cache hit or a free ``sim/`` model does cost 0.0).
+    (a cache hit or a free ``sim/`` model does cost 0.0). A streamed reply also carries ``ttft_s``
+    and ``tpot_s`` (see ``LLMCallRecord``).
     """
 
     model: str
@@ -101,6 +102,8 @@ class ChatResult(_Record, frozen=True):
     finish_reason: str | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
     latency_s: float = 0.0
+    ttft_s: float | None = None
+    tpot_s: float | None = None
     attempts: int = 1
     cost_usd: float | None = 0.0
 

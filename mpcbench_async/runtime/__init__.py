@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive
     from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
+    from ._limit_headers import BucketReading, read_limit_headers
     from ._limiter import AdaptiveConcurrency, Limiter, LimitSettings, ModelLimiter, SlidingWindow, Ticket
     from ._lock import DirLock
     from ._logging import configure_logging, redact, redact_text, register_secret
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AdaptiveConcurrency",
+    "BucketReading",
     "Clock",
     "Deadline",
     "DirLock",
@@ -48,6 +50,7 @@ __all__ = [
     "log_unit_error",
     "parse_duration",
     "read_jsonl",
+    "read_limit_headers",
     "redact",
     "redact_text",
     "register_secret",

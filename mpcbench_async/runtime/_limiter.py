@@ -7,7 +7,12 @@ lets more than R units start in any 60-second span (a token bucket would allow
 up to 2R across a refill boundary, which is exactly what earns 429s).
 
 Windows are also paced (``LimitSettings.pacing``, on by default): the budget
-flows evenly through the minute with bursts of at most 1/20 of it.
+flows evenly through the minute with bursts of at most 1/20 of it. Providers
+that meter per second hold less than that (a second's worth): ``observe`` reads
+the ``x-ratelimit-*`` headers of each reply, which tell the provider's bucket
+size, and caps the burst at half of it; until the first reply the pacing admits
+one at a time (a slow start), so the first burst cannot overrun a bucket not yet
+known. A reply without those headers restores the configured burst.
 
 Concurrency is AIMD: a 429 episode halves the cap (429s from requests started
 before the last decrease belong to the same episode and are ignored); every
@@ -18,7 +23,7 @@ configured maximum.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
@@ -26,6 +31,7 @@ import anyio
 import msgspec
 
 from ._clock import Clock, MonotonicClock
+from ._limit_headers import BucketReading, read_limit_headers
 
 __all__ = ["AdaptiveConcurrency", "LimitSettings", "Limiter", "ModelLimiter", "SlidingWindow", "Ticket"]
 
@@ -48,7 +54,8 @@ class SlidingWindow:
     minute's budget is spread over the minute instead of spent in one burst at
     its start (which providers with smaller buckets answer with 429s). Waiters
     are served first-come first-served (one lock), so a large request is not
-    starved by a stream of small ones.
+    starved by a stream of small ones. ``fit`` adapts the burst (up to the
+    configured one, ``max_burst``) to the provider's bucket as a reply reports it.
     """
 
     def __init__(self, capacity: int, *, window: float = 60.0, clock: Clock | None = None,
@@ -57,7 +64,7 @@ class SlidingWindow:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = capacity
         self.window = window
-        self.burst = burst
+        self.burst = self.max_burst = burst
         self._emission = window / capacity
         self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
         self._clock = clock or MonotonicClock()
@@ -85,6 +92,23 @@ class SlidingWindow:
             return 0.0
         start = max(self._tat, now)
         return start + cost * self._emission - max(self.burst, cost) * self._emission - now
+
+    def fit(self, reading: BucketReading) -> None:
+        """Pace to the provider's bucket as one reply reported it (no-op when pacing is off).
+
+        The burst becomes at most half the bucket: the other half absorbs admissions
+        that reach the provider bunched closer than they left (event-loop and
+        network jitter). The pacing credit becomes at most what the provider has
+        left, so a bucket drained by someone else holds the next admissions until it
+        has refilled enough for them.
+        """
+        if self.max_burst is None:
+            return
+        size = reading.size(self.capacity * 60.0 / self.window)
+        self.burst = max(1, min(self.max_burst, int(size / 2)))
+        short = self.burst - reading.remaining
+        if short > 0:
+            self._tat = max(self._tat, self._clock.now() + short * self._emission)
 
     async def acquire(self, cost: int = 1) -> float:
         """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited.
@@ -194,9 +218,18 @@ class Limiter(Protocol):
         """A request succeeded (adaptive concurrency may grow)."""
         ...
 
+    def observe(self, headers: Mapping[str, str] | None) -> None:
+        """A reply (200 or 429) arrived with these headers (``None``: it had none); its ``x-ratelimit-*`` ones count."""
+        ...
+
 
 class ModelLimiter:
-    """Concurrency + RPM + TPM limits for one model, in that order of admission."""
+    """Concurrency + RPM + TPM limits for one model, in that order of admission.
+
+    Paced windows start with a burst of 1 (the slow start) until the first reply
+    is observed: its ``x-ratelimit-*`` headers size the burst (``SlidingWindow.fit``),
+    or, when it has none, the configured burst applies from then on.
+    """
 
     def __init__(self, settings: LimitSettings, *, clock: Clock | None = None) -> None:
         self.settings = settings
@@ -206,11 +239,15 @@ class ModelLimiter:
         )
         self.requests = self._window(settings.rpm) if settings.rpm else None
         self.tokens = self._window(settings.tpm) if settings.tpm else None
+        self._slow_start = settings.pacing
 
     def _window(self, capacity: int) -> SlidingWindow:
-        """A sliding window, paced with a burst of 1/20 of the budget unless pacing is off."""
-        burst = max(1, capacity // 20) if self.settings.pacing else None
-        return SlidingWindow(capacity, clock=self._clock, burst=burst)
+        """A sliding window, paced with a burst of 1/20 of the budget unless pacing is off (1 until a reply)."""
+        if not self.settings.pacing:
+            return SlidingWindow(capacity, clock=self._clock)
+        window = SlidingWindow(capacity, clock=self._clock, burst=max(1, capacity // 20))
+        window.burst = 1
+        return window
 
     @asynccontextmanager
     async def slot(self, token_cost: int = 0) -> AsyncIterator[Ticket]:
@@ -229,7 +266,25 @@ class ModelLimiter:
                 await self.concurrency.release()
 
     def on_rate_limited(self, ticket: Ticket) -> None:
+        self._end_slow_start()
         self.concurrency.on_rate_limited(ticket.started_at)
 
     async def on_success(self) -> None:
+        self._end_slow_start()
         await self.concurrency.on_success()
+
+    def observe(self, headers: Mapping[str, str] | None) -> None:
+        """Fit each paced window to the provider's bucket of its kind, as this reply reports it."""
+        readings = read_limit_headers(headers) if headers else {}
+        for kind, window in (("requests", self.requests), ("tokens", self.tokens)):
+            reading = readings.get(kind)
+            if window is not None and reading is not None:
+                window.fit(reading)
+            elif window is not None and self._slow_start:
+                window.burst = window.max_burst
+        self._slow_start = False
+
+    def _end_slow_start(self) -> None:
+        """A reply arrived that was not observed (a client that does not pass headers): the configured burst."""
+        if self._slow_start:
+            self.observe(None)

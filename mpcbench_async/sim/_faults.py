@@ -10,7 +10,7 @@ Two ways to inject faults:
 * ``fault=<kind>&fail_first=N`` — deterministic: the first N requests for each
   idempotency key get ``<kind>``; later ones succeed. Used by tests.
 * ``p429``, ``p500``, ``p502``, ``p503``, ``pdrop``, ``ptimeout``, ``ptruncate``,
-  ``pmalformed`` — probabilities, drawn from a generator seeded by
+  ``pmalformed``, ``pcut`` — probabilities, drawn from a generator seeded by
   (server seed, key, attempt number), so a run's faults do not depend on
   scheduling order.
 
@@ -20,11 +20,29 @@ Fault kinds: ``429 500 502 503`` (error statuses; 429/503 carry
 for POST), ``505``, ``drop`` (connection closed with no reply), ``timeout``
 (connection held open ``hang_s`` without a reply), ``truncate`` (body cut short
 of its Content-Length), ``malformed`` (200 with a body that is not JSON),
-``html`` (200 with a web page, as when ``base_url`` points at a web UI).
+``html`` (200 with a web page, as when ``base_url`` points at a web UI), ``cut``
+(a streamed reply broken off after half its events: no ``[DONE]``, connection
+closed; a non-streamed reply is truncated).
+
+Streaming: a request with ``"stream": true`` is answered with ``text/event-stream``
+``chat.completion.chunk`` events (a role chunk, the content in tokens of ~4
+characters — as many chunks as the ``completion_tokens`` reported —, tool-call
+deltas, a finish chunk, a usage chunk when ``stream_options.include_usage``, then
+``data: [DONE]``). ``latency_ms`` is the time before the first token (TTFT) and
+``tokens_per_s`` the pace after it: one token every ``1/tokens_per_s`` s (0: all
+at once); a non-streamed reply waits for its last token too. ``output_tokens=N``
+makes every reply's content exactly N tokens (filler words appended or the text
+cut; tool calls add theirs), as vLLM's ``ignore_eos`` does for load tests.
 
 ``tokenizer=words`` counts prompt tokens as letter runs (up to 6), digit runs (up
 to 3) and single other characters, closer to a BPE count than the default 4 bytes a
 token, so the bytes per token vary with the text as real ones do.
+
+``rpm``/``tpm`` are enforced with a token bucket per model that holds
+``rate_window_s`` seconds of the rate and refills continuously: the default 60
+is a per-minute bucket (``rpm`` requests at most back to back); ``1`` plays a
+provider that meters per second (a bucket of ``rpm/60``, so a burst of more than
+a second's worth earns 429s although the minute's budget is not spent).
 
 ``echo_auth=true`` makes every error body quote the request's credentials
 (the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
@@ -34,7 +52,7 @@ some proxies do: tests use it to prove that no key reaches a record or a log.
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import parse_qsl
 
 import msgspec
@@ -43,7 +61,7 @@ __all__ = ["FaultKind", "FaultSpec", "choose_fault", "latency_seconds", "split_m
 
 FaultKind = Literal[
     "429", "500", "502", "503", "400", "401", "403", "404", "422", "501", "505",
-    "drop", "timeout", "truncate", "malformed", "html",
+    "drop", "timeout", "truncate", "malformed", "html", "cut",
 ]
 
 _RANDOM_FAULTS: tuple[tuple[str, FaultKind], ...] = (
@@ -55,6 +73,7 @@ _RANDOM_FAULTS: tuple[tuple[str, FaultKind], ...] = (
     ("ptimeout", "timeout"),
     ("ptruncate", "truncate"),
     ("pmalformed", "malformed"),
+    ("pcut", "cut"),
 )
 
 
@@ -65,6 +84,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     latency_sd_ms: float = 0.0
     rpm: int | None = None
     tpm: int | None = None
+    rate_window_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     fault: FaultKind | None = None
     fail_first: int = 0
     p429: float = 0.0
@@ -75,11 +95,14 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     ptimeout: float = 0.0
     ptruncate: float = 0.0
     pmalformed: float = 0.0
+    pcut: float = 0.0
     retry_after_ms: int | None = None
     retry_after: str | None = None
     hang_s: float = 300.0
     echo_auth: bool = False
     tokenizer: Literal["bytes", "words"] = "bytes"
+    tokens_per_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    output_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
     def with_overrides(self, query: str) -> FaultSpec:
         """This spec with fields from a query string (``a=1&b=2``) replaced."""

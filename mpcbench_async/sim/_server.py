@@ -25,6 +25,7 @@ from aiohttp import web
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
 from ._policies import Reply
 from ._registry import get_policy, policy_names
+from ._stream import fixed_length, stream_events, write_stream
 
 __all__ = ["SimServer", "SimStats"]
 
@@ -49,26 +50,45 @@ class SimStats(msgspec.Struct, kw_only=True):
 
 
 class _Bucket:
-    """A token bucket refilled at ``capacity`` per minute (how providers meter)."""
+    """A token bucket for a per-minute rate that holds ``window_s`` seconds of it and refills continuously.
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.tokens = float(capacity)
+    With the default 60 s it holds the whole minute's budget; with 1 s it plays a
+    provider that meters per second. ``headers`` reports it as OpenAI documents
+    its own: ``limit`` the per-minute rate, ``remaining`` what the bucket holds now
+    (whole units), ``reset`` the time until it is full again — so a client can tell
+    the bucket's size (``remaining + reset × limit / 60``) from any reply.
+    """
+
+    def __init__(self, per_minute: int, window_s: float) -> None:
+        self.per_minute = per_minute
+        self.window_s = window_s
+        self.rate = per_minute / 60.0
+        self.size = self.rate * window_s
+        self.tokens = self.size
         self.stamp = time.monotonic()
 
-    def _refill(self) -> None:
+    def level(self) -> float:
+        """What the bucket holds now."""
         now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.capacity / 60.0)
+        self.tokens = min(self.size, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+        return self.tokens
 
     def try_take(self, cost: float) -> float:
         """Take ``cost`` and return 0, or return the seconds until it would fit."""
-        self._refill()
-        cost = min(cost, self.capacity)
-        if self.tokens >= cost:
+        level = self.level()
+        cost = min(cost, self.size)
+        if level >= cost:
             self.tokens -= cost
             return 0.0
-        return (cost - self.tokens) * 60.0 / self.capacity
+        return (cost - level) / self.rate
+
+    def headers(self, kind: str) -> dict[str, str]:
+        """The ``x-ratelimit-{limit,remaining,reset}-{kind}`` headers for the bucket as it is now."""
+        level = self.level()
+        return {f"x-ratelimit-limit-{kind}": str(self.per_minute),
+                f"x-ratelimit-remaining-{kind}": str(int(level)),
+                f"x-ratelimit-reset-{kind}": f"{(self.size - level) / self.rate:.3f}s"}
 
 
 def _estimate_tokens(text_bytes: int) -> int:
@@ -242,7 +262,9 @@ class SimServer:
         attempt = self.stats.received.get(key, 0)
         self._count(self.stats.received, key)
 
-        prompt_tokens = _prompt_tokens(raw, spec.tokenizer)
+        counted = raw if "stream" not in body else orjson.dumps(  # the prompt, not the request's stream flags
+            {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
+        prompt_tokens = _prompt_tokens(counted, spec.tokenizer)
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         limited = self._rate_limit(model_name, spec, prompt_tokens + max_tokens)
         if limited is not None:
@@ -254,7 +276,7 @@ class SimServer:
         delay = latency_seconds(spec, seed=self.seed, key=key, attempt=attempt)
         if delay:
             await asyncio.sleep(delay)
-        if fault is not None:
+        if fault is not None and fault != "cut":  # a cut breaks off the reply: it needs one
             self._count(self.stats.faults, fault)
             return await self._inject(request, fault, spec)
 
@@ -265,27 +287,44 @@ class SimServer:
         except Exception as exc:  # a policy bug is the sim's 500, never a crashed handler
             return self._respond(500, _error_body(f"sim policy {base} failed: {type(exc).__name__}: {exc}",
                                                   "server_error"))
-        payload = self._completion(model_name, reply, prompt_tokens, key)
-        response = self._respond(200, payload, self._limit_headers(model_name, spec))
+        if spec.output_tokens is not None:
+            reply = msgspec.structs.replace(reply, content=fixed_length(reply.content, spec.output_tokens))
+        completion = self._completion(model_name, reply, prompt_tokens, key)
+        if fault is not None:
+            self._count(self.stats.faults, fault)
+        headers = self._limit_headers(model_name, spec)
+        if body.get("stream") is True:
+            options = body.get("stream_options")
+            events, tokens = stream_events(completion, include_usage=isinstance(options, dict)
+                                           and options.get("include_usage") is True)
+            self._count(self.stats.statuses, "200")
+            response: web.StreamResponse = await write_stream(request, headers, events, tokens,
+                                                              tokens_per_s=spec.tokens_per_s, cut=fault == "cut")
+        elif fault == "cut":
+            return await self._inject(request, "truncate", spec)
+        else:
+            if spec.tokens_per_s:  # the whole reply waits for its last token
+                await asyncio.sleep((completion["usage"]["completion_tokens"] - 1) / spec.tokens_per_s)
+            response = self._respond(200, orjson.dumps(completion), headers)
         self._count(self.stats.completed, key)
         if self.on_complete is not None:
             self.on_complete(key)
         return response
 
     # -- helpers -----------------------------------------------------------
-    def _bucket(self, model: str, kind: str, capacity: int) -> _Bucket:
+    def _bucket(self, model: str, kind: str, per_minute: int, window_s: float) -> _Bucket:
         bucket = self._buckets.get((model, kind))
-        if bucket is None or bucket.capacity != capacity:
-            bucket = self._buckets[(model, kind)] = _Bucket(capacity)
+        if bucket is None or (bucket.per_minute, bucket.window_s) != (per_minute, window_s):
+            bucket = self._buckets[(model, kind)] = _Bucket(per_minute, window_s)
         return bucket
 
     def _rate_limit(self, model: str, spec: FaultSpec, token_cost: int) -> dict[str, str] | None:
         """Charge the request to the model's buckets; 429 headers if it does not fit."""
         waits: dict[str, float] = {}
         if spec.rpm:
-            waits["requests"] = self._bucket(model, "requests", spec.rpm).try_take(1)
+            waits["requests"] = self._bucket(model, "requests", spec.rpm, spec.rate_window_s).try_take(1)
         if spec.tpm and not waits.get("requests"):
-            waits["tokens"] = self._bucket(model, "tokens", spec.tpm).try_take(token_cost)
+            waits["tokens"] = self._bucket(model, "tokens", spec.tpm, spec.rate_window_s).try_take(token_cost)
         wait = max(waits.values(), default=0.0)
         if wait <= 0:
             return None
@@ -296,17 +335,12 @@ class SimServer:
 
     def _limit_headers(self, model: str, spec: FaultSpec) -> dict[str, str]:
         headers: dict[str, str] = {}
-        for kind, capacity in (("requests", spec.rpm), ("tokens", spec.tpm)):
-            if not capacity:
-                continue
-            bucket = self._bucket(model, kind, capacity)
-            headers[f"x-ratelimit-limit-{kind}"] = str(capacity)
-            headers[f"x-ratelimit-remaining-{kind}"] = str(int(bucket.tokens))
-            reset = (capacity - bucket.tokens) * 60.0 / capacity
-            headers[f"x-ratelimit-reset-{kind}"] = f"{reset:.3f}s"
+        for kind, per_minute in (("requests", spec.rpm), ("tokens", spec.tpm)):
+            if per_minute:
+                headers.update(self._bucket(model, kind, per_minute, spec.rate_window_s).headers(kind))
         return headers
 
-    def _completion(self, model: str, reply: Reply, prompt_tokens: int, key: str) -> bytes:
+    def _completion(self, model: str, reply: Reply, prompt_tokens: int, key: str) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         out_chars = len(reply.content or "")
         if reply.tool_calls:
@@ -319,7 +353,7 @@ class SimServer:
             out_chars += sum(len(c["name"]) + len(c["arguments"]) for c in reply.tool_calls)
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         completion_tokens = _estimate_tokens(out_chars)
-        return orjson.dumps({
+        return {
             "id": f"chatcmpl-{key[:16]}",
             "object": "chat.completion",
             "created": 0,
@@ -327,7 +361,7 @@ class SimServer:
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
-        })
+        }
 
     async def _inject(self, request: web.Request, fault: FaultKind, spec: FaultSpec) -> web.StreamResponse:
         if fault in _ERROR_TEXT:

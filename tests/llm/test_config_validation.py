@@ -52,10 +52,9 @@ class TestParams:
         ({"messages": []}, "is set by the client (the task supplies them); remove it - at `$.params.messages`"),
         ({"model": "x"}, "is set by the client (name the API model with `model` beside `params`); remove it - at "
                          "`$.params.model`"),
-        ({"stream": True}, "streaming is not supported (the client reads whole replies) - at `$.params.stream`"),
     ])
     def test_params_the_client_owns_are_refused(self, params, expected):
-        """A param that would replace the request's messages or stream the reply is refused."""
+        """A param that would replace the request's messages is refused."""
         assert f"mc.json: models.m: {expected}" == refusal(model({"params": params}))
 
     def test_deep_params_in_defaults_name_the_defaults(self):

@@ -1,0 +1,166 @@
+"""The limiter sized by the x-ratelimit-* headers: parsing, slow start, burst and credit, on virtual time."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, read_limit_headers
+
+
+def per_second(remaining: int, reset: str, limit: int = 600) -> dict[str, str]:
+    """Request headers as a provider metering ``limit`` per minute in one-second buckets sends them."""
+    return {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": str(remaining),
+            "x-ratelimit-reset-requests": reset}
+
+
+async def starts(limiter: ModelLimiter, clock: FakeClock, n: int, cost: int = 0) -> list[float]:
+    """The virtual start times of ``n`` slots taken one after another, rounded to the microsecond."""
+    times = []
+    for _ in range(n):
+        async with limiter.slot(cost):
+            times.append(round(clock.now(), 6))
+    return times
+
+
+class TestReadLimitHeaders:
+    def test_openai_documented_example(self):
+        """OpenAI's documented example, names in any case: both kinds, durations in Go notation."""
+        readings = read_limit_headers({
+            "X-RateLimit-Limit-Requests": "60", "x-ratelimit-remaining-requests": "59",
+            "x-ratelimit-reset-requests": "1s", "x-ratelimit-limit-tokens": "150000",
+            "x-ratelimit-remaining-tokens": "149984", "x-ratelimit-reset-tokens": "6m0s"})
+        assert {"requests": BucketReading(remaining=59.0, reset_s=1.0, per_minute=60.0),
+                "tokens": BucketReading(remaining=149984.0, reset_s=360.0, per_minute=150000.0)} == readings
+
+    @pytest.mark.parametrize(("reset", "seconds"), [("20ms", 0.02), ("0.5s", 0.5), ("1m30s", 90.0), ("0.25", 0.25)])
+    def test_reset_durations(self, reset, seconds):
+        """Resets in milliseconds, fractional seconds, minutes and seconds, or a bare number of seconds."""
+        assert seconds == read_limit_headers(per_second(3, reset))["requests"].reset_s
+
+    @pytest.mark.parametrize("headers", [
+        {"x-ratelimit-remaining-requests": "5"},
+        {"x-ratelimit-reset-requests": "1s"},
+        {"x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "1s"},
+        {"x-ratelimit-remaining-requests": "nan", "x-ratelimit-reset-requests": "1s"},
+        {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "soon"},
+        {"retry-after": "1"},
+    ])
+    def test_incomplete_or_garbled_readings_are_left_out(self, headers):
+        """A kind needs both a remaining amount (a finite number, not negative) and a parseable reset."""
+        assert {} == read_limit_headers(headers)
+
+    def test_a_missing_or_garbled_limit_leaves_the_rate_unknown(self):
+        """Without a usable limit the reading still counts; the bucket size then assumes the configured rate."""
+        reading = read_limit_headers({"x-ratelimit-limit-tokens": "lots", "x-ratelimit-remaining-tokens": "400",
+                                      "x-ratelimit-reset-tokens": "600ms"})["tokens"]
+        assert (None, 1000.0) == (reading.per_minute, reading.size(60000))
+
+    def test_bucket_size_is_what_is_left_plus_what_refills_until_reset(self):
+        """600 per minute metered per second: 3 left, full again in 0.7 s → a bucket of 10."""
+        assert 10.0 == read_limit_headers(per_second(3, "0.7s"))["requests"].size(6000)
+
+
+class TestSlowStart:
+    async def test_one_at_a_time_until_the_first_reply(self):
+        """Before any reply the paced window admits one per emission interval, not the configured burst of 30."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        assert [0.0, 0.1, 0.2, 0.3] == await starts(limiter, clock, 4)
+
+    @pytest.mark.parametrize("headers", [None, {}, {"content-type": "application/json"}])
+    async def test_a_reply_without_limit_headers_restores_the_configured_burst(self, headers):
+        """A reply with no x-ratelimit headers: the configured burst (30 at rpm 600) applies from then on."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        assert [0.0] == await starts(limiter, clock, 1)
+        limiter.observe(headers)
+        assert 30 == limiter.requests.burst
+        assert [0.0] * 29 + [0.1, 0.2] == await starts(limiter, clock, 31)
+
+    async def test_a_success_not_observed_ends_the_slow_start(self):
+        """A caller that never passes headers still gets the configured burst after its first success."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600, tpm=60000), clock=clock)
+        await limiter.on_success()
+        assert (30, 3000) == (limiter.requests.burst, limiter.tokens.burst)
+
+    async def test_pacing_off_has_no_slow_start_and_ignores_headers(self):
+        """Unpaced windows admit the whole budget at once, whatever the replies say."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600, pacing=False), clock=clock)
+        limiter.observe(per_second(0, "1s"))
+        assert None is limiter.requests.burst
+        assert [0.0] * 5 == await starts(limiter, clock, 5)
+
+
+class TestBurstFromHeaders:
+    async def test_per_second_bucket_caps_the_burst_at_half_of_it(self):
+        """rpm 600 in 1 s buckets (10): after the first reply, a burst of 5 then one every 0.1 s."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        assert [0.0] == await starts(limiter, clock, 1)
+        limiter.observe(per_second(9, "0.1s"))
+        assert 5 == limiter.requests.burst
+        assert [0.0, 0.0, 0.0, 0.0, 0.1, 0.2, 0.3] == await starts(limiter, clock, 7)
+
+    async def test_per_minute_bucket_keeps_the_configured_burst(self):
+        """A bucket holding the whole minute (600) is larger than twice the configured burst: 30 stays."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(599, "0.1s"))
+        assert 30 == limiter.requests.burst
+
+    async def test_limit_header_missing_assumes_the_configured_rate(self):
+        """Without x-ratelimit-limit the refill rate is the configured rpm: 2 left + 0.8 s × 10/s = 10."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe({"x-ratelimit-remaining-requests": "2", "x-ratelimit-reset-requests": "800ms"})
+        assert 5 == limiter.requests.burst
+
+    async def test_a_tiny_bucket_still_allows_one(self):
+        """A bucket of one request (60 per minute per second) gives a burst of 1, never 0."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=60), clock=clock)
+        limiter.observe(per_second(1, "0s", limit=60))
+        assert 1 == limiter.requests.burst
+
+    async def test_tokens_bucket_sizes_the_tokens_burst(self):
+        """TPM 60000 in 1 s buckets (1000 tokens): a burst of 500 tokens, then 1000 tokens a second.
+
+        Two 200-token requests start at once; the third when 100 more tokens have flowed (0.1 s), then one
+        every 0.2 s.
+        """
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(tpm=60000), clock=clock)
+        limiter.observe({"x-ratelimit-limit-tokens": "60000", "x-ratelimit-remaining-tokens": "1000",
+                         "x-ratelimit-reset-tokens": "0s"})
+        assert 500 == limiter.tokens.burst
+        assert [0.0, 0.0, 0.1, 0.3] == await starts(limiter, clock, 4, cost=200)
+
+
+class TestCreditFromHeaders:
+    async def test_a_drained_bucket_holds_admissions_until_it_refills(self):
+        """With 0 left the next admission waits one emission interval (the refill of one request), then paces."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(10, "0s"))
+        clock.advance(5.0)
+        limiter.observe(per_second(0, "1s"))
+        assert [5.1, 5.2, 5.3] == await starts(limiter, clock, 3)
+
+    async def test_a_low_remaining_limits_the_burst_to_it(self):
+        """2 left of a bucket of 10: two start at once (not the burst of 5), then one every 0.1 s."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(2, "0.8s"))
+        assert [0.0, 0.0, 0.1, 0.2] == await starts(limiter, clock, 4)
+
+    async def test_a_429_reply_with_headers_is_observed(self):
+        """A 429's headers (0 left) hold the next admission, and the 429 halves the concurrency cap as before."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600, max_concurrency=8), clock=clock)
+        async with limiter.slot() as ticket:
+            limiter.observe(per_second(0, "1s"))
+            limiter.on_rate_limited(ticket)
+        assert (5, 4) == (limiter.requests.burst, limiter.concurrency.cap)
+        assert [0.1, 0.2] == await starts(limiter, clock, 2)

@@ -1,0 +1,77 @@
+"""The sim's rate-limit buckets: a minute's worth by default, a shorter window (``rate_window_s``) on request.
+
+The buckets refill in real time, so the resets are checked against bounds from the settings (one request
+refills in 10 s at 6 per minute) rather than exact values.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+import orjson
+
+from mpcbench_async.runtime import parse_duration, read_limit_headers
+from mpcbench_async.sim import SimServer
+
+
+async def chat(sim: SimServer, model: str, key: str) -> tuple[int, dict[str, str]]:
+    """One chat request; its status and x-ratelimit-*/retry headers (names lower-cased)."""
+    body = orjson.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+    async with aiohttp.ClientSession() as session:
+        async with session.post(sim.base_url + "/chat/completions", data=body,
+                                headers={"Idempotency-Key": key}) as resp:
+            await resp.read()
+            return resp.status, {name.lower(): value for name, value in resp.headers.items()
+                                 if name.lower().startswith(("x-ratelimit-", "retry-after"))}
+
+
+def reset_s(headers: dict[str, str], kind: str = "requests") -> float:
+    value = parse_duration(headers[f"x-ratelimit-reset-{kind}"])
+    assert value is not None
+    return value
+
+
+async def test_per_minute_bucket_holds_the_minute(sim):
+    """rpm 6 by default: six requests back to back; each reply reports the per-minute limit and what is left."""
+    replies = [await chat(sim, "sim/echo?rpm=6", f"k{i}") for i in range(7)]
+    assert [200] * 6 + [429] == [status for status, _ in replies]
+    assert [("6", str(5 - i)) for i in range(6)] == [
+        (h["x-ratelimit-limit-requests"], h["x-ratelimit-remaining-requests"]) for _, h in replies[:6]]
+    assert 9.0 < reset_s(replies[0][1]) <= 10.0  # one request refills in 10 s
+    assert 50.0 < reset_s(replies[5][1]) <= 60.0
+    assert {"rate_limited": 1} == sim.stats.faults
+
+
+async def test_short_window_holds_only_its_share(sim):
+    """rpm 6 metered in 10 s buckets holds one request: the second is a 429 though the minute is not spent.
+
+    The headers tell the bucket's size: 0 left + a reset under 10 s × 6/60 per second is one request.
+    """
+    status, first = await chat(sim, "sim/echo?rpm=6&rate_window_s=10", "a")
+    status2, second = await chat(sim, "sim/echo?rpm=6&rate_window_s=10", "b")
+    assert (200, "6", "0") == (status, first["x-ratelimit-limit-requests"], first["x-ratelimit-remaining-requests"])
+    assert 9.0 < reset_s(first) <= 10.0
+    assert (429, "0") == (status2, second["x-ratelimit-remaining-requests"])
+    assert 9000 < int(second["retry-after-ms"]) <= 10000
+    assert 0.9 < read_limit_headers(first)["requests"].size(6) <= 1.0
+    assert {"rate_limited": 1} == sim.stats.faults
+
+
+async def test_short_window_applies_to_tokens(sim):
+    """tpm 600 in 1 s buckets holds 10 tokens: a larger request takes the whole bucket, the next one waits."""
+    model = "sim/echo?tpm=600&rate_window_s=1"
+    (status, first), (status2, second) = [await chat(sim, model, key) for key in ("a", "b")]
+    assert (200, 429) == (status, status2)
+    assert ("600", "0") == (first["x-ratelimit-limit-tokens"], first["x-ratelimit-remaining-tokens"])
+    assert 0.9 < reset_s(first, "tokens") <= 1.0
+    assert "x-ratelimit-limit-requests" not in first
+
+
+async def test_window_must_be_positive(sim):
+    """A zero window is a 400 naming the field."""
+    body = orjson.dumps({"model": "sim/echo?rpm=6&rate_window_s=0", "messages": []})
+    async with aiohttp.ClientSession() as session:
+        async with session.post(sim.base_url + "/chat/completions", data=body) as resp:
+            status, data = resp.status, orjson.loads(await resp.read())
+    assert 400 == status
+    assert ("bad sim options in model name 'sim/echo?rpm=6&rate_window_s=0': Expected `float` > 0.0 - at "
+            "`$.rate_window_s`") == data["error"]["message"]
