@@ -78,6 +78,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--cache-mode", choices=("read", "write", "readwrite", "off"), default="readwrite",
                        help="with --cache: read (hits only, never store), write (store, never read), readwrite "
                        "(default) or off")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="where the mpcbench suite's units run: local (this process, default) or ray (Ray worker "
+                       "actors, each with its own event loop and client, one global rate limit per model across "
+                       "them; this process still writes every file of --out and resumes as usual; tariff and "
+                       "hscodecomp run here; not with --max-cost, budget_usd or --cache yet; needs pip install -e "
+                       "'.[ray]')")
+    sweep.add_argument("--ray-address", default=None, metavar="ADDR",
+                       help="with --executor ray: join the running Ray cluster at ADDR (HEAD:6379, as printed by "
+                       "'ray start --head'; or auto); default: start a local Ray instance for this sweep")
+    sweep.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="with --executor ray: worker actors, spread over the cluster's nodes, one CPU each "
+                       "(default: one per CPU of the cluster)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
@@ -130,6 +142,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
         hscodecomp_path=args.hscodecomp_path, pack=args.pack, max_cost=args.max_cost,
         cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
+        executor=args.executor, ray_address=args.ray_address, workers=args.workers,
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 
@@ -138,8 +151,7 @@ def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:
     from ._progress import ProgressLine
 
     async def show(runner: Runner) -> None:
-        client = runner.client
-        line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: client.retries if client else 0,
+        line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: runner.retries,
                             in_flight=lambda: runner.in_flight)
         try:
             await line.run()

@@ -10,9 +10,14 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    pass
+    from ._executor import RayExecutor, WorkersLost, WorkerState, require_ray
+    from ._leased import LeasedLimiter, LeaseError, leased_limiters
+    from ._limiter_actor import start_limiter
+    from ._limits import GlobalLimits
+    from ._worker import UnitReply, UnitWorker
 
-__all__: list[str] = []
+__all__ = ["GlobalLimits", "LeaseError", "LeasedLimiter", "RayExecutor", "UnitReply", "UnitWorker", "WorkerState",
+           "WorkersLost", "leased_limiters", "require_ray", "start_limiter"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -34,6 +34,12 @@ def _redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any])
     return {k: redact(v, k) for k, v in event.items()}
 
 
+def _drop_ray_stamp(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Once imported, Ray stamps every log record with ``_ray_timestamp_ns`` (its record factory): not a field."""
+    event.pop("_ray_timestamp_ns", None)
+    return event
+
+
 def _redacted_excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     """Print an uncaught exception's traceback like Python does, with secrets masked."""
     sys.stderr.write(redact_text("".join(traceback.format_exception(kind, exc, tb))))
@@ -84,7 +90,7 @@ def configure_logging(
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.ExtraAdder(),
+            foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.ExtraAdder(), _drop_ray_stamp,
                                structlog.processors.TimeStamper(fmt="iso", utc=True),
                                structlog.processors.format_exc_info],
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _redact_processor, renderer],

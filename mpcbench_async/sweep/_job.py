@@ -22,6 +22,13 @@ to continue. ``cache`` answers repeated requests from a ``llm.ResponseCache``
 (opened with the inputs, so an unusable one fails before any call); each unit's
 calls are keyed by its trial, so trials stay independent.
 
+Ray: ``executor="ray"`` runs the MPCBench suite's units on Ray worker actors
+(``distributed.RayExecutor``: a local Ray instance, or the cluster at
+``ray_address``; ``workers`` of them), while this process stays the only writer
+of ``out``; tariff suites run here. Budgets and the response cache are not
+supported with it yet (refused with the inputs): both are state of this process
+the workers cannot share.
+
 The CLI (``mpcbench-async sweep``) only parses its arguments into
 ``SweepOptions``, shows the progress line (the ``progress`` hook), prints the
 table and maps the result to an exit code.
@@ -34,7 +41,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import msgspec
@@ -54,6 +61,9 @@ from ._runner import Runner
 from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite
 from ._summary import summarize
+
+if TYPE_CHECKING:
+    from ..distributed import RayExecutor
 
 __all__ = ["SUITES", "SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
 
@@ -95,6 +105,9 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
     cache: Path | None = None  # a response cache file (``llm.cache_path`` of ``--cache``); None: no cache
     cache_mode: CacheMode = "readwrite"
+    executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench suite's units run on Ray workers
+    ray_address: str | None = None  # a running Ray cluster (HEAD:6379); None: a local Ray instance for the sweep
+    workers: int | None = None  # Ray workers; None: one per CPU of the cluster
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -123,10 +136,12 @@ async def run_sweep(options: SweepOptions,
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
     config, prompts, plan, tariff = _inputs(options)
+    executor = _executor(options, config, plan, tariff)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
              if options.cache is not None and options.cache_mode != "off" else None)
     with cache or nullcontext(), DirLock(options.out):  # one sweep per directory, from the manifest check to the end
-        return await _locked(options, config, prompts, plan, tariff, progress, cache)
+        async with executor or nullcontext():
+            return await _locked(options, config, prompts, plan, tariff, progress, cache, executor)
 
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite]]:
@@ -185,6 +200,27 @@ def _budgeted(options: SweepOptions, config: ModelConfig, models: Sequence[str])
     return options.max_cost is not None or any(config.settings_for(m).budget_usd is not None for m in models)
 
 
+def _executor(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
+              tariff: Sequence[TariffSuite]) -> RayExecutor | None:
+    """The Ray executor ``options`` ask for (not started), or ``None`` for a local sweep; ``InputError`` if refused."""
+    if options.executor == "local":
+        return None
+    from ..distributed import RayExecutor, require_ray
+
+    require_ray()
+    if plan is None:
+        raise InputError("--executor ray runs the mpcbench suite's units on Ray (tariff and hscodecomp run on the "
+                         "driver): add mpcbench to --suite, or drop --executor ray")
+    if _budgeted(options, config, _models(plan, tariff)):
+        raise InputError("--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
+                         "drop them or use --executor local")
+    if options.cache is not None and options.cache_mode != "off":
+        raise InputError("--executor ray: --cache is not supported yet; drop it or use --executor local")
+    # Each worker may run a full pool of runs and one of judgements at once.
+    return RayExecutor(config, address=options.ray_address, workers=options.workers,
+                       concurrency=2 * options.concurrency)
+
+
 def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> DryRun:
     """What ``run_sweep(options)`` would do and cost, from the same checked inputs; makes no call, writes nothing.
 
@@ -199,13 +235,14 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
 
 
 async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
-                  tariff: list[TariffSuite], progress: Progress | None, cache: ResponseCache | None) -> SweepResult:
-    """The sweep proper, run while this process holds the output directory's lock."""
+                  tariff: list[TariffSuite], progress: Progress | None, cache: ResponseCache | None,
+                  executor: RayExecutor | None) -> SweepResult:
+    """The sweep proper, run while this process holds the output directory's lock (and the executor is up)."""
     out = options.out
     budget = _budget(options, config, _models(plan, tariff))
     runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
-                    cache=cache)
+                    cache=cache, executor=executor)
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
     manifest, new_experiment = open_experiment(out, _manifest(options, config, plan, tariff), fingerprint,
                                                allow_changes=options.allow_changes)

@@ -38,6 +38,14 @@ units that had already finished are written, and the block returns once the
 files are closed. ``async for record in runner.sweep(plan)`` without the inner
 block works too; a sweep still running when the ``Runner`` block ends is
 stopped the same way.
+
+With ``executor=`` (a ``distributed.RayExecutor``), the MPCBench suite's units run
+on Ray worker actors: only ``stage.run`` moves, through the executor; the
+records and the calls they made come back, and this runner writes them as it
+writes local ones (same files, resume, lock, signals, counters). Other suites
+(tariff, HSCodeComp) run on this runner's own client. Every worker dying stops
+the sweep (``WorkersLost``, raised by ``run_suites`` and ``run``; finished units
+are kept).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import msgspec
@@ -54,6 +62,7 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
+from ..distributed import WorkersLost
 from ..llm import Budget, BudgetExceeded, LLMClient, ModelConfig, ResponseCache, Transport
 from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
@@ -64,6 +73,9 @@ from ._outcome import Outcome
 from ._plan import SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
 from ._suite import StagedSuite, Suite, SuiteStage
+
+if TYPE_CHECKING:
+    from ..distributed import RayExecutor
 
 __all__ = ["Runner", "SweepStats", "SweepStream"]
 
@@ -230,6 +242,7 @@ class Runner:
         log_calls: bool = True,
         budget: Budget | None = None,
         cache: ResponseCache | None = None,
+        executor: RayExecutor | None = None,
     ) -> None:
         self.config = config
         self.budget = budget  # shared by every call (``LLMClient(budget=...)``); a refusal stops the runner
@@ -238,6 +251,8 @@ class Runner:
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
         self.prompts = prompts
+        self.executor = executor  # runs the MPCBench suite's units (on Ray workers); None: this runner's client
+        self.executor_error: WorkersLost | None = None  # set once every worker of the executor has died
         self.out_dir = Path(out_dir)
         self.concurrency = max(1, concurrency)
         self.retry_errors = retry_errors
@@ -298,6 +313,11 @@ class Runner:
 
     # -- public --------------------------------------------------------------
     @property
+    def retries(self) -> int:
+        """Retries of every call so far: this runner's client's and the executor's workers'."""
+        return (self.client.retries if self.client else 0) + (self.executor.retries if self.executor else 0)
+
+    @property
     def in_flight(self) -> int:
         """Units running now, over every sweep and suite of this runner."""
         return sum(pipeline.in_flight for pipeline in self._pipelines)
@@ -320,6 +340,8 @@ class Runner:
         async with self.sweep(plan) as records:
             async for _ in records:
                 pass
+        if self.executor_error is not None:
+            raise self.executor_error
         return self.stats
 
     def mpcbench_suite(self, plan: SweepPlan) -> MPCBenchSuite:
@@ -339,6 +361,9 @@ class Runner:
         if self.client is None:
             raise BenchError("Runner.run_suites() needs `async with Runner(...) as runner:` first")
         self.client.check_models([model for suite in suites for model in suite.models])
+        if self.executor is not None:
+            await self.executor.check_models([model for suite in suites if self._remote(suite)
+                                              for model in suite.models])
         outcomes: list[Outcome] = [Outcome() for _ in suites]
 
         async def one(index: int, suite: AnySuite) -> None:
@@ -347,9 +372,15 @@ class Runner:
         async with anyio.create_task_group() as tg:
             for index, suite in enumerate(suites):
                 tg.start_soon(one, index, suite)
+        if self.executor_error is not None:
+            raise self.executor_error
         return outcomes
 
     # -- the one path every suite takes ----------------------------------------
+    def _remote(self, suite: AnySuite) -> bool:
+        """Whether ``suite``'s units run on the executor: the MPCBench suite's do, when there is one."""
+        return self.executor is not None and isinstance(suite, MPCBenchSuite)
+
     def _pipeline(self, suite: AnySuite, events: PipelineEvents) -> Pipeline:
         """The pipeline of ``suite``'s stages on this runner's client, reporting to ``events``."""
         client = self.client
@@ -360,6 +391,7 @@ class Runner:
             staged, stages = suite, suite.stages
         else:
             stages = [suite]
+        remote = self._remote(suite)
 
         def stage_of(index: int, stage: SuiteStage[Any, Any]) -> Stage:
             kind = _kind(stage.record_type)
@@ -372,18 +404,39 @@ class Runner:
                 follow_ups = {
                     "follow_up_keys": lambda key: staged.follow_up_keys(index, key),
                     "follow_ups": lambda record: [(u.key, u) for u in staged.follow_ups(index, record)]}
-            async def run(_key: str, unit: Any) -> UnitRecord | None:
+            async def run(key: str, unit: Any) -> UnitRecord | None:
                 try:
-                    return await stage.run(unit, client)
+                    return await (self._run_remote(stage, key, unit) if remote else stage.run(unit, client))
                 except BudgetExceeded as exc:
                     self._budget_reached(exc)
                     return None  # the unit did not run: no record, so a rerun with a higher budget does it
+                except WorkersLost as exc:
+                    self._workers_lost(exc)
+                    return None  # the unit did not run: no record, so a rerun does it
 
             return Stage(self.out_dir / f"{stage.name}.jsonl", stage.record_type, run, failed, **follow_ups)
 
         return Pipeline([stage_of(i, stage) for i, stage in enumerate(stages)], concurrency=self.concurrency,
                         retry_errors=self.retry_errors, fsync=self.fsync, handle_signals=self.handle_signals,
                         grace_period=self.grace_period, events=events)
+
+    async def _run_remote(self, stage: SuiteStage[Any, Any], key: str, unit: Any) -> UnitRecord | None:
+        """``stage.run(unit, ...)`` on the executor: its calls are written here, its exception raised here."""
+        assert self.executor is not None
+        reply = await self.executor.run(stage, key, unit)
+        for call in reply.calls:
+            self._on_call(call)
+        if reply.error is not None:
+            raise reply.error
+        return reply.record
+
+    def _workers_lost(self, exc: WorkersLost) -> None:
+        """Every worker died: start no new unit anywhere (the ones in flight end the same way); say so at the end."""
+        if self.executor_error is None:
+            self.executor_error = exc
+            log.error("sweep.workers_lost", extra={"error": str(exc)})
+        for pipeline in self._pipelines:
+            pipeline.stop()
 
     def _budget_reached(self, exc: BudgetExceeded) -> None:
         """A call was refused by the budget: start no new unit anywhere; units in flight finish and are written."""
@@ -405,7 +458,7 @@ class Runner:
                                prepare=suite.prepare)
         finally:
             self._pipelines.discard(pipeline)
-            self.stats.retries = self.client.retries if self.client else 0
+            self.stats.retries = self.retries
 
     async def _run_suite(self, suite: AnySuite) -> Outcome:
         if isinstance(suite, StagedSuite):

@@ -1,4 +1,4 @@
-"""One local Ray instance for the Ray tests (started once: it takes seconds), or a skip saying why."""
+"""One local Ray instance for the Ray tests (started once for tests/distributed: it takes seconds), or a skip."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[ray]' (the dev extra includes it)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_instance():
-    """A local Ray instance (4 logical CPUs so a few worker actors fit on 2 cores), shut down after the session."""
+    """A local Ray instance (4 logical CPUs so a few worker actors fit on 2 cores), shut down after these tests.
+
+    Package-scoped: Ray's idle processes would otherwise take CPU from every later test.
+    """
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no network: never try to report usage
     if not ray.is_initialized():
         ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024,

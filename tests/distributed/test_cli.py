@@ -1,0 +1,126 @@
+"""``mpcbench-async sweep --executor ray``: what it refuses (exit 2, one line), and a driver SIGKILLed mid-sweep
+resuming like a local sweep (its own local Ray instance per invocation)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mpcbench_async.cli import main
+from mpcbench_async.runtime import read_jsonl
+from mpcbench_async.sim import FaultSpec, SimServer
+from mpcbench_async.testing import write_workspace
+from tests.conftest import REPO
+from tests.sweep.conftest import FAST_RETRY
+
+
+def sweep_args(root: Path, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--config", str(root / "model_config.json"), "--prompts", str(root / "prompt_config.json"),
+            "--tasks-dir", str(root / "tasks"), "--data-dir", str(root / "data"), "--scenarios-dir",
+            str(root / "scenarios"), "--out", str(out), "--quiet", *extra]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return write_workspace(tmp_path / "ws", base_url="http://127.0.0.1:9/v1", defaults=FAST_RETRY)
+
+
+class TestRefused:
+    def test_without_ray_installed_says_how_to_install_it(self, root, tmp_path, capsys, monkeypatch):
+        """Ray not importable: exit 2, the install command, nothing written."""
+        monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+        assert 2 == main(sweep_args(root, tmp_path / "out", "--executor", "ray"))
+        assert "error: the Ray executor needs Ray: pip install -e '.[ray]'\n" == capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+
+    def test_dry_run_ignores_the_executor(self, root, tmp_path, capsys, monkeypatch):
+        """--dry-run estimates the plan whatever the executor: Ray is not even imported."""
+        monkeypatch.setitem(sys.modules, "ray", None)
+        assert 0 == main(sweep_args(root, tmp_path / "out", "--executor", "ray", "--workers", "3", "--dry-run"))
+        assert "" == capsys.readouterr().err
+
+    @pytest.mark.parametrize(("extra", "message"), [
+        (["--max-cost", "1"], "--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
+                              "drop them or use --executor local"),
+        (["--cache"], "--executor ray: --cache is not supported yet; drop it or use --executor local"),
+        (["--suite", "tariff"], "--executor ray runs the mpcbench suite's units on Ray (tariff and hscodecomp run "
+                                "on the driver): add mpcbench to --suite, or drop --executor ray"),
+        (["--workers", "0"], "--workers must be at least 1, got 0"),
+    ], ids=["max-cost", "cache", "no-mpcbench", "no-workers"])
+    def test_what_it_does_not_support_is_one_clear_error(self, root, tmp_path, capsys, monkeypatch, extra, message):
+        """Refused with the inputs, before Ray starts or anything is written."""
+        monkeypatch.chdir(REPO)  # the tariff suite's cases and pack (--cache is refused before its directory is made)
+        assert 2 == main(sweep_args(root, tmp_path / "out", "--executor", "ray", *extra))
+        assert f"error: {message}\n" == capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+
+
+def records(path: Path, *, strict: bool = True) -> list[dict]:
+    found, report = read_jsonl(path)
+    if strict:
+        assert not report.torn_tail and not report.bad_lines
+    return found
+
+
+class TestDriverKilled:
+    async def test_a_killed_driver_resumes_like_a_local_sweep(self, tmp_path):
+        """The driver SIGKILLed after the 12th completed call (its Ray instance goes with it), then the same command
+        again: one ok record per unit, and no call of a unit on disk at the kill is ever made again."""
+        out = tmp_path / "out"
+        child: list[anyio.abc.Process] = []
+        completed: Counter[str] = Counter()
+
+        def on_complete(key: str) -> None:
+            completed[key] += 1
+            if sum(completed.values()) == 12:
+                os.kill(child[0].pid, signal.SIGKILL)
+
+        async with SimServer(seed=24, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
+            root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=FAST_RETRY)
+            cmd = [sys.executable, "-m", "mpcbench_async",
+                   *sweep_args(root, out, "--trials", "2", "--concurrency", "2", "--executor", "ray", "--workers", "2")]
+            codes, repeated = [], []
+            for _ in range(2):
+                on_disk = {r["key"] for name in ("runs.jsonl", "judgements.jsonl")
+                           for r in records(out / name, strict=False)} if out.exists() else set()
+                before = Counter(completed)
+                async with await anyio.open_process(cmd, stdout=None, stderr=None) as proc:
+                    child[:] = [proc]
+                    codes.append(await proc.wait())
+                repeated += [k for k in completed if completed[k] > before[k] and k.split("/")[0] in on_disk]
+        assert [-signal.SIGKILL, 0] == codes
+        assert [] == repeated
+        assert 0 < len(on_disk) < 32  # the kill came mid-sweep
+        runs, judgements = records(out / "runs.jsonl"), records(out / "judgements.jsonl")
+        ok_runs = Counter(r["key"] for r in runs if r["status"] == "ok")
+        ok_judges = Counter(r["key"] for r in judgements if r["status"] == "ok")
+        assert (16, {1}) == (len(ok_runs), set(ok_runs.values()))
+        assert (16, {1}) == (len(ok_judges), set(ok_judges.values()))
+
+
+class TestLogLines:
+    def test_ray_stamps_no_field_on_our_log_lines(self):
+        """Importing Ray makes every log record carry ``_ray_timestamp_ns``; the rendered line leaves it out."""
+        import io
+        import logging
+
+        import ray  # noqa: F401  (its record factory is installed on import)
+
+        from mpcbench_async.runtime import configure_logging
+
+        stream = io.StringIO()
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            configure_logging(level="info", stream=stream)
+            logging.getLogger("mpcbench_async.test").warning("ray.worker_died", extra={"worker": "worker-1"})
+        finally:
+            root.handlers[:], root.level = handlers, level
+        line = stream.getvalue()
+        assert "ray.worker_died" in line and "worker=worker-1" in line and "_ray" not in line
