@@ -8,7 +8,9 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._client_bench import ClientBenchRow, format_markdown, run_client_bench
-    from ._endpoint_profile import EndpointProfile, LevelResult, profile_endpoint, render_endpoint_profile
+    from ._endpoint_profile import EndpointProfile, ProfileOptions, profile_endpoint
+    from ._endpoint_report import render_endpoint_profile, render_ttft_cdf
+    from ._endpoint_stats import LevelResult, Percentiles, RequestSample
     from ._sim_process import sim_subprocess
     from ._sweep_profile import SweepProfile, profile_sweep, render_sweep_profile
 
@@ -16,12 +18,16 @@ __all__ = [
     "ClientBenchRow",
     "EndpointProfile",
     "LevelResult",
+    "Percentiles",
+    "ProfileOptions",
+    "RequestSample",
     "SweepProfile",
     "format_markdown",
     "profile_endpoint",
     "profile_sweep",
     "render_endpoint_profile",
     "render_sweep_profile",
+    "render_ttft_cdf",
     "run_client_bench",
     "sim_subprocess",
 ]

@@ -1,11 +1,18 @@
-"""Tiny dependency-free SVG line charts for profile reports."""
+"""Tiny dependency-free SVG line charts for profile reports.
+
+``line_chart`` scales each series to its own height (shapes over time, labelled
+with their maxima); ``xy_chart`` puts every series on shared axes with round
+ticks (``_numbers.ticks``, as the viewer's charts), for figures read off the axes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["line_chart"]
+from .._numbers import tick_label, ticks
+
+__all__ = ["line_chart", "xy_chart"]
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -48,5 +55,77 @@ def line_chart(
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{coords}"/>')
         parts.append(f'<text x="{width - pad_r + 8}" y="{pad_t + 18 * index + 10}" fill="{colour}">'
                      f'{escape(name)} (max {y_hi:.3g})</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _axis(values: Sequence[float]) -> tuple[list[float], float]:
+    """Round ticks covering 0 and ``values``, and their step."""
+    low, high = min([0.0, *values]), max([0.0, *values])
+    marks = ticks(low, high if high > low else low + 1)
+    return marks, marks[1] - marks[0]
+
+
+def xy_chart(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    step: bool = False,
+    empty: str = "no data",
+    width: int = 720,
+    height: int = 380,
+) -> str:
+    """An SVG of named (x, y) series on shared axes from 0 with ticks, grid and a legend.
+
+    Points are drawn as given (sort them) with a dot each; ``step`` draws a staircase
+    instead (a CDF). With no points at all the axes carry the ``empty`` note.
+    """
+    pad_l, pad_r, pad_t, pad_b = 64, 170, 40, 56
+    points = [p for _, pts in series for p in pts]
+    x_marks, x_step = _axis([x for x, _ in points])
+    y_marks, y_step = _axis([y for _, y in points])
+    right, bottom = width - pad_r, height - pad_b
+
+    def px(x: float) -> float:
+        return round(pad_l + (x - x_marks[0]) / (x_marks[-1] - x_marks[0]) * (right - pad_l), 1)
+
+    def py(y: float) -> float:
+        return round(bottom - (y - y_marks[0]) / (y_marks[-1] - y_marks[0]) * (bottom - pad_t), 1)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'font-family="sans-serif" font-size="12"><title>{escape(title)}</title>',
+             f'<rect width="{width}" height="{height}" fill="white"/>',
+             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>']
+    for mark in x_marks:
+        parts.append(f'<g class="tick x"><line x1="{px(mark)}" y1="{pad_t}" x2="{px(mark)}" y2="{bottom + 4}" '
+                     f'stroke="#ddd"/><text x="{px(mark)}" y="{bottom + 17}" text-anchor="middle">'
+                     f'{tick_label(mark, x_step)}</text></g>')
+    for mark in y_marks:
+        parts.append(f'<g class="tick y"><line x1="{pad_l - 4}" y1="{py(mark)}" x2="{right}" y2="{py(mark)}" '
+                     f'stroke="#ddd"/><text x="{pad_l - 7}" y="{py(mark) + 4}" text-anchor="end">'
+                     f'{tick_label(mark, y_step)}</text></g>')
+    parts += [f'<line class="axis" x1="{pad_l}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="black"/>',
+              f'<line class="axis" x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{bottom}" stroke="black"/>',
+              f'<text x="{(pad_l + right) / 2}" y="{height - 12}" text-anchor="middle">{escape(x_label)}</text>',
+              f'<text x="14" y="{(pad_t + bottom) / 2}" text-anchor="middle" '
+              f'transform="rotate(-90 14 {(pad_t + bottom) / 2})">{escape(y_label)}</text>']
+    if not points:
+        parts.append(f'<text x="{(pad_l + right) / 2}" y="{(pad_t + bottom) / 2}" text-anchor="middle" '
+                     f'fill="#666">{escape(empty)}</text>')
+    for index, (name, pts) in enumerate(series):
+        if not pts:
+            continue
+        colour = COLOURS[index % len(COLOURS)]
+        shape = [(pts[0][0], 0.0)] if step else []
+        for i, (x, y) in enumerate(pts):
+            shape += [(x, pts[i - 1][1]), (x, y)] if step and i else [(x, y)]
+        coords = " ".join(f"{px(x)},{py(y)}" for x, y in shape)
+        parts.append(f'<polyline class="series" data-name="{escape(name)}" fill="none" stroke="{colour}" '
+                     f'stroke-width="2" points="{coords}"/>')
+        if not step:
+            parts += [f'<circle cx="{px(x)}" cy="{py(y)}" r="3" fill="{colour}"/>' for x, y in pts]
+        parts.append(f'<text x="{right + 10}" y="{pad_t + 18 * index + 10}" fill="{colour}">{escape(name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -2,51 +2,22 @@
 
 Why hand-written SVG: the viewer and the shared report must work offline as a
 single file (no CDN, no chart library), and a chart is only honest with an axis
-whose ticks say what the lengths mean. ``ticks`` picks "nice" steps (1, 2, 5 ×
-10^k) covering a domain, ``Scale`` maps values to pixels; the chart functions
-return markup strings whose every text is escaped.
+whose ticks say what the lengths mean. ``ticks`` (in ``_numbers``, shared with
+the perf charts) picks "nice" steps (1, 2, 5 × 10^k) covering a domain, ``Scale``
+maps values to pixels; the chart functions return markup strings whose every
+text is escaped.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
 import msgspec
 
+from .._numbers import tick_label, ticks
+
 __all__ = ["Bar", "Scale", "bar_chart", "heatmap", "tick_label", "ticks"]
-
-
-def ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """About ``count`` evenly spaced round values covering ``[low, high]`` (step 1, 2 or 5 × 10^k).
-
-    The step is the raw spacing rounded to the nearest nice number (Heckbert's rule:
-    below 1.5 → 1, below 3 → 2, below 7 → 5, else 10, times its power of ten); the
-    ticks run from the last multiple of the step at or below ``low`` to the first at
-    or above ``high``.
-    """
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError(f"ticks need a finite domain, got [{low}, {high}]")
-    if high < low:
-        low, high = high, low
-    if high == low:
-        return [low]
-    raw = (high - low) / max(1, count - 1)
-    magnitude = 10 ** math.floor(math.log10(raw))
-    fraction = raw / magnitude
-    step = magnitude * (1 if fraction < 1.5 else 2 if fraction < 3 else 5 if fraction < 7 else 10)
-    first = math.floor(low / step + 1e-9)
-    last = math.ceil(high / step - 1e-9)
-    return [round(i * step, 12) + 0.0 for i in range(first, last + 1)]
-
-
-def tick_label(value: float, step: float) -> str:
-    """``value`` with as many decimals as the tick step needs (0.5 → "0.5", 2 → "2", 0.25 → "0.25")."""
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
-    if step > 0 and not math.isclose(round(step, decimals), step, rel_tol=1e-9):
-        decimals += 1
-    return f"{value:.{decimals}f}"
 
 
 class Scale:

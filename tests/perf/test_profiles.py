@@ -57,7 +57,7 @@ class TestEndpointProfile:
         knee = next(lv.concurrency for lv in profile.levels if lv.requests_per_s >= 0.9 * peak)
         assert knee == profile.knee_concurrency
         markdown, svg = render_endpoint_profile(profile)
-        assert "| 8 |" in markdown and svg.startswith("<svg")
+        assert "| c=8 |" in markdown and svg.startswith("<svg")
 
     async def test_rate_limits_are_counted_not_retried(self, sim):
         """Against an enforced RPM the profile counts 429s (retries are off while profiling)."""
