@@ -100,10 +100,14 @@ class SlidingWindow:
         that reach the provider bunched closer than they left (event-loop and
         network jitter). The pacing credit becomes at most what the provider has
         left, so a bucket drained by someone else holds the next admissions until it
-        has refilled enough for them.
+        has refilled enough for them. A per-minute limit in the reply below the
+        configured one paces at the provider's rate (a tier lowered, a shared key);
+        one above it never raises the configured rate.
         """
         if self.max_burst is None:
             return
+        if reading.per_minute is not None:
+            self._emission = max(self.window / self.capacity, 60.0 / reading.per_minute)
         size = reading.size(self.capacity * 60.0 / self.window)
         self.burst = max(1, min(self.max_burst, int(size / 2)))
         short = self.burst - reading.remaining

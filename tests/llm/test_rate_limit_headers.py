@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import anyio
+import pytest
 
 from mpcbench_async import RateLimitError
 from mpcbench_async.llm import LLMClient, MockTransport, ModelConfig
@@ -73,8 +74,12 @@ async def test_client_observes_429_and_200_headers(fake_clock):
     assert 5 == limiters[0].requests.burst
 
 
-async def test_per_second_bucket_rejects_under_one_percent():
+@pytest.mark.parametrize("configured_rpm", [6000, 12000])
+async def test_per_second_bucket_rejects_under_one_percent(configured_rpm):
     """300 calls at 6000/min against 1 s buckets (100): at most 1% (3) are 429s, each call completed once.
+
+    Configured at 12000/min, twice what the sim allows, the same holds: its x-ratelimit-limit-requests
+    (6000) sets the pace.
 
     The headers cap the burst at 50, half the bucket, so admissions may bunch by up to 0.5 s before one is
     rejected; the slow start keeps the first reply's requests from bursting at all. (With the headers ignored,
@@ -83,7 +88,7 @@ async def test_per_second_bucket_rejects_under_one_percent():
     measures it.)
     """
     model = "sim/echo?rpm=6000&rate_window_s=1"
-    config = ModelConfig.from_dict({"models": {model: {"limits": {"rpm": 6000, "max_concurrency": 32}}}})
+    config = ModelConfig.from_dict({"models": {model: {"limits": {"rpm": configured_rpm, "max_concurrency": 32}}}})
     async with SimServer(seed=17) as sim, LLMClient(config, sim_base_url=sim.base_url) as client:
         async def one(i: int) -> None:
             await client.chat(model, [Message(role="user", content=f"question {i}")], key=f"k{i}")

@@ -110,6 +110,21 @@ class TestBurstFromHeaders:
         limiter.observe(per_second(599, "0.1s"))
         assert 30 == limiter.requests.burst
 
+    async def test_a_lower_provider_limit_sets_the_pace(self):
+        """rpm 600 configured, the provider says 120 per minute, a bucket of 10: a burst of 5, then one every 0.5 s."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(9, "0.5s", limit=120))
+        assert [0.0] * 5 + [0.5, 1.0] == await starts(limiter, clock, 7)
+
+    async def test_a_higher_provider_limit_keeps_the_configured_pace(self):
+        """rpm 600 configured, the provider allows 6000 per minute (a bucket of 9 + 0.1 s × 100/s = 19): a burst of 9,
+        then one every 0.1 s, the configured pace, not 0.01 s."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(9, "0.1s", limit=6000))
+        assert (9, [0.0] * 9 + [0.1, 0.2]) == (limiter.requests.burst, await starts(limiter, clock, 11))
+
     async def test_limit_header_missing_assumes_the_configured_rate(self):
         """Without x-ratelimit-limit the refill rate is the configured rpm: 2 left + 0.8 s × 10/s = 10."""
         clock = FakeClock()
