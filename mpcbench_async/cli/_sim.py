@@ -7,6 +7,7 @@ import signal
 import sys
 
 from .._exceptions import BenchError
+from ._compare import _positive
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
 
@@ -28,6 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--latency-sd-ms", type=float, default=0.0, help="standard deviation of service time")
     serve.add_argument("--rpm", type=int, default=None, help="enforce requests per minute per model (429 beyond)")
     serve.add_argument("--tpm", type=int, default=None, help="enforce tokens per minute per model (429 beyond)")
+    serve.add_argument("--rate-window-s", type=_positive, default=60.0, metavar="S",
+                       help="meter --rpm/--tpm in buckets of S seconds of the rate, refilled continuously "
+                       "(default: 60, a minute's budget at once; 1: per second, as some providers do)")
     serve.add_argument("--tokens-per-s", type=float, default=0.0, metavar="R",
                        help="streamed replies send one token every 1/R s after the first (default: 0, all at once)")
     serve.add_argument("--output-tokens", type=int, default=None, metavar="N",
@@ -47,6 +51,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
+        rate_window_s=args.rate_window_s,
         p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,
         ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed, pcut=args.pcut,
         retry_after_ms=args.retry_after_ms, tokens_per_s=args.tokens_per_s, output_tokens=args.output_tokens,

@@ -7,8 +7,12 @@ refills in 10 s at 6 per minute) rather than exact values.
 from __future__ import annotations
 
 import aiohttp
+import httpx
 import orjson
+import pytest
 
+from mpcbench_async.cli import main
+from mpcbench_async.perf import sim_subprocess
 from mpcbench_async.runtime import parse_duration, read_limit_headers
 from mpcbench_async.sim import SimServer
 
@@ -75,3 +79,21 @@ async def test_window_must_be_positive(sim):
     assert 400 == status
     assert ("bad sim options in model name 'sim/echo?rpm=6&rate_window_s=0': Expected `float` > 0.0 - at "
             "`$.rate_window_s`") == data["error"]["message"]
+
+
+def test_sim_serve_meters_in_the_window_given():
+    """`sim serve --rpm 6 --rate-window-s 10`: a bucket of one request (10 s of 6/min), so the second is a 429."""
+    body = {"model": "sim/echo", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+    with sim_subprocess(["--rpm", "6", "--rate-window-s", "10"]) as base_url, httpx.Client() as client:
+        replies = [client.post(base_url + "/chat/completions", json=body, headers={"Idempotency-Key": f"k{i}"})
+                   for i in range(2)]
+    assert [200, 429] == [reply.status_code for reply in replies]
+    assert ("6", "0") == (replies[0].headers["x-ratelimit-limit-requests"],
+                          replies[0].headers["x-ratelimit-remaining-requests"])
+
+
+def test_sim_serve_refuses_a_window_of_zero(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sim", "serve", "--rate-window-s", "0"])
+    assert 2 == exit_info.value.code
+    assert "argument --rate-window-s: must be above 0, got 0" in capsys.readouterr().err
