@@ -94,10 +94,13 @@ class _Timing(msgspec.Struct, kw_only=True):
                cost_usd: float | None = 0.0, cached_tokens: int = 0, reasoning_tokens: int = 0,
                error: LLMError | None = None, stream: StreamTiming | None = None) -> LLMCallRecord:
         ttft = tpot = itl = None
-        if stream is not None:  # TPOT as vLLM defines it: the time after the first token per further token
+        if stream is not None and stream.chunks:  # no token chunk at all: no first token to time
+            # TPOT as vLLM defines it: the time after the first token per further token
             ttft, itl = stream.ttft_s, stream.itl_s
             tokens = usage.completion_tokens if usage is not None else 0
             tpot = (self.latency_s - ttft) / (tokens - 1) if tokens > 1 else None
+        elif stream is not None:
+            itl = []
         return LLMCallRecord(
             model=model, key=key, status="error" if error else "ok", attempts=self.attempts,
             started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,

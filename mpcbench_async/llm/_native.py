@@ -21,6 +21,11 @@ from ._wire import WireCompletion, decode_completion, error_for_status, rate_lim
 __all__ = ["NativeTransport"]
 
 
+def _broke(exc: BaseException) -> bool:
+    """aiohttp's errors for a body that broke off (a read timeout is a ``ClientConnectionError`` too)."""
+    return isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError))
+
+
 class NativeTransport(Transport):
     """POST the pre-encoded body with aiohttp; decode the reply with msgspec."""
 
@@ -50,9 +55,7 @@ class NativeTransport(Transport):
                                                 timeout=timeout) as response:
                 if stream and response.status == 200 and is_event_stream(response.headers.get("Content-Type")):
                     assembler = StreamAssembler(started, model=endpoint.model, endpoint=url)
-                    async for data in response.content.iter_any():
-                        assembler.feed(data, time.perf_counter())
-                    completion = assembler.finish(time.perf_counter())
+                    completion = await assembler.read(response.content.iter_any(), _broke)
                     completion.rate_limit_headers = rate_limit_headers(response.headers)
                     return completion
                 body = await response.read()

@@ -137,9 +137,7 @@ class OpenAISDKTransport(Transport):
                 completion = _completion(await response.parse(), endpoint)
             else:
                 assembler = StreamAssembler(started, model=endpoint.model, endpoint=endpoint.url)
-                async for data in response.iter_bytes():
-                    assembler.feed(data, time.perf_counter())
-                completion = assembler.finish(time.perf_counter())
+                completion = await assembler.read(response.iter_bytes(), lambda exc: _is(exc, "TransportError"))
         except Exception as exc:
             if _is(exc, "TimeoutException"):
                 raise endpoint.read_timeout() from exc

@@ -5,7 +5,7 @@ as they arrive, so a streamed reply ends as the same ``WireCompletion`` (hence t
 ``ChatResult``) a non-streamed one gives: content concatenated, tool calls put together from
 their ``index``ed deltas, the last ``finish_reason``, the usage of the final usage chunk
 (none sent: none recorded, as for a non-streamed reply without usage). On the way it times
-the chunks that carry content or a tool-call delta (``StreamTiming``).
+the chunks that carry content, reasoning or a tool-call delta (``StreamTiming``).
 
 The parser follows the SSE spec (``\\n``, ``\\r\\n`` or ``\\r`` line ends; multi-line ``data:``;
 ``:`` comments such as keep-alive pings; ``event:`` names), and is lenient at the end of the
@@ -17,6 +17,8 @@ body: an event missing its final blank line still counts. A stream that ends bef
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import AsyncIterable, Callable
 from typing import Any
 
 import msgspec
@@ -38,6 +40,7 @@ __all__ = ["SSEParser", "StreamAssembler", "is_event_stream"]
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _DONE = b"[DONE]"
+_BOM = b"\xef\xbb\xbf"
 # The HTTP status an error event's ``type`` stands for when it carries no numeric ``code``.
 _STATUS_OF_TYPE = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
                    "not_found_error": 404, "rate_limit_error": 429}
@@ -55,9 +58,15 @@ class SSEParser:
         self._buffer = b""
         self._event = ""
         self._data: list[bytes] = []
+        self._started = False  # a byte-order mark is stripped from the stream's start (SSE spec)
 
     def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
         buffer = self._buffer + chunk
+        if not self._started:
+            if len(buffer) < len(_BOM) and _BOM.startswith(buffer):
+                self._buffer = buffer  # maybe a mark split across reads
+                return []
+            buffer, self._started = buffer.removeprefix(_BOM), True
         held = b""
         if buffer.endswith(b"\r"):  # maybe the first half of a \r\n split across reads
             buffer, held = buffer[:-1], b"\r"
@@ -106,8 +115,13 @@ class _DeltaToolCall(msgspec.Struct):
 
 
 class _Delta(msgspec.Struct):
+    """A choice's delta; ``reasoning_content`` (vLLM, DeepSeek) or ``reasoning`` (OpenRouter, Ollama) are
+    tokens of a reasoning model's thinking: they time the stream as tokens do, and are not part of the reply."""
+
     content: str | None = None
     tool_calls: list[_DeltaToolCall] | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
 
 
 class _ChunkChoice(msgspec.Struct):
@@ -133,12 +147,28 @@ _chunk_decoder = msgspec.json.Decoder(_Chunk)
 class _Choice:
     """One choice being assembled: content parts, tool calls by index (id, name, argument parts), finish."""
 
-    __slots__ = ("calls", "content", "finish_reason")
+    __slots__ = ("calls", "content", "finish_reason", "last_call")
 
     def __init__(self) -> None:
         self.content: list[str] | None = None
         self.calls: dict[int, tuple[list[str], list[str]]] = {}  # index -> ([id, name], argument parts)
         self.finish_reason: str | None = None
+        self.last_call: int | None = None
+
+    def call_index(self, call: _DeltaToolCall, position: int) -> int:
+        """Which call a tool-call delta belongs to.
+
+        By its ``index`` when it has one (OpenAI, vLLM). Without one (Gemini's OpenAI-compatible
+        API sends each parallel call whole in its own chunk): a delta with an ``id`` not seen yet
+        starts a new call, one with a known ``id`` continues that call, one without an ``id``
+        continues the last call (its arguments' next part) or, before any call, is its position.
+        """
+        if call.index is not None:
+            return call.index
+        if call.id:
+            known = next((index for index, ((ident, _), _) in self.calls.items() if ident == call.id), None)
+            return known if known is not None else max(self.calls, default=-1) + 1
+        return self.last_call if self.last_call is not None else position
 
     def wire(self, index: int) -> _WireChoice:
         calls = [_WireToolCall(id=ident, function=_WireFunction(name=name, arguments="".join(parts)))
@@ -173,6 +203,22 @@ class StreamAssembler:
     def feed(self, data: bytes, now: float) -> None:
         for event, payload in self._parser.feed(data):
             self._event(event, payload, now)
+
+    async def read(self, chunks: AsyncIterable[bytes], broke: Callable[[BaseException], bool]) -> WireCompletion:
+        """Feed every chunk of the body as it arrives, then ``finish``.
+
+        An exception for which ``broke`` is true (the HTTP library's transport errors) after
+        ``data: [DONE]`` ends the body: the reply had arrived whole, only the end of its HTTP
+        body was lost, and it is kept rather than retried (and billed twice). Before ``[DONE]``
+        it propagates, for the transport to turn into its error (``cut``, a read timeout).
+        """
+        try:
+            async for data in chunks:
+                self.feed(data, time.perf_counter())
+        except Exception as exc:
+            if not (self._done and broke(exc)):
+                raise
+        return self.finish(time.perf_counter())
 
     def cut(self, reason: str) -> BadResponseError:
         """The error for a stream that ended before ``data: [DONE]`` (retried like a truncated body)."""
@@ -237,7 +283,7 @@ class StreamAssembler:
                 assembled.content = []
             assembled.content.append(delta.content)
         for position, call in enumerate(delta.tool_calls or ()):
-            index = position if call.index is None else call.index
+            index = assembled.last_call = assembled.call_index(call, position)
             entry = assembled.calls.get(index)
             if entry is None:
                 entry = assembled.calls[index] = (["", ""], [])
@@ -251,7 +297,7 @@ class StreamAssembler:
                     head[1] = function.name
                 if function.arguments:
                     arguments.append(function.arguments)
-        return bool(delta.content) or bool(delta.tool_calls)
+        return bool(delta.content or delta.tool_calls or delta.reasoning_content or delta.reasoning)
 
     def _error(self, payload: bytes) -> LLMError:
         """The error an error event stands for: by its numeric ``code``, else its ``type``, else a server error."""

@@ -78,8 +78,8 @@ class _WireUsage(msgspec.Struct, omit_defaults=True):
 class StreamTiming(msgspec.Struct, kw_only=True):
     """How a streamed reply arrived, measured by the transport with ``time.perf_counter()``.
 
-    ``ttft_s``: from sending the request to the first chunk carrying content or a tool-call
-    delta (to the end of the stream when none did, ``chunks`` 0); ``itl_s``: the gaps between
+    ``ttft_s``: from sending the request to the first chunk carrying content, reasoning or a
+    tool-call delta (to the end of the stream when none did, ``chunks`` 0); ``itl_s``: the gaps between
     successive such chunks (a chunk counts as one token delivery, as in vLLM's bench), rounded to
     the microsecond; ``chunks``: how many there were.
     """

@@ -29,10 +29,12 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     from the response cache (``cached``) sent nothing and spent $0; ``value_usd``
     keeps what it cost when it was first fetched.
 
-    A streamed call (``stream: true``) also records ``ttft_s`` (time to its first content or
-    tool-call chunk), ``itl_s`` (the gaps between successive such chunks, microsecond-rounded) and
-    ``tpot_s`` (time per output token after the first: ``(latency_s - ttft_s) / (completion_tokens - 1)``,
-    vLLM's definition; null with fewer than 2 completion tokens), all of its final attempt.
+    A streamed call (``stream: true``) also records ``ttft_s`` (time to its first content,
+    reasoning or tool-call chunk), ``itl_s`` (the gaps between successive such chunks,
+    microsecond-rounded) and ``tpot_s`` (time per output token after the first: ``(latency_s -
+    ttft_s) / (completion_tokens - 1)``, vLLM's definition; null with fewer than 2 completion
+    tokens), all of its final attempt; ``ttft_s`` and ``tpot_s`` are null (``itl_s`` empty) when
+    no such chunk arrived.
     """
 
     model: str

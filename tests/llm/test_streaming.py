@@ -80,6 +80,14 @@ class TestSSEParser:
         events = [event for i in range(len(stream)) for event in parser.feed(stream[i:i + 1])]
         assert [("message", b"a\nb"), ("message", b"c")] == events + parser.close()
 
+    @pytest.mark.parametrize("step", [1, 2, 64])
+    def test_a_byte_order_mark_at_the_start_is_stripped(self, step):
+        """A UTF-8 BOM before the first field (allowed by the SSE spec) does not hide the first event, however split."""
+        stream = b"\xef\xbb\xbfdata: first\n\ndata: second\n\n"
+        parser = SSEParser()
+        events = [event for i in range(0, len(stream), step) for event in parser.feed(stream[i:i + step])]
+        assert [("message", b"first"), ("message", b"second")] == events
+
     def test_an_event_without_its_blank_line_counts_at_the_end(self):
         """A last event not followed by a blank line is still delivered when the body ends."""
         parser = SSEParser()
@@ -119,6 +127,35 @@ class TestAssembler:
         assert [("call_a", "search", '{"q": "x"}'), ("call_b", "open", "{}")] == calls
         assert (None, "tool_calls") == (completion.choices[0].message.content, completion.choices[0].finish_reason)
         assert 4 == completion.stream.chunks
+
+    def test_tool_calls_without_index_each_whole_in_its_chunk(self):
+        """Gemini's OpenAI-compatible API: parallel calls without ``index``, one per chunk, each with its id.
+
+        A new id starts a new call; a delta without id continues the last call (its next argument part).
+        """
+        completion = assemble(
+            chunk({"role": "assistant", "tool_calls": [{"id": "a", "type": "function",
+                                                        "function": {"name": "f", "arguments": '{"x":'}}]}),
+            chunk({"tool_calls": [{"function": {"arguments": "1}"}}]}),
+            chunk({"tool_calls": [{"id": "b", "type": "function", "function": {"name": "g", "arguments": '{"y":2}'}}]}),
+            chunk({"tool_calls": [{"id": "b", "function": {"arguments": ""}}]}, finish="tool_calls"),
+            DONE,
+        )
+        calls = [(c.id, c.function.name, c.function.arguments) for c in completion.choices[0].message.tool_calls]
+        assert [("a", "f", '{"x":1}'), ("b", "g", '{"y":2}')] == calls
+
+    def test_reasoning_deltas_are_timed_as_tokens_but_not_the_reply(self):
+        """vLLM/DeepSeek ``reasoning_content`` and OpenRouter ``reasoning`` chunks: the first token is the first
+        of them (TTFT 1.0, not the answer's 3.0) and each is a gap; the reply holds only the content."""
+        completion = assemble(
+            chunk({"role": "assistant", "reasoning_content": "Let me"}),
+            chunk({"reasoning": " think"}),
+            chunk({"content": "42"}, finish="stop"),
+            DONE,
+            times=[1.0, 2.0, 3.0, 4.0],
+        )
+        assert "42" == completion.choices[0].message.content
+        assert StreamTiming(ttft_s=1.0, itl_s=[1.0, 1.0], chunks=3) == completion.stream
 
     def test_no_usage_sent_leaves_usage_empty(self):
         """A server that sends no usage chunk: no usage, as a non-streamed reply without usage."""
@@ -208,6 +245,47 @@ class TestRealWorldShapes:
                                                      "finish_reason": "stop"}], "usage": USAGE})
         result, records = await chat_with([body], transport, content_type="application/json")
         assert ("plain", None, None) == (result.content, result.ttft_s, records[0].itl_s)
+
+    async def test_a_body_broken_after_done_keeps_the_reply(self, transport):
+        """The whole reply and ``[DONE]`` arrived, then the connection closed before the chunked body's end:
+        the reply is kept (one attempt), not retried and billed twice."""
+        parts = [chunk({"content": "hello"}, finish="stop"),
+                 b"data: " + orjson.dumps({"choices": [], "usage": USAGE}) + b"\n\n", DONE]
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            await request.read()
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for part in parts:
+                await response.write(part)
+            assert request.transport is not None
+            request.transport.close()  # flushes what was written, never the chunked body's last chunk
+            return response
+
+        records: list[LLMCallRecord] = []
+        async for url in serve(handler):
+            config = ModelConfig.from_dict({"models": {"shape": {"base_url": url, "api_key_env": None}}})
+            async with LLMClient(config, transport=transport, call_sink=records.append) as client:
+                result = await client.chat("shape", user("hi"), stream=True)
+        assert ("hello", 1, 3) == (result.content, result.attempts, result.usage.completion_tokens)
+        assert ["ok"] == [record.status for record in records]
+
+    async def test_no_token_chunk_records_no_ttft(self, transport):
+        """A stream whose chunks carry no token (role, finish and usage only): TTFT and TPOT null, no gaps."""
+        parts = [chunk({"role": "assistant", "content": ""}), chunk(finish="stop"),
+                 b"data: " + orjson.dumps({"choices": [], "usage": USAGE}) + b"\n\n", DONE]
+        result, records = await chat_with(parts, transport)
+        assert ("", None, None) == (result.content, result.ttft_s, result.tpot_s)
+        assert (None, None, []) == (records[0].ttft_s, records[0].tpot_s, records[0].itl_s)
+
+    async def test_reasoning_chunks_count_in_the_record(self, transport):
+        """Three reasoning chunks then one of content: four token chunks, three gaps, the reply is the content."""
+        parts = [chunk({"reasoning_content": f"step {i} "}) for i in range(3)]
+        parts += [chunk({"content": "done"}, finish="stop"),
+                  b"data: " + orjson.dumps({"choices": [], "usage": USAGE}) + b"\n\n", DONE]
+        result, records = await chat_with(parts, transport)
+        assert ("done", 3) == (result.content, len(records[0].itl_s))
+        assert records[0].ttft_s is not None and records[0].tpot_s is not None
 
     async def test_an_error_event_mid_stream_fails_the_call(self, transport):
         """An error event after some content fails the call with the LLMError it stands for."""
