@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._executor import RayExecutor, WorkersLost, WorkerState, require_ray
-    from ._leased import LeasedLimiter, LeaseError, leased_limiters
+    from ._executor import RayExecutor, WorkerState, require_ray
+    from ._leased import LeasedLimiter, LeasedLimiters, LimiterLost, leased_limiters
     from ._limiter_actor import start_limiter
     from ._limits import GlobalLimits
-    from ._worker import UnitReply, UnitWorker
+    from ._worker import UnitReply, UnitWorker, WorkersLost
 
-__all__ = ["GlobalLimits", "LeaseError", "LeasedLimiter", "RayExecutor", "UnitReply", "UnitWorker", "WorkerState",
-           "WorkersLost", "leased_limiters", "require_ray", "start_limiter"]
+__all__ = ["GlobalLimits", "LeasedLimiter", "LeasedLimiters", "LimiterLost", "RayExecutor", "UnitReply", "UnitWorker",
+           "WorkerState", "WorkersLost", "leased_limiters", "require_ray", "start_limiter"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -34,10 +34,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import BenchError, InputError
+from .._exceptions import InputError
 from ..llm import ModelConfig
 from ._limiter_actor import start_limiter
-from ._worker import UnitReply, UnitWorker
+from ._worker import UnitReply, UnitWorker, WorkersLost
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -47,10 +47,6 @@ __all__ = ["RayExecutor", "WorkerState", "WorkersLost", "require_ray"]
 log = logging.getLogger(__name__)
 
 RAY_MISSING = "the Ray executor needs Ray: pip install -e '.[ray]'"
-
-
-class WorkersLost(BenchError):
-    """Every Ray worker died: no unit can run any more (the ones recorded are kept; a rerun resumes)."""
 
 
 def require_ray() -> ModuleType:

@@ -30,11 +30,20 @@ import anyio
 from ..runtime import Clock, Limiter, LimitSettings, MonotonicClock, Ticket
 from ._limits import Ask, Grant, Report
 
-__all__ = ["LeaseError", "LeasedLimiter", "Leases", "leased_limiters"]
+__all__ = ["LeasedLimiter", "LeasedLimiters", "Leases", "LimiterLost", "leased_limiters"]
+
+# Waits before leasing again after a failed lease (the actor briefly unreachable): about 3 s in all.
+RETRY_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6)
 
 
-class LeaseError(RuntimeError):
-    """The limiter actor gave nothing: this worker's leases were reclaimed (the driver thinks it died)."""
+class LimiterLost(RuntimeError):
+    """This worker can lease from the global limiter no more (reclaimed, the actor dead, or unreachable for
+    every retry): none of its calls can keep to the limits, so its units must stop, not fail one by one."""
+
+
+def _permanent(exc: BaseException) -> bool:
+    """A lease failure no retry mends: the actor died (Ray's ``ActorDiedError``, matched by name: Ray is optional)."""
+    return any(cls.__name__ == "ActorDiedError" for cls in type(exc).__mro__)
 
 
 class Leases(Protocol):
@@ -64,14 +73,27 @@ class _ActorLeases:
         self._actor.rate_limited.remote(worker, model, age_s)
 
 
-def leased_limiters(limiter: Any, worker_id: str) -> Callable[[str, LimitSettings], Limiter]:
-    """``LLMClient(limiter_factory=...)`` for a worker: each model's limiter leases from the actor ``limiter``."""
-    leases = _ActorLeases(limiter)
+class LeasedLimiters:
+    """``LLMClient(limiter_factory=...)`` for a worker (each model's limiter leases from ``leases``), and whether
+    any of them lost the global limiter (``lost``)."""
 
-    def factory(model: str, settings: LimitSettings) -> Limiter:
-        return LeasedLimiter(leases, worker_id, model, settings)
+    def __init__(self, leases: Leases, worker_id: str) -> None:
+        self.leases, self.worker_id = leases, worker_id
+        self.made: list[LeasedLimiter] = []
 
-    return factory
+    def __call__(self, model: str, settings: LimitSettings) -> Limiter:
+        limiter = LeasedLimiter(self.leases, self.worker_id, model, settings)
+        self.made.append(limiter)
+        return limiter
+
+    def lost(self) -> LimiterLost | None:
+        """The first ``LimiterLost`` of this worker's limiters (``None`` while they all can lease)."""
+        return next((limiter.lost for limiter in self.made if limiter.lost is not None), None)
+
+
+def leased_limiters(limiter: Any, worker_id: str) -> LeasedLimiters:
+    """The limiter factory of a worker whose models lease from the Ray actor ``limiter``."""
+    return LeasedLimiters(_ActorLeases(limiter), worker_id)
 
 
 class _Credit:
@@ -121,14 +143,14 @@ class LeasedLimiter:
         self._credit_pump: asyncio.Task[None] | None = None
         self._leasing = 0  # leases at the actor now
         self._timer: asyncio.Task[None] | None = None
-        self._error: BaseException | None = None
+        self.lost: LimiterLost | None = None  # set for good once no lease can be had: every call then fails
 
     # -- the Limiter protocol ----------------------------------------------
     @asynccontextmanager
     async def slot(self, token_cost: int = 0) -> AsyncIterator[Ticket]:
         """Hold one admitted call: a leased slot and, with rpm/tpm, a credit; the slot is kept while fresh."""
-        if self._error is not None:
-            raise self._error
+        if self.lost is not None:
+            raise self.lost
         start = self._clock.now()
         waiter = _Waiter(min(max(token_cost, 0), self.settings.tpm) if self.settings.tpm else 0)
         self._waiters.append(waiter)
@@ -144,8 +166,8 @@ class LeasedLimiter:
                     self._waiters.remove(waiter)
                 raise
             if waiter.slot_deadline is None:
-                assert self._error is not None
-                raise self._error
+                assert self.lost is not None
+                raise self.lost
         deadline = waiter.slot_deadline
         try:  # the call starts when admitted: before its credit's deadline
             yield Ticket(started_at=waiter.admitted_at, queued_s=waiter.admitted_at - start)
@@ -290,24 +312,38 @@ class LeasedLimiter:
                 ask = ask_for()
                 if ask is None:
                     break
-                sent = self._clock.now()
-                self._leasing += 1
-                try:
-                    grant = await self._leases.lease(self.worker, self.model, self.settings, ask)
-                finally:
-                    self._leasing -= 1
-                self.leases += 1
-                if not (grant.slots or grant.calls):
-                    raise LeaseError(f"worker {self.worker}: the limiter actor reclaimed its leases "
-                                     f"for model {self.model!r}")
+                sent, grant = await self._lease(ask)
                 self._absorb(grant, sent + grant.waited + grant.ttl)
-        except Exception as exc:  # the actor is gone or refused: every waiting call fails with the reason
-            self._error = exc
+        except LimiterLost as exc:  # the actor is gone or refused: every waiting call fails with the reason
+            self.lost = exc
             while self._waiters:
                 self._waiters.popleft().ready.set()
         finally:
             setattr(self, name, None)
         self._hand_back()
+
+    async def _lease(self, ask: Ask) -> tuple[float, Grant]:
+        """One lease (when it was sent, the grant), the same ``ask`` again after a transient failure (its report
+        must reach the actor once); ``LimiterLost`` when reclaimed, the actor died, or every retry failed."""
+        for delay in (*RETRY_DELAYS, None):
+            sent = self._clock.now()
+            self._leasing += 1
+            try:
+                grant = await self._leases.lease(self.worker, self.model, self.settings, ask)
+            except Exception as exc:
+                if delay is None or _permanent(exc):
+                    raise LimiterLost(f"worker {self.worker}: no lease for model {self.model!r} from the global "
+                                      f"limiter ({type(exc).__name__}: {exc})") from exc
+            else:
+                self.leases += 1
+                if not (grant.slots or grant.calls):
+                    raise LimiterLost(f"worker {self.worker}: the limiter actor reclaimed its leases "
+                                      f"for model {self.model!r}")
+                return sent, grant
+            finally:
+                self._leasing -= 1
+            await self._clock.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _absorb(self, grant: Grant, deadline: float) -> None:
         for _ in range(grant.slots):

@@ -261,7 +261,7 @@ class GlobalLimits:
         self.linger = ttl / 4
         self._clock = clock or MonotonicClock()
         self._models: dict[str, _Model] = {}
-        self._generation: dict[str, int] = {}  # bumped by reclaim: a lease still waiting for a reclaimed worker
+        self._reclaimed: set[str] = set()  # workers declared dead: nothing more is granted to them, ever
         self._grant_ids = itertools.count(1)
 
     def _model(self, model: str, settings: LimitSettings | None) -> _Model | None:
@@ -280,11 +280,15 @@ class GlobalLimits:
     async def lease(self, worker: str, model: str, settings: LimitSettings, ask: Ask) -> Grant:
         """Slots, then credits, as many as asked that are free now, after waiting for the first of each needed.
 
-        The first lease for a model sets its limits (all workers share one config).
+        The first lease for a model sets its limits (all workers share one config). A worker that was
+        reclaimed gets an empty grant, also for a lease that reaches the actor after the reclaim (sent
+        just before it died, or by a worker the driver gave up on while it still ran): what it would
+        hold could never be reclaimed again.
         """
         state = self._model(model, settings)
         assert state is not None
-        generation = self._generation.get(worker, 0)
+        if worker in self._reclaimed:
+            return Grant(grant_id=next(self._grant_ids), slots=0, calls=0, tokens=0, waited=0.0, ttl=self.ttl)
         self._apply(worker, state, ask.report)
         received = self._clock.now()
         state.leases += 1
@@ -306,7 +310,7 @@ class GlobalLimits:
                 stamp = await self._until_fit(state, costs[:n])
                 tokens = sum(costs[:n])
                 state.take_credits(n, tokens, grant_id, stamp)
-        if self._generation.get(worker, 0) != generation:  # reclaimed while waiting: it will never use these
+        if worker in self._reclaimed:  # reclaimed while waiting: it will never use these
             state.give_back({grant_id: (n, tokens)})
             state.unhold(worker, slots)
             slots = n = tokens = 0
@@ -325,7 +329,7 @@ class GlobalLimits:
     def release(self, worker: str, model: str, report: Report) -> None:
         """Slots and unused credits back, and the counts a worker reports."""
         state = self._model(model, None)
-        if state is not None:
+        if state is not None and worker not in self._reclaimed:  # a reclaimed worker's slots are already free
             state.releases += 1
             self._apply(worker, state, report)
 
@@ -336,8 +340,11 @@ class GlobalLimits:
             state.on_rate_limited(self._clock.now() - age_s)
 
     def reclaim(self, worker: str) -> None:
-        """Free every slot ``worker`` holds (it died); credits it was granted stay counted (they may have started)."""
-        self._generation[worker] = self._generation.get(worker, 0) + 1
+        """Free every slot ``worker`` holds (it died); credits it was granted stay counted (they may have started).
+
+        From now on ``worker`` is granted nothing and its releases are ignored.
+        """
+        self._reclaimed.add(worker)
         for state in self._models.values():
             state.unhold(worker, state.held.get(worker, 0))
 

@@ -10,7 +10,10 @@ every unit call names (a plan holds every task and its data: deserialising it
 per unit would cost more than the unit, and an object reference inside every
 call would make the worker a borrower of it, one more exchange with the driver
 per unit). A unit that raises sends its exception back, so the driver handles it
-as if the unit had run there (``UnitReply.error``).
+as if the unit had run there (``UnitReply.error``). A worker that lost the global
+limiter sends ``WorkersLost`` instead of the unit's record: its calls could keep
+to no limit, so the sweep stops and a rerun resumes (rather than every unit left
+recorded as a failure that a resume would skip).
 """
 
 from __future__ import annotations
@@ -24,16 +27,21 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..records import LLMCallRecord, UnitRecord
-from ._leased import leased_limiters
+from ._leased import LeasedLimiters, leased_limiters
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["UnitReply", "UnitWorker"]
+__all__ = ["UnitReply", "UnitWorker", "WorkersLost"]
 
 log = logging.getLogger(__name__)
 
 _unit_calls: ContextVar[list[LLMCallRecord] | None] = ContextVar("unit_calls", default=None)
+
+
+class WorkersLost(BenchError):
+    """No unit can run any more: every Ray worker died, or one lost the global limiter (the units recorded are
+    kept; a rerun resumes)."""
 
 
 class UnitReply(NamedTuple):
@@ -58,8 +66,9 @@ class UnitWorker:
 
     def __init__(self, config: ModelConfig, *, worker_id: str, limiter: Any | None = None,
                  transport: str | None = None) -> None:
-        self.client = LLMClient(config, transport=transport, call_sink=_to_unit,
-                                limiter_factory=leased_limiters(limiter, worker_id) if limiter is not None else None)
+        self.worker_id = worker_id
+        self._limiters: LeasedLimiters | None = leased_limiters(limiter, worker_id) if limiter is not None else None
+        self.client = LLMClient(config, transport=transport, call_sink=_to_unit, limiter_factory=self._limiters)
         self._stages: dict[int, Any] = {}
 
     def ready(self) -> tuple[int, str]:
@@ -85,13 +94,19 @@ class UnitWorker:
         stage = self._stages[stage_id]
         calls: list[LLMCallRecord] = []
         token = _unit_calls.set(calls)
+        record: UnitRecord | None
+        error: Exception | None = None
         try:
             record = await stage.run(unit, self.client)
         except Exception as exc:  # cancellation is not an Exception: ray.cancel ends the unit without a reply
-            return UnitReply(None, calls, self.client.retries, _portable(exc))
+            record, error = None, _portable(exc)
         finally:
             _unit_calls.reset(token)
-        return UnitReply(record, calls, self.client.retries)
+        lost = self._limiters.lost() if self._limiters is not None else None
+        if lost is not None and (record is None or record.status != "ok"):  # it failed for want of a limiter
+            return UnitReply(None, calls, self.client.retries, WorkersLost(
+                f"{lost}; the finished units are saved: rerun the same command to resume"))
+        return UnitReply(record, calls, self.client.retries, error)
 
     async def aclose(self) -> None:
         """Close the client (its connections, any provider it started)."""

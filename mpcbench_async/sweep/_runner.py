@@ -174,6 +174,7 @@ class SweepStream:
         self._receive = receive
         self._pipeline: Pipeline | None = None
         self._done = anyio.Event()
+        self._error: Exception | None = None  # why the sweep could not start: raised where the records end
 
     @property
     def stopping(self) -> bool:
@@ -192,6 +193,8 @@ class SweepStream:
         try:
             return await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
+            if self._error is not None:
+                raise self._error from None
             raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
@@ -474,6 +477,12 @@ class Runner:
                       out: ObjectSendStream[Record]) -> None:
         try:
             async with out:
+                if self.executor is not None:  # a model the workers cannot resolve: no unit starts, the stream says why
+                    try:
+                        await self.executor.check_models(suite.models)
+                    except Exception as exc:
+                        stream._error = exc
+                        return
                 await self._drive(suite, pipeline)
         finally:
             self._sweeps.discard(stream)

@@ -156,6 +156,36 @@ class TestWorkerKilled:
         assert {"ok"} == {r["status"] for r in runs + records(out / "judgements.jsonl")}
         assert len(runs) < 16
 
+    async def test_the_limiter_actor_killed_stops_the_sweep_with_nothing_lost(self, workspace, tmp_path, ray_instance):
+        """The limiter actor killed after the 6th completed call: the sweep stops with WorkersLost, saying why; only
+        ok records are on disk (no unit is left recorded as a failure a resume would skip), and a rerun with a new
+        executor finishes every unit, each ok once."""
+        out = tmp_path / "out"
+        completed: list[str] = []
+        executors: list[RayExecutor] = []
+
+        def on_complete(key: str) -> None:
+            completed.append(key)
+            if len(completed) == 6:
+                ray_instance.kill(executors[0].limiter, no_restart=True)
+
+        async with SimServer(seed=22, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
+            root = workspace(sim.base_url)
+            config, _, _ = plan_of(root)
+            async with RayExecutor(config, workers=2) as executor:
+                executors.append(executor)
+                with pytest.raises(WorkersLost) as raised:
+                    await sweep(root, out, executor)
+            assert {"ok"} == {r["status"] for r in records(out / "runs.jsonl") + records(out / "judgements.jsonl")}
+            assert len(records(out / "runs.jsonl")) < 16
+            async with RayExecutor(config, workers=2) as executor:
+                await sweep(root, out, executor)
+        assert "no lease for model" in str(raised.value) and "ActorDiedError" in str(raised.value)
+        assert str(raised.value).endswith("the finished units are saved: rerun the same command to resume")
+        runs, judgements = records(out / "runs.jsonl"), records(out / "judgements.jsonl")
+        assert (16, 16, {"ok"}) == (len({r["key"] for r in runs}), len(runs), {r["status"] for r in runs})
+        assert (16, {"ok"}) == (len(judgements), {r["status"] for r in judgements})
+
 
 class TestCancel:
     async def test_an_abandoned_sweep_cancels_its_units_on_the_workers(self, workspace, tmp_path):
@@ -209,6 +239,31 @@ class TestModels:
                 await executor.check_models(["gpt-x"])
         assert str(raised.value).startswith("model 'gpt-x' needs an API key: set the environment variable "
                                             "MPCB_RAY_TEST_KEY")
+
+    async def test_a_key_missing_on_the_workers_stops_runner_run_before_any_unit(self, workspace, tmp_path,
+                                                                                monkeypatch):
+        """``Runner.run(plan)`` (the library's path, not the CLI's) checks the models on the workers too: the
+        error is raised, no unit ran, nothing is recorded as a failure a resume would skip."""
+        import json
+
+        from mpcbench_async import MissingAPIKeyError
+
+        async with SimServer(seed=27) as sim:
+            root = workspace(sim.base_url)
+            path = root / "model_config.json"
+            models = {"gpt-agent": {"model": "sim/lazy-agent", "base_url": sim.base_url,
+                                    "api_key_env": "MPCB_RAY_TEST_KEY"},
+                      "gpt-judge": {"model": "sim/judge", "base_url": sim.base_url,
+                                    "api_key_env": "MPCB_RAY_TEST_KEY"}}
+            path.write_text(json.dumps({**json.loads(path.read_text()), "models": models,
+                                        "agent_models": ["gpt-agent"], "judge_models": ["gpt-judge"]}))
+            monkeypatch.setenv("MPCB_RAY_TEST_KEY", "sk-driver-only")  # set after the workers' node started
+            config, _, _ = plan_of(root)
+            async with RayExecutor(config, workers=1) as executor:
+                with pytest.raises(MissingAPIKeyError, match="^model 'gpt-agent' needs an API key"):
+                    await sweep(root, tmp_path / "out", executor)
+            assert {} == sim.stats.received
+        assert [] == records(tmp_path / "out" / "runs.jsonl")
 
 
 class Unportable(Exception):

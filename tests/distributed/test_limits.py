@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import re
 
 import pytest
 
-from mpcbench_async.distributed import GlobalLimits, LeasedLimiter, LeaseError
+from mpcbench_async.distributed import GlobalLimits, LeasedLimiter, LimiterLost
 from mpcbench_async.distributed._limits import Ask, Report
 from mpcbench_async.runtime import FakeClock, LimitSettings, Ticket
 
@@ -89,6 +90,18 @@ class TestSlots:
         g.release("B", M, Report(slots=2))
         grant = await a_again
         assert (0, 0, (0, 2, 2)) == (grant.slots, grant.calls, slots(g))
+
+    async def test_a_lease_arriving_after_the_reclaim_gets_nothing(self):
+        """A's last lease reaches the actor after the reclaim (sent just before A died): an empty grant, and
+        the slot A held stays free for B; a late release from A changes nothing."""
+        g, _ = limits()
+        settings = LimitSettings(max_concurrency=2)
+        await g.lease("A", M, settings, Ask(slots=1))
+        g.reclaim("A")
+        late = await g.lease("A", M, settings, Ask(slots=2, calls=(0,)))
+        g.release("A", M, Report(slots=1))
+        assert (0, 0, (0, 1, 2)) == (late.slots, late.calls, slots(g))
+        assert 2 == (await g.lease("B", M, settings, Ask(slots=2))).slots
 
 
 class TestCredits:
@@ -263,12 +276,69 @@ class TestLeasedLimiter:
         assert (6, 1, 6) == (calls.admitted, a.leases, g.stats()[M]["admitted"])
 
     async def test_a_reclaimed_worker_fails_its_waiting_calls_with_the_reason(self):
-        """B waits for the only slot, then the driver reclaims B: its call fails with LeaseError."""
+        """B waits for the only slot, then the driver reclaims B: its call fails with LimiterLost."""
         g, clock, (a, b) = workers(LimitSettings(max_concurrency=1), "A", "B")
         async with a.slot():
             waiting = asyncio.create_task(Holding(b, 1).finish())
             await clock.advance(0.0)
             g.reclaim("B")
         await clock.advance(1.0)  # A's idle slot goes back; B's waiting lease gets it, and the actor voids it
-        with pytest.raises(LeaseError, match="worker B: the limiter actor reclaimed its leases for model 'sim/echo'"):
+        with pytest.raises(LimiterLost, match="worker B: the limiter actor reclaimed its leases for model 'sim/echo'"):
             await waiting
+
+
+class Failing(InProcess):
+    """``InProcess`` whose first ``failures`` leases raise ``error`` (counted in ``attempts``)."""
+
+    def __init__(self, g: GlobalLimits, error: Exception, failures: int) -> None:
+        super().__init__(g)
+        self.error, self.failures, self.attempts = error, failures, 0
+
+    async def lease(self, worker, model, settings, ask):
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise self.error
+        return await super().lease(worker, model, settings, ask)
+
+
+class ActorDiedError(Exception):
+    """Named as Ray's: the limiter tells a dead actor from an unreachable one by the class name (Ray is optional)."""
+
+
+class TestLeaseFailures:
+    async def test_a_transient_failure_is_retried_and_the_call_admitted(self):
+        """Two failed round trips (the actor briefly unreachable): leased again after 0.1 s and 0.2 s, admitted."""
+        clock = ManualClock()
+        leases = Failing(GlobalLimits(ttl=1.0, clock=clock), ConnectionError("unreachable"), failures=2)
+        limiter = LeasedLimiter(leases, "A", M, LimitSettings(max_concurrency=2), clock=clock)
+        calls = Holding(limiter, 1)
+        await clock.advance(0.1)
+        await clock.advance(0.2)
+        await calls.finish()
+        assert (1, 3, 1, None) == (calls.admitted, leases.attempts, limiter.leases, limiter.lost)
+
+    async def test_every_retry_failing_loses_the_limiter(self):
+        """Six failed round trips (0.1 + 0.2 + 0.4 + 0.8 + 1.6 s of retries): the waiting call fails with
+        LimiterLost naming the cause, and so does every later call, without another round trip."""
+        clock = ManualClock()
+        leases = Failing(GlobalLimits(ttl=1.0, clock=clock), ConnectionError("unreachable"), failures=99)
+        limiter = LeasedLimiter(leases, "A", M, LimitSettings(max_concurrency=2), clock=clock)
+        waiting = asyncio.create_task(Holding(limiter, 1).finish())
+        for delay in (0.1, 0.2, 0.4, 0.8, 1.6):
+            await clock.advance(delay)
+        message = "worker A: no lease for model 'sim/echo' from the global limiter (ConnectionError: unreachable)"
+        with pytest.raises(LimiterLost, match=re.escape(message)):
+            await waiting
+        with pytest.raises(LimiterLost):
+            await Holding(limiter, 1).finish()
+        assert 6 == leases.attempts
+
+    async def test_a_dead_actor_is_not_retried(self):
+        clock = ManualClock()
+        leases = Failing(GlobalLimits(ttl=1.0, clock=clock), ActorDiedError("gone"), failures=99)
+        limiter = LeasedLimiter(leases, "A", M, LimitSettings(max_concurrency=2), clock=clock)
+        waiting = asyncio.create_task(Holding(limiter, 1).finish())
+        await clock.advance(0.0)
+        with pytest.raises(LimiterLost, match=re.escape("(ActorDiedError: gone)")):
+            await waiting
+        assert 1 == leases.attempts
