@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,22 @@ __all__ = ["RayExecutor", "WorkerState", "WorkersLost", "require_ray"]
 log = logging.getLogger(__name__)
 
 RAY_MISSING = "the Ray executor needs Ray: pip install -e '.[ray]'"
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse at once a ``HOST:PORT`` (or ``ray://HOST:PORT``) address where nothing listens.
+
+    ``ray.init`` would retry such an address for minutes before giving up; a TCP connect says in
+    seconds. ``auto`` and forms without a port are left to Ray.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InputError(f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the head "
+                         "with `ray start --head --port=PORT` and give HEAD:PORT") from None
 
 
 def require_ray() -> ModuleType:
@@ -97,6 +114,8 @@ class RayExecutor:
     # -- lifecycle -----------------------------------------------------------
     async def __aenter__(self) -> RayExecutor:
         ray = self._ray = require_ray()
+        if self.address is not None:
+            _check_reachable(self.address)
         if not ray.is_initialized():
             self._init(ray)
         try:

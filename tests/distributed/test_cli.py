@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 from collections import Counter
 from pathlib import Path
@@ -59,6 +60,15 @@ class TestRefused:
         assert 2 == main(sweep_args(root, tmp_path / "out", "--executor", "ray", *extra))
         assert f"error: {message}\n" == capsys.readouterr().err
         assert not (tmp_path / "out").exists()
+
+    def test_an_address_where_nothing_listens_fails_in_seconds(self, root, tmp_path, capsys):
+        """--ray-address of a port nobody listens on: exit 2 at once, saying so (ray.init would retry for minutes)."""
+        with socket.socket() as probe:  # a free port, closed again: nothing listens there
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        assert 2 == main(sweep_args(root, tmp_path / "out", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}"))
+        assert (f"error: --ray-address 127.0.0.1:{port}: nothing answers there (Connection refused); start the head "
+                "with `ray start --head --port=PORT` and give HEAD:PORT\n") == capsys.readouterr().err
 
 
 def records(path: Path, *, strict: bool = True) -> list[dict]:
