@@ -34,23 +34,35 @@ class BucketReading(msgspec.Struct, kw_only=True, frozen=True):
         return self.remaining + self.reset_s * (self.per_minute or per_minute) / 60.0
 
 
+# Beyond these a header is garbled or hostile, not a provider's budget: its reading is left out, so that
+# one odd reply can neither overflow the bucket's size nor pace calls hours apart.
+MAX_AMOUNT = 1e12  # requests or tokens
+MAX_RESET_S = 86400.0  # a day
+MIN_PER_MINUTE = 1.0  # a limit below one request (or token) a minute
+
+
 def _amount(text: str | None) -> float | None:
     try:
         value = float(text) if text is not None else math.nan
     except ValueError:
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if math.isfinite(value) and 0 <= value <= MAX_AMOUNT else None
 
 
 def read_limit_headers(headers: Mapping[str, str]) -> dict[str, BucketReading]:
-    """Readings (``"requests"``, ``"tokens"``) from a reply's headers; a kind lacking remaining or reset is left out."""
+    """Readings (``"requests"``, ``"tokens"``) from a reply's headers.
+
+    A kind lacking remaining or reset, or with either out of bounds (``MAX_AMOUNT``, ``MAX_RESET_S``),
+    is left out; a limit out of bounds (below ``MIN_PER_MINUTE``) reads as unknown.
+    """
     lowered = {name.lower(): value for name, value in headers.items()}
     readings: dict[str, BucketReading] = {}
     for kind in ("requests", "tokens"):
         remaining = _amount(lowered.get(f"x-ratelimit-remaining-{kind}"))
         reset_text = lowered.get(f"x-ratelimit-reset-{kind}")
         reset = parse_duration(reset_text) if reset_text is not None else None
-        if remaining is not None and reset is not None:
+        if remaining is not None and reset is not None and reset <= MAX_RESET_S:
+            limit = _amount(lowered.get(f"x-ratelimit-limit-{kind}"))
             readings[kind] = BucketReading(remaining=remaining, reset_s=reset,
-                                           per_minute=_amount(lowered.get(f"x-ratelimit-limit-{kind}")) or None)
+                                           per_minute=limit if limit is not None and limit >= MIN_PER_MINUTE else None)
     return readings

@@ -107,12 +107,20 @@ class SlidingWindow:
         if self.max_burst is None:
             return
         if reading.per_minute is not None:
-            self._emission = max(self.window / self.capacity, 60.0 / reading.per_minute)
+            self._pace(max(self.window / self.capacity, 60.0 / reading.per_minute))
         size = reading.size(self.capacity * 60.0 / self.window)
         self.burst = max(1, min(self.max_burst, int(size / 2)))
         short = self.burst - reading.remaining
         if short > 0:
             self._tat = max(self._tat, self._clock.now() + short * self._emission)
+
+    def _pace(self, emission: float) -> None:
+        """Pace at ``emission`` s per unit from now on; the admissions already paced ahead of now are re-spaced
+        at it too (a slower pace read once must not hold calls after a faster one is read again)."""
+        now = self._clock.now()
+        if self._tat > now:
+            self._tat = now + (self._tat - now) * emission / self._emission
+        self._emission = emission
 
     async def acquire(self, cost: int = 1) -> float:
         """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited.
@@ -284,7 +292,7 @@ class ModelLimiter:
             reading = readings.get(kind)
             if window is not None and reading is not None:
                 window.fit(reading)
-            elif window is not None and self._slow_start:
+            elif window is not None:  # no reading of this kind: the configured burst (a provider's limit stays)
                 window.burst = window.max_burst
         self._slow_start = False
 

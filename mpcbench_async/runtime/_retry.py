@@ -77,7 +77,8 @@ def parse_duration(text: str) -> float | None:
     if not parts or "".join(a + b for a, b in parts) != text:
         return None
     scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    return sum(float(value) * scale[unit] for value, unit in parts)
+    total = sum(float(value) * scale[unit] for value, unit in parts)
+    return total if math.isfinite(total) else None  # "9999…9s" overflows to inf
 
 
 def _parse_retry_after(value: str, now: float) -> float | None:

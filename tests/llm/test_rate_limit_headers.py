@@ -98,3 +98,18 @@ async def test_per_second_bucket_rejects_under_one_percent(configured_rpm):
                 tg.start_soon(one, i)
     assert sim.stats.faults.get("rate_limited", 0) <= 3
     assert {f"k{i}": 1 for i in range(300)} == sim.stats.completed
+
+
+async def test_a_hostile_header_never_fails_the_call(fake_clock):
+    """A 200 whose x-ratelimit headers overflow any arithmetic (a reset of 10^400 s) is still the call's reply."""
+    def handler(endpoint, request) -> WireCompletion:
+        completion = completion_from_builtins({"choices": [{"message": {"content": "ok"}}]}, model="m",
+                                              endpoint="mock")
+        completion.rate_limit_headers = {"x-ratelimit-remaining-requests": "5",
+                                         "x-ratelimit-reset-requests": "1" + "0" * 400 + "s"}
+        return completion
+
+    config = ModelConfig.from_dict({"models": {"gpt-x": {"limits": {"rpm": 600}}}})
+    async with LLMClient(config, transport=MockTransport(handler), clock=fake_clock) as client:
+        results = [await client.chat("gpt-x", [Message(role="user", content="hi")]) for _ in range(2)]
+    assert ["ok", "ok"] == [result.content for result in results]

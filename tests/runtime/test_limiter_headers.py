@@ -49,6 +49,21 @@ class TestReadLimitHeaders:
         """A kind needs both a remaining amount (a finite number, not negative) and a parseable reset."""
         assert {} == read_limit_headers(headers)
 
+    @pytest.mark.parametrize("headers", [
+        {"x-ratelimit-remaining-requests": "1e308", "x-ratelimit-reset-requests": "1s"},
+        {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "9" * 400 + "s"},
+        {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "1764201600000"},  # epoch ms
+        {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "25h"},
+    ], ids=["huge-remaining", "overflowing-reset", "epoch-reset", "reset-over-a-day"])
+    def test_hostile_amounts_and_resets_are_left_out(self, headers):
+        """Values no provider's budget has (over 1e12, a reset over a day or infinite) give no reading."""
+        assert {} == read_limit_headers(headers)
+
+    @pytest.mark.parametrize("limit", ["0", "0.001", "1e308"])
+    def test_a_limit_out_of_bounds_reads_as_unknown(self, limit):
+        """A limit below one a minute (or over 1e12) cannot set the pace: the reading keeps remaining and reset."""
+        assert BucketReading(remaining=3.0, reset_s=0.7) == read_limit_headers(per_second(3, "0.7s", limit))["requests"]
+
     def test_a_missing_or_garbled_limit_leaves_the_rate_unknown(self):
         """Without a usable limit the reading still counts; the bucket size then assumes the configured rate."""
         reading = read_limit_headers({"x-ratelimit-limit-tokens": "lots", "x-ratelimit-remaining-tokens": "400",
@@ -76,6 +91,17 @@ class TestSlowStart:
         limiter.observe(headers)
         assert 30 == limiter.requests.burst
         assert [0.0] * 29 + [0.1, 0.2] == await starts(limiter, clock, 31)
+
+    async def test_a_reply_without_headers_after_a_reading_restores_the_burst(self):
+        """A 429 reads 0 left of a bucket of 1 (60 per minute): a burst of 1. A later reply without headers (a
+        gateway that sends them on 429s only) restores the configured burst of 30; the provider's pace stays."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(0, "1s", limit=60))
+        assert 1 == limiter.requests.burst
+        limiter.observe({})
+        assert 30 == limiter.requests.burst
+        assert [0.0] * 29 + [1.0] == await starts(limiter, clock, 30)
 
     async def test_a_success_not_observed_ends_the_slow_start(self):
         """A caller that never passes headers still gets the configured burst after its first success."""
@@ -116,6 +142,16 @@ class TestBurstFromHeaders:
         limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
         limiter.observe(per_second(9, "0.5s", limit=120))
         assert [0.0] * 5 + [0.5, 1.0] == await starts(limiter, clock, 7)
+
+    async def test_a_slower_pace_read_once_is_undone_by_a_faster_one(self):
+        """60 per minute read once (one every 1 s; a burst of 4) paces 6 calls to 2 s; then 600 per minute is read:
+        the calls already paced ahead are re-spaced at 0.1 s, so the next start at 2.0 s, not at 5.6 s."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter.observe(per_second(9, "0.5s", limit=60))
+        assert [0.0] * 4 + [1.0, 2.0] == await starts(limiter, clock, 6)
+        limiter.observe(per_second(9, "0.1s"))
+        assert [2.0, 2.1, 2.2] == await starts(limiter, clock, 3)
 
     async def test_a_higher_provider_limit_keeps_the_configured_pace(self):
         """rpm 600 configured, the provider allows 6000 per minute (a bucket of 9 + 0.1 s × 100/s = 19): a burst of 9,
