@@ -101,8 +101,6 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
     from ..mpcbench import safe_name
     from ..perf import LevelResult, ProfileOptions, profile_endpoint, render_endpoint_profile, render_ttft_cdf
 
-    if args.duration <= 0 or args.prompt_tokens < 1 or args.max_tokens < 1:
-        raise InputError("--duration, --prompt-tokens and --max-tokens must be positive")
     def seconds(value: float) -> float:  # --warmup/--cooldown below 1: a fraction of --duration
         return value * args.duration if 0 < value < 1 else value
 

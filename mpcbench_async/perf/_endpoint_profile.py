@@ -11,15 +11,18 @@ Three modes, as serving benchmarks (vLLM's ``bench serve``, GuideLLM) measure an
   what it was sent (``keeps_up``) — as GuideLLM's sweep does.
 
 Every request goes through ``LLMClient`` (streamed by default, so TTFT and the
-inter-token gaps are recorded) with adaptation and retries off, so errors and 429s
-count as the endpoint returns them; each call's record (``call_sink``) gives its
-timings. Requests that started in the warm-up or ended in the cool-down of a level
-count in no figure. The knee is the lowest concurrency reaching 90% of the peak rate.
+inter-token gaps are recorded) with adaptation, retries, the circuit breaker and the
+config's rpm/tpm off, so errors and 429s count as the endpoint returns them and the
+load is what was asked for; each call's record (``call_sink``) gives its timings.
+Requests that started in the warm-up or ended in the cool-down of a level count in no
+latency; rates count the share of each request's run between the two. A rate level
+sends nothing after its end: arrivals still held by the cap then are ``unsent``.
+The knee is the lowest concurrency reaching 90% of the peak rate.
 """
 
 from __future__ import annotations
 
-import random
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -32,7 +35,7 @@ from ..llm import LLMClient, ModelConfig, is_sim_model
 from ..records import LLMCallRecord, Message
 from ..sim import SimProvider
 from ._endpoint_stats import SLO_KEYS, LevelResult, RequestSample, measured, summarize, ttft_cdf
-from ._load import Arrivals, arrival_offsets, sweep_rates
+from ._load import Arrivals, arrival_offsets, level_rng, sweep_rates
 
 __all__ = ["EndpointProfile", "ProfileOptions", "profile_endpoint"]
 
@@ -60,6 +63,8 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     stream: bool = True
 
     def __post_init__(self) -> None:
+        if not all(math.isfinite(value) for value in (*self.rates, *self.slo.values(), self.warmup, self.cooldown)):
+            raise InputError("--rates, --slo, --warmup and --cooldown take finite numbers (not inf or nan)")
         if self.mode == "rate" and not self.rates:
             raise InputError("--mode rate needs --rates R1,R2,... (requests/s)")
         if self.rates and self.mode != "rate":
@@ -155,8 +160,9 @@ class _Levels:
         self.ttfts: dict[str, list[float]] = {}
 
     def _client(self, cap: int, records: dict[str, LLMCallRecord]) -> LLMClient:
-        tuned = self.config.with_overrides(self.model, {"limits": {"max_concurrency": cap, "adaptive": False},
-                                                        "retry": {"max_attempts": 1}})
+        tuned = self.config.with_overrides(self.model, {
+            "limits": {"max_concurrency": cap, "adaptive": False, "rpm": None, "tpm": None},
+            "retry": {"max_attempts": 1}, "breaker": {"failures": 0}})
         client = LLMClient(tuned, sim_base_url=self.sim_base_url,
                            call_sink=lambda record: records.__setitem__(record.key, record))
         client.check_models([self.model])
@@ -181,7 +187,7 @@ class _Levels:
     async def rate(self, rate: float) -> LevelResult:
         records: dict[str, LLMCallRecord] = {}
         cap = self.options.max_concurrency
-        offsets = arrival_offsets(rate, self.duration, self.options.arrivals, random.Random(self.options.seed))
+        offsets = arrival_offsets(rate, self.duration, self.options.arrivals, level_rng(self.options.seed, rate))
         async with self._client(cap, records) as client:
             run = _Run(client, records, self.model, self.messages, self.params)
             slots = anyio.Semaphore(cap)
@@ -192,14 +198,19 @@ class _Levels:
                 finally:
                     slots.release()
 
+            unsent = 0
             async with anyio.create_task_group() as tg:
                 for n, offset in enumerate(offsets):
                     await anyio.sleep(max(0.0, offset - run.now()))
                     if slots.value == 0:
                         run.capped += 1
                     await slots.acquire()
+                    if run.now() >= self.duration:  # held by the cap past the level's end: never sent
+                        slots.release()
+                        unsent = len(offsets) - n
+                        break
                     tg.start_soon(send, f"profile-r{rate:g}-{n}")
-        return self._summarize(run, rate=rate, scheduled=offsets)
+        return self._summarize(run, rate=rate, scheduled=offsets, unsent=unsent)
 
     async def run(self, concurrencies: Sequence[int], progress: Callable[[LevelResult], None] | None,
                   ) -> tuple[list[LevelResult], float | None]:
@@ -228,13 +239,32 @@ class _Levels:
         return levels, None
 
     def _summarize(self, run: _Run, *, concurrency: int | None = None, rate: float | None = None,
-                   scheduled: Sequence[float] | None = None) -> LevelResult:
+                   scheduled: Sequence[float] | None = None, unsent: int = 0) -> LevelResult:
         level = summarize(run.samples, duration_s=self.duration, warmup_s=self.warmup_s,
                           cooldown_s=self.cooldown_s, slo=self.options.slo, concurrency=concurrency, rate=rate,
-                          scheduled=scheduled, max_in_flight=run.max_in_flight, capped=run.capped)
+                          scheduled=scheduled, max_in_flight=run.max_in_flight, capped=run.capped, unsent=unsent)
         kept = measured(run.samples, self.warmup_s, self.cooldown_s, self.duration)
         self.ttfts[level.load] = [s.ttft_s for s in kept if s.ok and s.ttft_s is not None]
         return level
+
+
+MAX_ARRIVALS = 1_000_000  # requests one rate level may schedule
+MAX_PROMPT_TOKENS = 1_000_000
+MAX_OUTPUT_TOKENS = 10_000_000
+
+
+def _check_load(options: ProfileOptions, *, duration: float, prompt_tokens: int, max_tokens: int) -> None:
+    """Refuse, naming the flag, a load that is not a number or could not be generated (a schedule, a prompt)."""
+    if not (math.isfinite(duration) and duration > 0):
+        raise InputError(f"--duration must be a positive number of seconds, got {duration:g}")
+    if not 1 <= prompt_tokens <= MAX_PROMPT_TOKENS:
+        raise InputError(f"--prompt-tokens must be between 1 and {MAX_PROMPT_TOKENS:,}, got {prompt_tokens}")
+    if not 1 <= max_tokens <= MAX_OUTPUT_TOKENS:
+        raise InputError(f"--max-tokens must be between 1 and {MAX_OUTPUT_TOKENS:,}, got {max_tokens}")
+    for rate in options.rates:
+        if rate * duration > MAX_ARRIVALS:
+            raise InputError(f"--rates {rate:g} for --duration {duration:g} s schedules {rate * duration:,.0f} "
+                             f"requests in one level (at most {MAX_ARRIVALS:,}): lower the rate or the duration")
 
 
 def _embedded_sim(config: ModelConfig, model: str) -> bool:
@@ -256,6 +286,7 @@ async def profile_endpoint(
     started before the first level, so its start-up is in no level's figures.
     """
     options = options or ProfileOptions()
+    _check_load(options, duration=duration, prompt_tokens=prompt_tokens, max_tokens=max_tokens)
     warmup_s, cooldown_s = options.warmup, options.cooldown
     if warmup_s + cooldown_s >= duration:
         raise InputError(f"--warmup and --cooldown ({warmup_s:g} s + {cooldown_s:g} s) leave nothing of "

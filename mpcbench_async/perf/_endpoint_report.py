@@ -32,7 +32,9 @@ def _settings(profile: EndpointProfile) -> list[str]:
     window = [f"started in the first {profile.warmup_s:g} s"] if profile.warmup_s else []
     window += [f"ended in the last {profile.cooldown_s:g} s"] if profile.cooldown_s else []
     if window:
-        text += f" Requests {' or '.join(window)} of a level are excluded."
+        text += f" Requests {' or '.join(window)} of a level are excluded from the counts and latencies."
+    text += (" Rates count each request by the share of its run inside the measured window (so requests straddling"
+             " its edges count in part).")
     if profile.slo:
         limits = ", ".join(f"{key} ≤ {limit:g} s" for key, limit in sorted(profile.slo.items()))
         text += f" Goodput: successful requests meeting every SLO ({limits})."
@@ -49,7 +51,8 @@ def _throughput_row(lv: LevelResult) -> str:
     return (f"| {lv.load} | {_or_dash(lv.sent_requests_per_s, '.2f')} | {lv.requests} | {lv.ok} | {lv.errors} | "
             f"{lv.rate_limited} | {lv.excluded} | "
             f"{lv.requests_per_s:.2f} | {lv.output_tokens_per_s:.0f} | {_or_dash(lv.goodput_requests_per_s, '.2f')} | "
-            f"{met} | {lv.max_in_flight} | {lv.capped} | {'yes' if lv.oversaturated else ''} |")
+            f"{met} | {lv.max_in_flight} | {lv.capped}{f' ({lv.unsent} unsent)' if lv.unsent else ''} | "
+            f"{'yes' if lv.oversaturated else ''} |")
 
 
 def render_endpoint_profile(profile: EndpointProfile) -> tuple[str, str]:

@@ -14,8 +14,8 @@ import msgspec
 
 from .._numbers import Quantiles
 
-__all__ = ["SLO_KEYS", "LevelResult", "Percentiles", "RequestSample", "keeps_up", "measured", "meets_slo", "summarize",
-           "ttft_cdf"]
+__all__ = ["SLO_KEYS", "LevelResult", "Percentiles", "RequestSample", "in_window", "keeps_up", "measured", "meets_slo",
+           "summarize", "ttft_cdf"]
 
 SLO_KEYS = ("e2e", "tpot", "ttft")
 
@@ -66,16 +66,19 @@ class Percentiles(msgspec.Struct, kw_only=True, frozen=True):
 class LevelResult(msgspec.Struct, kw_only=True):
     """One load level: closed-loop at ``concurrency`` workers, or open-loop at ``rate`` requests/s.
 
-    Every figure counts only the measured requests (``excluded`` started in the warm-up or
-    finished in the cool-down), sent over ``duration_s`` seconds (see ``summarize``). Rates count
-    successful requests; ``sent_requests_per_s`` is the rate a rate level's schedule
-    actually sent after the warm-up (a Poisson draw's count is not exactly ``rate``).
+    The counts and latencies are of the measured requests (``excluded`` started in the warm-up
+    or finished in the cool-down); the rates are over the ``duration_s`` seconds between the
+    warm-up and the cool-down, each request counted by the share of its run inside them (see
+    ``summarize``). Rates count successful requests; ``sent_requests_per_s`` is the rate a
+    rate level's schedule actually sent after the warm-up (a Poisson draw's count is not
+    exactly ``rate``).
     ``ttft``, ``tpot``, ``itl`` (all inter-token gaps of all requests) and ``e2e`` are in
     seconds; the streamed ones are ``None`` when streaming was off.
     ``goodput_requests_per_s`` counts the requests meeting every SLO, ``slo_met_fraction``
     their share of the measured requests (errors never meet them); both ``None`` without
     SLOs. ``capped`` counts the requests of a rate level that found ``max_in_flight`` at the
-    cap and waited; ``oversaturated``: a rate level was capped or did not keep up (``keeps_up``).
+    cap and waited; ``unsent`` those still waiting when the level ended (never sent);
+    ``oversaturated``: a rate level was capped or did not keep up (``keeps_up``).
     """
 
     concurrency: int | None = None
@@ -99,6 +102,7 @@ class LevelResult(msgspec.Struct, kw_only=True):
     rate_limited_rate: float
     max_in_flight: int = 0
     capped: int = 0
+    unsent: int = 0
     oversaturated: bool = False
 
     @property
@@ -115,6 +119,19 @@ def measured(samples: Sequence[RequestSample], warmup_s: float, cooldown_s: floa
     with a cool-down, a request still running then ends inside it and is excluded.
     """
     return [s for s in samples if s.start_s >= warmup_s and (cooldown_s <= 0 or s.end_s <= duration_s - cooldown_s)]
+
+
+def in_window(sample: RequestSample, start: float, end: float) -> float:
+    """The share of ``sample``'s run (start to end) inside ``[start, end]``; an instant one counts whole if inside.
+
+    Summed over a level's requests and divided by the window's length it is the rate at which
+    they ran there, unbiased whatever their phase: a closed loop of C workers whose requests
+    take L seconds sums to exactly C × window / L, however many requests straddle either edge.
+    """
+    length = sample.end_s - sample.start_s
+    if length <= 0:
+        return 1.0 if start <= sample.start_s <= end else 0.0
+    return max(0.0, min(sample.end_s, end) - max(sample.start_s, start)) / length
 
 
 def keeps_up(samples: Sequence[RequestSample], warmup_s: float, duration_s: float) -> bool:
@@ -159,43 +176,45 @@ def meets_slo(sample: RequestSample, slo: Mapping[str, float]) -> bool:
 
 def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: float = 0.0, cooldown_s: float = 0.0,
               slo: Mapping[str, float] | None = None, concurrency: int | None = None, rate: float | None = None,
-              scheduled: Sequence[float] | None = None, max_in_flight: int = 0, capped: int = 0) -> LevelResult:
+              scheduled: Sequence[float] | None = None, max_in_flight: int = 0, capped: int = 0,
+              unsent: int = 0) -> LevelResult:
     """The figures of a level that sent requests for ``duration_s`` s, from ``every`` request's sample.
 
-    They count the ``measured`` samples over the time those were sent in, so that the rates
-    are unbiased however long a request takes: from the warm-up's end to the end of sending
-    without a cool-down (every request sent then counts, the last ones ending after it); with
-    one, to the cool-down's start less the counted requests' mean duration (a request counts
-    only if it ended before the cool-down, so those sent in its last mean duration mostly do
-    not). ``scheduled``: when a rate level's requests were due (seconds from its start), for
-    the rate it sent. A rate level is over-saturated when its cap was hit or it did not keep
-    up (``keeps_up``, over every sample).
+    Counts and latencies are of the ``measured`` samples. Rates (requests/s, output tokens/s,
+    goodput) are over the window from the warm-up's end to the cool-down's start, each request
+    (of ``every``) counted by the share of its run inside it (``in_window``): unbiased however
+    long a request takes and whatever the phase of the workers (all start at 0 in a closed
+    loop), where counting whole requests started or ended in the window is off by up to one
+    request per worker. ``scheduled``: when a rate level's requests were due (seconds from its
+    start), for the rate it sent. A rate level is over-saturated when its cap was hit or it
+    did not keep up (``keeps_up``, over every sample).
     """
     slo = slo or {}
     samples = measured(every, warmup_s, cooldown_s, duration_s)
-    send_s = duration_s - warmup_s - cooldown_s
-    window_s = send_s - (math.fsum(s.end_s - s.start_s for s in samples) / len(samples)
-                         if cooldown_s > 0 and samples else 0.0)
+    window_s = duration_s - warmup_s - cooldown_s
+    window_end = duration_s - cooldown_s
+    share = {id(s): in_window(s, warmup_s, window_end) for s in every}
     ok = [s for s in samples if s.ok]
-    sent = None if scheduled is None else sum(warmup_s <= t < duration_s - cooldown_s for t in scheduled) / send_s
+    ran_ok = [s for s in every if s.ok]
+    sent = None if scheduled is None else sum(warmup_s <= t < window_end for t in scheduled) / window_s
     rate_limited = sum(s.rate_limited for s in samples)
     requests, window = len(samples), max(window_s, 1e-9)
-    met = sum(meets_slo(s, slo) for s in samples) if slo else None
+    met = math.fsum(share[id(s)] for s in every if meets_slo(s, slo)) if slo else None
     return LevelResult(
         concurrency=concurrency, rate=rate, sent_requests_per_s=None if sent is None else round(sent, 2),
         requests=requests, ok=len(ok), errors=requests - len(ok),
         rate_limited=rate_limited, excluded=len(every) - requests, duration_s=round(window_s, 3),
-        requests_per_s=round(len(ok) / window, 2),
-        output_tokens_per_s=round(sum(s.output_tokens for s in ok) / window, 1),
+        requests_per_s=round(math.fsum(share[id(s)] for s in ran_ok) / window, 2),
+        output_tokens_per_s=round(math.fsum(s.output_tokens * share[id(s)] for s in ran_ok) / window, 1),
         e2e=Percentiles.of(s.e2e_s for s in ok if s.e2e_s is not None),
         ttft=Percentiles.of(s.ttft_s for s in ok if s.ttft_s is not None),
         tpot=Percentiles.of(s.tpot_s for s in ok if s.tpot_s is not None),
         itl=Percentiles.of(gap for s in ok for gap in s.itl_s),
         goodput_requests_per_s=None if met is None else round(met / window, 2),
-        slo_met_fraction=None if met is None else round(met / max(1, requests), 4),
+        slo_met_fraction=None if not slo else round(sum(meets_slo(s, slo) for s in samples) / max(1, requests), 4),
         error_rate=round((requests - len(ok)) / max(1, requests), 4),
         rate_limited_rate=round(rate_limited / max(1, requests), 4),
-        max_in_flight=max_in_flight, capped=capped,
+        max_in_flight=max_in_flight, capped=capped, unsent=unsent,
         oversaturated=rate is not None and (capped > 0 or not keeps_up(every, warmup_s, duration_s)))
 
 

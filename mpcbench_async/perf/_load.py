@@ -10,9 +10,18 @@ import math
 import random
 from typing import Literal
 
-__all__ = ["Arrivals", "arrival_offsets", "sweep_rates"]
+__all__ = ["Arrivals", "arrival_offsets", "level_rng", "sweep_rates"]
 
 Arrivals = Literal["poisson", "constant"]
+
+
+def level_rng(seed: int, rate: float) -> random.Random:
+    """The random source of the rate level ``rate`` of a profile seeded ``seed``: its own per level.
+
+    With one source for all, ``expovariate(r)`` would scale the same draws by ``1/r``, making every
+    level's schedule a time-scaled copy of the others (their bursts and gaps all in the same places).
+    """
+    return random.Random(f"{seed}:{rate!r}")
 
 
 def arrival_offsets(rate: float, duration: float, arrivals: Arrivals, rng: random.Random) -> list[float]:

@@ -15,7 +15,7 @@ from mpcbench_async.llm import ModelConfig
 from mpcbench_async.perf import LevelResult, ProfileOptions, RequestSample, profile_endpoint
 from mpcbench_async.perf._endpoint_profile import _Levels
 from mpcbench_async.perf._endpoint_stats import keeps_up, meets_slo, summarize, ttft_cdf
-from mpcbench_async.perf._load import arrival_offsets, sweep_rates
+from mpcbench_async.perf._load import arrival_offsets, level_rng, sweep_rates
 
 
 def sample(start: float, end: float, *, ok: bool = True, ttft: float | None = None, tpot: float | None = None,
@@ -52,7 +52,8 @@ class TestStreamedTimingsFollowTheSim:
         assert 0.2 <= level.ttft.p50 < 0.3
         assert 0.014 <= level.tpot.p50 <= 0.026 and 0.014 <= level.itl.mean <= 0.026
         assert 0.4 <= level.e2e.p50 < 0.56 and level.e2e.p50 <= level.e2e.p99
-        assert level.output_tokens_per_s == pytest.approx(11 * level.ok / level.duration_s, rel=0.01)
+        assert level.output_tokens_per_s == pytest.approx(11 * level.requests_per_s, rel=0.01)
+        assert level.requests_per_s == pytest.approx(2 / level.e2e.mean, rel=0.05)  # Little's law: C / latency
         assert profile.ttft_cdf_level == "c=2" and profile.ttft_cdf[-1][1] == 1.0
         assert profile.ttft_cdf[0][0] >= 0.2  # the fastest of the level's requests (fewer than 100 of them)
 
@@ -89,6 +90,13 @@ class TestArrivals:
         assert 0.05 * 0.93 <= sum(gaps) / len(gaps) <= 0.05 * 1.07
         assert 2000 * 0.93 <= len(first) <= 2000 * 1.07
 
+    def test_each_rate_level_draws_its_own_schedule(self):
+        """Same seed, rates 5 and 10: reproducible per level, and not one schedule scaled to the other's rate."""
+        slow = arrival_offsets(5.0, 10.0, "poisson", level_rng(0, 5.0))
+        fast = arrival_offsets(10.0, 10.0, "poisson", level_rng(0, 10.0))
+        assert slow == arrival_offsets(5.0, 10.0, "poisson", level_rng(0, 5.0))
+        assert [round(t / 2, 9) for t in slow[:20]] != [round(t, 9) for t in fast[:20]]
+
     def test_constant(self):
         assert [0.0, 0.25, 0.5, 0.75] == arrival_offsets(4.0, 1.0, "constant", random.Random(0))
         assert [0.0, 0.4, 0.8] == arrival_offsets(2.5, 1.0, "constant", random.Random(0))
@@ -96,18 +104,19 @@ class TestArrivals:
 
 class TestWindow:
     def test_warmup_and_cooldown_exclude_by_start_and_end(self):
-        """A 10 s level, warm-up 2 s, cool-down 1 s: kept iff start ≥ 2 and end ≤ 9.
+        """A 10 s level, warm-up 2 s, cool-down 1 s: counted and timed iff start ≥ 2 and end ≤ 9.
 
-        The 3 kept took 7/3 s on average, so they were sent over 7 - 7/3 s (a request sent in
-        the last 7/3 s before the cool-down mostly ended inside it).
+        The rates are over the 7 s from 2 to 9, each successful request counted by the share of
+        its run in them: 0.5/0.6 of the one from 1.9 to 2.5, the two inside whole, 0.5/0.6 of
+        the one from 8.5 to 9.1: 3.667 requests, 0.52 a second.
         """
         samples = [sample(0.5, 1.0), sample(1.9, 2.5),  # started in the warm-up
                    sample(2.0, 3.0), sample(4.0, 9.0), sample(5.0, 6.0, ok=False),  # measured
                    sample(8.5, 9.1), sample(9.5, 10.4)]  # ended in the cool-down (or after sending stopped)
         level = summarize(samples, duration_s=10.0, warmup_s=2.0, cooldown_s=1.0)
-        assert (level.requests, level.ok, level.errors, level.excluded, level.duration_s) == (3, 2, 1, 4, 4.667)
+        assert (level.requests, level.ok, level.errors, level.excluded, level.duration_s) == (3, 2, 1, 4, 7.0)
         assert level.sent_requests_per_s is None  # a concurrency level
-        assert (level.requests_per_s, level.output_tokens_per_s, level.error_rate) == (0.43, 4.3, 0.3333)
+        assert (level.requests_per_s, level.output_tokens_per_s, level.error_rate) == (0.52, 5.2, 0.3333)
         assert level.e2e is not None and (level.e2e.p50, level.e2e.p99, level.e2e.mean) == (1.0, 5.0, 3.0)
 
     def test_the_rate_sent_counts_the_requests_due_in_the_window(self):
@@ -115,26 +124,39 @@ class TestWindow:
         due = [i + 0.5 for i in range(10)]
         level = summarize([sample(t, t + 0.2) for t in due], duration_s=10.0, warmup_s=2.0,
                           cooldown_s=1.0, rate=1.0, scheduled=due)
-        assert (level.sent_requests_per_s, level.requests, level.requests_per_s) == (1.0, 7, 1.03)
+        assert (level.sent_requests_per_s, level.requests, level.requests_per_s) == (1.0, 7, 1.0)
 
     def test_the_rate_is_not_biased_by_how_long_requests_take(self):
         """2 workers back to back, 0.5 s a request, for 10 s: 4 req/s, with or without a cool-down.
 
-        Without one, every request sent after the warm-up counts (the last ending after the 10 s).
+        Without one, the window runs to the 10 s (the last requests end after it, counted in part).
         """
         samples = [sample(t, t + 0.5) for t in (0.25 + k * 0.5 for k in range(20)) for _worker in range(2)]
         with_cooldown = summarize(samples, duration_s=10.0, warmup_s=1.0, cooldown_s=1.0, concurrency=2)
-        assert (with_cooldown.requests, with_cooldown.duration_s, with_cooldown.requests_per_s) == (30, 7.5, 4.0)
+        assert (with_cooldown.requests, with_cooldown.duration_s, with_cooldown.requests_per_s) == (30, 8.0, 4.0)
         without = summarize(samples, duration_s=10.0, warmup_s=1.0, concurrency=2)
         assert (without.requests, without.duration_s, without.requests_per_s) == (36, 9.0, 4.0)
         assert (without.output_tokens_per_s, without.excluded) == (40.0, 4)
+
+    @pytest.mark.parametrize(("warmup", "cooldown"), [(0.0, 0.0), (0.0, 0.5), (0.3, 0.0), (0.3, 0.5)])
+    @pytest.mark.parametrize(("concurrency", "latency", "duration"), [(16, 3.0, 10.0), (4, 2.1, 10.0), (2, 1.4, 2.0)])
+    def test_a_closed_loop_from_time_0_reads_concurrency_over_latency(self, concurrency, latency, duration, warmup,
+                                                                    cooldown):
+        """Every worker sends its first request at 0, as the profile does, and its next when the last ends, until
+        the level's end: the rate is C / L exactly, even with fewer than two requests per worker in the window
+        (counting whole requests read 16 workers at 3 s as 6.4 req/s, not 5.33)."""
+        samples = [sample(k * latency, (k + 1) * latency) for _worker in range(concurrency)
+                   for k in range(int(duration // latency) + 1)]
+        level = summarize(samples, duration_s=duration, warmup_s=warmup, cooldown_s=cooldown,
+                          concurrency=concurrency)
+        assert level.requests_per_s == round(concurrency / latency, 2)
 
 
 class TestGoodput:
     def test_requests_meeting_every_slo(self):
         """6 requests: 2 meet ttft ≤ 0.5 and tpot ≤ 0.05 (one a 1-token reply without TPOT).
 
-        A 4 s level with a 0.5 s cool-down: the 6 took 5.5/6 s on average, sent over 3.5 - 5.5/6 s.
+        A 4 s level with a 0.5 s cool-down: every request ran inside its first 3.5 s, so 2 / 3.5 met them a second.
         """
         samples = [sample(0.0, 1.0, ttft=0.4, tpot=0.04),  # meets
                    sample(0.5, 1.5, ttft=0.4, tpot=None, tokens=1),  # meets: no TPOT to exceed
@@ -145,7 +167,7 @@ class TestGoodput:
         slo = {"ttft": 0.5, "tpot": 0.05}
         assert [True, True, False, False, False, False] == [meets_slo(s, slo) for s in samples]
         level = summarize(samples, duration_s=4.0, cooldown_s=0.5, slo=slo)
-        assert (level.requests, level.goodput_requests_per_s, level.slo_met_fraction) == (6, 0.77, 0.3333)
+        assert (level.requests, level.goodput_requests_per_s, level.slo_met_fraction) == (6, 0.57, 0.3333)
         assert (level.rate_limited, level.rate_limited_rate) == (1, 0.1667)
         e2e_only = summarize(samples, duration_s=4.0, slo={"e2e": 1.0})
         assert (e2e_only.goodput_requests_per_s, e2e_only.slo_met_fraction) == (1.25, 0.8333)
@@ -158,8 +180,8 @@ class TestSweep:
         """Synchronous 2 req/s, saturation 12 req/s (as measured at c=1 and c=max), 4 points between."""
         sync = summarize([sample(i * 0.5, i * 0.5 + 0.5) for i in range(10)], duration_s=5.0,
                          concurrency=1)
-        saturated = summarize([sample(i / 12, i / 12 + 0.5) for i in range(60)], duration_s=5.0,
-                              concurrency=8)
+        saturated = summarize([sample(i / 12, i / 12 + 0.5) for i in range(-6, 60)], duration_s=5.0,
+                              concurrency=8)  # 12 a second, 6 running at every instant of the 5 s
         assert (2.0, 12.0) == (sync.requests_per_s, saturated.requests_per_s)
         assert [4.0, 6.0, 8.0, 10.0] == sweep_rates(sync.requests_per_s, saturated.requests_per_s, 4)
         assert [7.0] == sweep_rates(2.0, 12.0, 1)
@@ -210,6 +232,9 @@ class TestSweep:
         assert [(0.2, 0.5), (0.3, 1.0)] == ttft_cdf([0.3, 0.2])
 
 
+NOT_FINITE = "--rates, --slo, --warmup and --cooldown take finite numbers (not inf or nan)"
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--mode", "rate"], "--mode rate needs --rates R1,R2,... (requests/s)"),
     (["--mode", "rate", "--rates", ""], "--rates: give at least one rate (requests/s), e.g. --rates 1,5,10"),
@@ -226,6 +251,15 @@ class TestSweep:
     (["--mode", "sweep", "--max-concurrency", "0"], "--max-concurrency and --sweep-points must be positive"),
     (["--warmup", "3", "--cooldown", "0.5", "--duration", "5"],
      "--warmup and --cooldown (3 s + 2.5 s) leave nothing of --duration 5 s to measure"),
+    (["--mode", "rate", "--rates", "inf"], NOT_FINITE),
+    (["--warmup", "nan"], NOT_FINITE),
+    (["--duration", "nan"], "--duration must be a positive number of seconds, got nan"),
+    (["--duration", "0"], "--duration must be a positive number of seconds, got 0"),
+    (["--mode", "rate", "--rates", "1e9"], "--rates 1e+09 for --duration 10 s schedules 10,000,000,000 requests in one "
+                                           "level (at most 1,000,000): lower the rate or the duration"),
+    (["--max-tokens", "10000000000000000000000"], "--max-tokens must be between 1 and 10,000,000, got "
+                                                  "10000000000000000000000"),
+    (["--prompt-tokens", "0"], "--prompt-tokens must be between 1 and 1,000,000, got 0"),
 ])
 def test_input_errors(argv, message, tmp_path, capsys, restored_logging):
     """Each bad flag is one `error:` line (exit 2), before anything is measured or written."""
@@ -233,6 +267,35 @@ def test_input_errors(argv, message, tmp_path, capsys, restored_logging):
     assert 2 == main(["profile", "endpoint", "--model", "sim/echo", "--out", str(out), *argv])
     assert f"error: {message}\n" == capsys.readouterr().err
     assert not out.exists() or not any(out.iterdir())
+
+
+class TestTheLoadIsWhatWasAskedFor:
+    async def test_a_dead_endpoint_is_sent_every_request(self, sim):
+        """Every connection dropped (pdrop=1): no circuit breaker stands in for the endpoint, so each request the
+        level counts reached the sim (5 failures would open it and fail the rest unsent, thousands a second)."""
+        profile = await profile_endpoint(ModelConfig(), "sim/echo?pdrop=1", concurrencies=[2], duration=0.3,
+                                         sim_base_url=sim.base_url, options=ProfileOptions(stream=False))
+        (level,) = profile.levels
+        assert level.ok == 0 and level.errors == level.requests > 5
+        assert sum(sim.stats.received.values()) == level.requests + level.excluded
+
+    async def test_the_configs_rpm_does_not_throttle_the_profile(self, sim):
+        """A model configured at rpm 60 (one a second, paced) still gets the 2 workers' load: 10 ms replies."""
+        config = ModelConfig.from_dict({"models": {"sim/echo": {"limits": {"rpm": 60}}}})
+        profile = await profile_endpoint(config, "sim/echo?latency_ms=10", concurrencies=[2], duration=0.3,
+                                         sim_base_url=sim.base_url, options=ProfileOptions(stream=False))
+        assert profile.levels[0].requests > 6
+
+    async def test_a_capped_rate_level_sends_nothing_after_its_end(self, sim):
+        """50 req/s (constant: 25 due in 0.5 s) through a cap of 1 against 100 ms replies: at most 5 or 6 are sent,
+        the rest are unsent when the level ends, and the rate read is what ran (at most 1 / 0.1 s), not 50."""
+        options = ProfileOptions(mode="rate", rates=(50.0,), arrivals="constant", max_concurrency=1, stream=False)
+        profile = await profile_endpoint(ModelConfig(), "sim/echo?latency_ms=100", duration=0.5,
+                                         sim_base_url=sim.base_url, options=options)
+        (level,) = profile.levels
+        assert level.requests + level.excluded + level.unsent == 25 and level.unsent >= 19
+        assert level.oversaturated and level.capped > 0 and level.requests_per_s <= 10.5
+        assert sum(sim.stats.received.values()) == 25 - level.unsent
 
 
 def test_input_error_exit_code_in_a_process(tmp_path):
