@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import Counter
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,17 @@ class TestSameResults:
         assert [set(), set()] == in_flight
 
 
+@asynccontextmanager
+async def two_workers(workspace, seed: int, on_complete):
+    """A seeded sim (2 ms replies, ``on_complete`` on each completed call) and 2 Ray workers: the workspace's root,
+    config and the executor."""
+    async with SimServer(seed=seed, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
+        root = workspace(sim.base_url)
+        config, _, _ = plan_of(root)
+        async with RayExecutor(config, workers=2) as executor:
+            yield root, config, executor
+
+
 def unit_of(call_key: str) -> str:
     """The unit a call belongs to: its key's first part (``<unit>/turn2``, ``<unit>/try1``)."""
     return call_key.split("/")[0]
@@ -113,13 +125,10 @@ class TestWorkerKilled:
                         on_disk={r["key"] for name in ("runs.jsonl", "judgements.jsonl") for r in records(out / name)})
             os.kill(victim.pid, signal.SIGKILL)
 
-        async with SimServer(seed=22, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
-            root = workspace(sim.base_url)
-            config, _, _ = plan_of(root)
-            async with RayExecutor(config, workers=2) as executor:
-                executors.append(executor)
-                await sweep(root, out, executor)
-                alive = [worker.alive for worker in executor.workers]
+        async with two_workers(workspace, 22, on_complete) as (root, _, executor):
+            executors.append(executor)
+            await sweep(root, out, executor)
+            alive = [worker.alive for worker in executor.workers]
         runs, judgements = records(out / "runs.jsonl"), records(out / "judgements.jsonl")
         assert (16, {"ok"}) == (len(runs), {r["status"] for r in runs})
         assert (16, {"ok"}) == (len(judgements), {r["status"] for r in judgements})
@@ -143,13 +152,10 @@ class TestWorkerKilled:
                 for worker in executors[0].workers:
                     os.kill(worker.pid, signal.SIGKILL)
 
-        async with SimServer(seed=23, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
-            root = workspace(sim.base_url)
-            config, _, _ = plan_of(root)
-            async with RayExecutor(config, workers=2) as executor:
-                executors.append(executor)
-                with pytest.raises(WorkersLost) as raised:
-                    await sweep(root, out, executor)
+        async with two_workers(workspace, 23, on_complete) as (root, _, executor):
+            executors.append(executor)
+            with pytest.raises(WorkersLost) as raised:
+                await sweep(root, out, executor)
         assert str(raised.value) == ("every Ray worker died (2 started); the finished units are saved: rerun the same "
                                      "command to resume")
         runs = records(out / "runs.jsonl")
@@ -169,13 +175,11 @@ class TestWorkerKilled:
             if len(completed) == 6:
                 ray_instance.kill(executors[0].limiter, no_restart=True)
 
-        async with SimServer(seed=22, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
-            root = workspace(sim.base_url)
-            config, _, _ = plan_of(root)
-            async with RayExecutor(config, workers=2) as executor:
-                executors.append(executor)
-                with pytest.raises(WorkersLost) as raised:
-                    await sweep(root, out, executor)
+        async with two_workers(workspace, 22, on_complete) as (root, config, executor):
+            executors.append(executor)
+            with pytest.raises(WorkersLost) as raised:
+                await sweep(root, out, executor)
+            await executor.aclose()
             assert {"ok"} == {r["status"] for r in records(out / "runs.jsonl") + records(out / "judgements.jsonl")}
             assert len(records(out / "runs.jsonl")) < 16
             async with RayExecutor(config, workers=2) as executor:
