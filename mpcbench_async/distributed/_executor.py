@@ -48,6 +48,9 @@ __all__ = ["RayExecutor", "WorkerState", "WorkersLost", "require_ray"]
 log = logging.getLogger(__name__)
 
 RAY_MISSING = "the Ray executor needs Ray: pip install -e '.[ray]'"
+# What a driver without RAY_AUTH_MODE is told when it cannot join: Ray >= 2.59's `ray start` turns token checks on.
+AUTH_HINT = ("; a cluster started by `ray start` of Ray 2.59 or later checks a token: set RAY_AUTH_MODE=token for this "
+             "command (the token is read from ~/.ray/auth_token, or RAY_AUTH_TOKEN)")
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
@@ -152,7 +155,8 @@ class RayExecutor:
             try:
                 ray.init(address=self.address, log_to_driver=True)
             except (ConnectionError, ValueError) as exc:
-                raise InputError(f"--ray-address {self.address}: cannot join the Ray cluster there: {exc}") from exc
+                raise InputError(f"--ray-address {self.address}: cannot join the Ray cluster there: {exc}"
+                                 f"{'' if os.environ.get('RAY_AUTH_MODE') else AUTH_HINT}") from exc
         self._started = True
 
     async def _start_workers(self, ray: Any) -> None:
