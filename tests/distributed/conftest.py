@@ -17,7 +17,7 @@ def ray_instance():
     """
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no network: never try to report usage
     if not ray.is_initialized():
-        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024,
-                 namespace="mpcbench-async-tests")
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False,  # never a running cluster
+                 object_store_memory=100 * 1024 * 1024, namespace="mpcbench-async-tests")
     yield ray
     ray.shutdown()
