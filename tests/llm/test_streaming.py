@@ -12,6 +12,7 @@ from aiohttp import web
 from mpcbench_async import (
     BadResponseError,
     LLMCallRecord,
+    LLMError,
     Message,
     ModelConfig,
     PermanentLLMError,
@@ -187,6 +188,17 @@ class TestAssembler:
         """An event that is not a JSON chunk is a BadResponseError quoting it."""
         with pytest.raises(BadResponseError, match=r"undecodable stream event .*: b'\{not json'"):
             assemble(b"data: {not json\n\n", DONE)
+
+    @pytest.mark.parametrize("event", [
+        b"data: {not json, your key sk-proj-SECRET1234567890abcdef\n\n",
+        b'event: error\ndata: {"error": {"message": "Incorrect API key provided: sk-proj-SECRET1234567890abcdef",'
+        b' "code": 401}}\n\n',
+    ], ids=["undecodable", "error-event"])
+    def test_a_key_the_server_echoes_in_the_stream_is_masked(self, event):
+        """Server text quoted by a stream error (an undecodable event, an error event) has its secrets masked."""
+        with pytest.raises(LLMError) as caught:
+            assemble(chunk({"content": "a"}), event, DONE)
+        assert "SECRET1234567890" not in str(caught.value) and "sk-***" in str(caught.value)
 
 
 async def serve(handler: Callable[[web.Request], object]) -> AsyncIterator[str]:
