@@ -100,6 +100,20 @@ async def two_workers(workspace, seed: int, on_complete):
             yield root, config, executor
 
 
+def at_call(n: int, act) -> tuple[Any, list[RayExecutor]]:
+    """A sim ``on_complete`` that calls ``act(executor)`` when the ``n``th call completes, and the list to put that
+    executor in once it is started."""
+    completed: list[str] = []
+    executors: list[RayExecutor] = []
+
+    def on_complete(key: str) -> None:
+        completed.append(key)
+        if len(completed) == n:
+            act(executors[0])
+
+    return on_complete, executors
+
+
 def unit_of(call_key: str) -> str:
     """The unit a call belongs to: its key's first part (``<unit>/turn2``, ``<unit>/try1``)."""
     return call_key.split("/")[0]
@@ -143,15 +157,8 @@ class TestWorkerKilled:
     async def test_every_worker_killed_stops_the_sweep_saying_so(self, workspace, tmp_path):
         """With no worker left the sweep stops with WorkersLost; what finished is on disk, nothing else is."""
         out = tmp_path / "out"
-        completed: list[str] = []
-        executors: list[RayExecutor] = []
-
-        def on_complete(key: str) -> None:
-            completed.append(key)
-            if len(completed) == 6:
-                for worker in executors[0].workers:
-                    os.kill(worker.pid, signal.SIGKILL)
-
+        on_complete, executors = at_call(6, lambda executor: [os.kill(worker.pid, signal.SIGKILL)
+                                                              for worker in executor.workers])
         async with two_workers(workspace, 23, on_complete) as (root, _, executor):
             executors.append(executor)
             with pytest.raises(WorkersLost) as raised:
@@ -167,14 +174,7 @@ class TestWorkerKilled:
         ok records are on disk (no unit is left recorded as a failure a resume would skip), and a rerun with a new
         executor finishes every unit, each ok once."""
         out = tmp_path / "out"
-        completed: list[str] = []
-        executors: list[RayExecutor] = []
-
-        def on_complete(key: str) -> None:
-            completed.append(key)
-            if len(completed) == 6:
-                ray_instance.kill(executors[0].limiter, no_restart=True)
-
+        on_complete, executors = at_call(6, lambda executor: ray_instance.kill(executor.limiter, no_restart=True))
         async with two_workers(workspace, 22, on_complete) as (root, config, executor):
             executors.append(executor)
             with pytest.raises(WorkersLost) as raised:
