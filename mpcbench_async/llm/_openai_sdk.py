@@ -81,7 +81,6 @@ class OpenAISDKTransport(Transport):
             )
         return client
 
-
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         stream = request.body.get("stream") is True
         started = time.perf_counter() if stream else 0.0  # from the call, as the client's latency_s
