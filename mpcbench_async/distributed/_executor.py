@@ -198,9 +198,10 @@ class RayExecutor:
         return sum(worker.retries for worker in self.workers)
 
     async def check_models(self, models: Sequence[str]) -> None:
-        """Resolve every model on every worker, so a missing key there fails before any unit is sent."""
-        for worker in self.live:
-            error = await worker.actor.check_models.remote(list(models))
+        """Resolve every model on every worker (all at once), so a missing key there fails before any unit is sent."""
+        replies = [worker.actor.check_models.remote(list(models)) for worker in self.live]
+        for reply in replies:
+            error = await reply
             if error is not None:
                 raise error
 

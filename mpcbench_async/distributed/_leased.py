@@ -126,7 +126,6 @@ class LeasedLimiter:
         self.model = model
         self.settings = settings
         self.leases = 0  # lease round trips made
-        self.releases = 0  # releases sent (one way: nothing waits for them)
         self.calls = 0  # calls admitted
         self._leases = leases
         self._clock = clock or MonotonicClock()
@@ -366,7 +365,6 @@ class LeasedLimiter:
         self._arm()
 
     def _release(self) -> None:
-        self.releases += 1
         self._leases.release(self.worker, self.model, self._report())
 
     def _arm(self) -> None:

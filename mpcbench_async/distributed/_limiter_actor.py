@@ -43,8 +43,8 @@ class LimiterActor:
         return {"cpu_s": time.process_time(), "ttl": self._limits.ttl, "models": self._limits.stats()}
 
 
-def start_limiter(*, name: str | None = None, ttl: float = 1.0) -> Any:
-    """Start the global limiter actor (named ``name`` when given, so others can ``ray.get_actor`` it)."""
+def start_limiter(*, ttl: float = 1.0) -> Any:
+    """Start the global limiter actor (its grants fresh for ``ttl`` seconds)."""
     import ray
 
-    return ray.remote(LimiterActor).options(num_cpus=0, max_concurrency=MAX_CONCURRENCY, name=name).remote(ttl)
+    return ray.remote(LimiterActor).options(num_cpus=0, max_concurrency=MAX_CONCURRENCY).remote(ttl)

@@ -199,7 +199,8 @@ def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: fl
     sent = None if scheduled is None else sum(warmup_s <= t < window_end for t in scheduled) / window_s
     rate_limited = sum(s.rate_limited for s in samples)
     requests, window = len(samples), max(window_s, 1e-9)
-    met = math.fsum(share[id(s)] for s in every if meets_slo(s, slo)) if slo else None
+    meeting = {id(s) for s in every if meets_slo(s, slo)} if slo else set()
+    met = math.fsum(share[key] for key in meeting) if slo else None
     return LevelResult(
         concurrency=concurrency, rate=rate, sent_requests_per_s=None if sent is None else round(sent, 2),
         requests=requests, ok=len(ok), errors=requests - len(ok),
@@ -211,7 +212,7 @@ def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: fl
         tpot=Percentiles.of(s.tpot_s for s in ok if s.tpot_s is not None),
         itl=Percentiles.of(gap for s in ok for gap in s.itl_s),
         goodput_requests_per_s=None if met is None else round(met / window, 2),
-        slo_met_fraction=None if not slo else round(sum(meets_slo(s, slo) for s in samples) / max(1, requests), 4),
+        slo_met_fraction=None if not slo else round(sum(id(s) in meeting for s in samples) / max(1, requests), 4),
         error_rate=round((requests - len(ok)) / max(1, requests), 4),
         rate_limited_rate=round(rate_limited / max(1, requests), 4),
         max_in_flight=max_in_flight, capped=capped, unsent=unsent,

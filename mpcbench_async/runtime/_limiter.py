@@ -287,6 +287,9 @@ class ModelLimiter:
 
     def observe(self, headers: Mapping[str, str] | None) -> None:
         """Fit each paced window to the provider's bucket of its kind, as this reply reports it."""
+        if not self.settings.pacing or (self.requests is None and self.tokens is None):
+            self._slow_start = False  # nothing paced: the headers have nothing to size (the common case: no rpm/tpm)
+            return
         readings = read_limit_headers(headers) if headers else {}
         for kind, window in (("requests", self.requests), ("tokens", self.tokens)):
             reading = readings.get(kind)
