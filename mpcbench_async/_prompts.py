@@ -31,6 +31,7 @@ PLACEHOLDERS: dict[str, dict[str, Any]] = {
     "judge": {"judge_input_json": ""},
     "tariff_proposer": {"request_json": "", "evidence_bundle_json": ""},
     "tariff_critique": {"reasons": ""},
+    "levels_agent": {"task_text": "", "available_refs": "", "participants": ""},
 }
 _PARTS = ("system", "user")
 
@@ -54,6 +55,7 @@ class PromptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dic
     judge: PromptTemplate | None = None
     tariff_proposer: PromptTemplate | None = None
     tariff_critique: PromptTemplate | None = None
+    levels_agent: PromptTemplate | None = None
 
     @property
     def path(self) -> str:

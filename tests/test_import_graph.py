@@ -25,13 +25,13 @@ LAYERS: list[set[str]] = [
     {"llm"},
     {"sim"},
     {"distributed"},
-    {"mpcbench", "tariff"},
+    {"mpcbench", "tariff", "levels"},
     {"perf", "sweep"},
     {"view", "compare"},
     {"cli"},
     {"evaluation", "generator", "testing", "__main__", "_wiring", "__init__"},
 ]
-APART = [{"mpcbench", "tariff"}, {"perf", "sweep"}]  # same layer, yet neither may know the other
+APART = [{"mpcbench", "tariff"}, {"mpcbench", "levels"}, {"tariff", "levels"}, {"perf", "sweep"}]  # same layer, yet neither may know the other
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 
 

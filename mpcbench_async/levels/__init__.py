@@ -1,0 +1,60 @@
+"""MPCBench as its authors run it today: the three-level scheduling benchmark.
+
+A world per level (calendars, policies, communication threads and, at level 3, a
+people directory and a room system), instances labelled by a deterministic oracle
+(``solve``), eleven tools (``LevelTools``), the original's agent loop
+(``run_levels_agent``), answer parser and set-F1 / exact-match scoring
+(``parse_answer``, ``score``), and replay of recorded real-model runs
+(``verify_file``). The data is read from where the user has it (``find_output_dir``,
+``load_level_set``): it is not shipped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._agent import MAX_TURNS, LevelsRun, ReplaySource, agent_prompts, run_levels_agent
+    from ._answer import AnswerError, Metrics, candidate_tuples, parse_answer, score
+    from ._data import LevelSet, discover, find_output_dir, instance_problems, load_level_set, world_problems
+    from ._oracle import CONSTRAINT_TYPES, OracleResult, OracleSettings, solve
+    from ._tools import TOOL_NAMES, LevelTools, ToolOptions, sanitize, tool_schemas
+    from ._verify import FileVerdict, LineVerdict, read_results, render_verdicts, verify_file
+
+__all__ = [
+    "CONSTRAINT_TYPES",
+    "MAX_TURNS",
+    "TOOL_NAMES",
+    "AnswerError",
+    "FileVerdict",
+    "LevelSet",
+    "LevelTools",
+    "LevelsRun",
+    "LineVerdict",
+    "Metrics",
+    "OracleResult",
+    "OracleSettings",
+    "ReplaySource",
+    "ToolOptions",
+    "agent_prompts",
+    "candidate_tuples",
+    "discover",
+    "find_output_dir",
+    "instance_problems",
+    "load_level_set",
+    "parse_answer",
+    "read_results",
+    "render_verdicts",
+    "run_levels_agent",
+    "sanitize",
+    "score",
+    "solve",
+    "tool_schemas",
+    "verify_file",
+    "world_problems",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names
