@@ -15,11 +15,11 @@ import sys
 from collections.abc import Sequence
 
 from .._exceptions import BenchError, Interrupted
-from . import _bench, _cache, _compare, _evaluate, _exit, _generate, _profile, _sim, _sweep, _tariff, _view
+from . import _bench, _cache, _compare, _evaluate, _exit, _generate, _levels, _profile, _sim, _sweep, _tariff, _view
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (_sweep, _generate, _evaluate, _tariff, _profile, _sim, _bench, _compare, _view, _cache)
+_GROUPS = (_sweep, _generate, _evaluate, _tariff, _levels, _profile, _sim, _bench, _compare, _view, _cache)
 
 
 def build_parser() -> argparse.ArgumentParser:

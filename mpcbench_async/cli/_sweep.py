@@ -53,15 +53,22 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "experiment's units")
     sweep.add_argument("--max-turns", type=int, default=12, help="agent turns per run (default: 12)")
     sweep.add_argument("--suite", default="mpcbench",
-                       help="benchmark suites, comma-separated: mpcbench, tariff, hscodecomp (default: mpcbench); "
-                       "tariff and hscodecomp run every case live with each model of tariff_models, through the same "
-                       "client and limits")
+                       help="benchmark suites, comma-separated: mpcbench, tariff, hscodecomp, levels (default: "
+                       "mpcbench); tariff and hscodecomp run every case live with each model of tariff_models, levels "
+                       "runs every instance of the three-level MPCBench (--levels-data) with each agent model "
+                       "(--models) and --trials, all through the same client and limits")
     sweep.add_argument("--tariff-path", type=Path, default=Path("storage/benchmarks/tariff"),
                        help="tariff suite directory with cases/ (default: storage/benchmarks/tariff)")
     sweep.add_argument("--hscodecomp-path", type=Path, default=Path("storage/benchmarks/hscodecomp"),
                        help="HSCodeComp suite directory with cases/ (default: storage/benchmarks/hscodecomp)")
     sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
                        help="tariff pack directory (default: storage/packs/tariff)")
+    sweep.add_argument("--levels-data", type=Path, default=Path("storage/levels"),
+                       help="the levels suite's data: what 'levels import' or 'levels generate' wrote, or a checkout of "
+                       "MPCBench (default: storage/levels); its table is levels_summary.md in --out")
+    sweep.add_argument("--levels", default="1,2,3", help="levels the levels suite runs, comma-separated (default: 1,2,3)")
+    sweep.add_argument("--levels-splits", default=None,
+                       help="splits the levels suite runs, comma-separated (default: every split in --levels-data)")
     sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
     sweep.add_argument("--data-dir", type=Path, default=Path("data"))
     sweep.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
@@ -130,6 +137,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return _exit_code(result.outcome)
 
 
+def _levels(value: str) -> list[int]:
+    from .._exceptions import InputError
+
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--levels: expected numbers such as 1,2,3, got {value!r}") from None
+
+
 def _options(args: argparse.Namespace) -> SweepOptions:
     from ..llm import cache_path
     from ..sweep import SweepOptions
@@ -143,6 +159,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         hscodecomp_path=args.hscodecomp_path, pack=args.pack, max_cost=args.max_cost,
         cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
         executor=args.executor, ray_address=args.ray_address, workers=args.workers,
+        levels_data=args.levels_data, levels=_levels(args.levels), levels_splits=_models(args.levels_splits),
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 

@@ -18,42 +18,69 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._agent import MAX_TURNS, LevelsRun, ReplaySource, agent_prompts, run_levels_agent
     from ._answer import AnswerError, Metrics, candidate_tuples, parse_answer, score
+    from ._catalog import (
+        DEFAULT_DATA,
+        LabelCheck,
+        check_labels,
+        import_data,
+        instance_index,
+        load_all,
+        results_identity,
+        scored_results,
+    )
     from ._data import LevelSet, discover, find_output_dir, instance_problems, load_level_set, world_problems
     from ._oracle import CONSTRAINT_TYPES, OracleResult, OracleSettings, solve
+    from ._records import LevelsRecord
+    from ._stats import PUBLISHED, LevelRow, ScoredRun, level_rows, render_levels_table, write_levels_summary
     from ._tools import TOOL_NAMES, LevelTools, ToolOptions, sanitize, tool_schemas
     from ._verify import FileVerdict, LineVerdict, read_results, render_verdicts, verify_file
 
 __all__ = [
     "CONSTRAINT_TYPES",
+    "DEFAULT_DATA",
     "MAX_TURNS",
+    "PUBLISHED",
     "TOOL_NAMES",
     "AnswerError",
     "FileVerdict",
+    "LabelCheck",
+    "LevelRow",
     "LevelSet",
     "LevelTools",
+    "LevelsRecord",
     "LevelsRun",
     "LineVerdict",
     "Metrics",
     "OracleResult",
     "OracleSettings",
     "ReplaySource",
+    "ScoredRun",
     "ToolOptions",
     "agent_prompts",
     "candidate_tuples",
+    "check_labels",
     "discover",
     "find_output_dir",
+    "import_data",
+    "instance_index",
     "instance_problems",
+    "level_rows",
+    "load_all",
     "load_level_set",
     "parse_answer",
     "read_results",
+    "render_levels_table",
     "render_verdicts",
+    "results_identity",
     "run_levels_agent",
     "sanitize",
     "score",
+    "scored_results",
     "solve",
     "tool_schemas",
     "verify_file",
     "world_problems",
+    "write_levels_summary",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

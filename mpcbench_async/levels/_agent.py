@@ -47,6 +47,8 @@ class LevelsRun(msgspec.Struct, kw_only=True):
     cost_usd: float | None = 0.0
     model_s: float = 0.0
     error: str | None = None
+    error_class: str | None = None
+    retryable: bool = False
 
 
 class ReplayEnded(Exception):
@@ -90,10 +92,12 @@ async def run_levels_agent(reply: ReplySource, world: dict[str, Any], instance: 
     usage, model_s = Usage(), 0.0
     cost_total: float | None = 0.0
 
-    def ended(reason: StopReason, turns: int, pred: list[list[str]] | None = None, error: str | None = None
+    def ended(reason: StopReason, turns: int, pred: list[list[str]] | None = None, failure: LLMError | None = None
               ) -> LevelsRun:
         return LevelsRun(trace=trace, pred=pred or [], stop_reason=reason, turns=turns, usage=usage,
-                         cost_usd=cost_total, model_s=model_s, error=error)
+                         cost_usd=cost_total, model_s=model_s, error=str(failure) if failure else None,
+                         error_class=type(failure).__name__ if failure else None,
+                         retryable=failure.retryable if failure else False)
 
     for turn in range(max_turns):
         started = time.perf_counter()
@@ -102,7 +106,7 @@ async def run_levels_agent(reply: ReplySource, world: dict[str, Any], instance: 
         except ReplayEnded:
             return ended("replay_end", turn)
         except LLMError as exc:
-            return ended("error", turn, error=f"{type(exc).__name__}: {exc}")
+            return ended("error", turn, failure=exc)
         finally:
             model_s += time.perf_counter() - started
         usage, cost_total = usage + result.usage, add_cost(cost_total, result.cost_usd)

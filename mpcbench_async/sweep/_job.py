@@ -48,13 +48,23 @@ import msgspec
 
 from .._exceptions import InputError
 from .._resources import workspace_path
-from ..llm import Budget, BudgetExceeded, CacheMode, ModelConfig, ResponseCache, load_model_config, model_prices
+from ..llm import (
+    Budget,
+    BudgetExceeded,
+    CacheMode,
+    ModelConfig,
+    ResponseCache,
+    is_sim_model,
+    load_model_config,
+    model_prices,
+)
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+from ._levels_suite import LevelsSuite
 from ._outcome import Outcome
-from ._plan import SweepPlan, build_plan, check_output_dir
+from ._plan import SweepPlan, build_plan, check_output_dir, sim_model_problem
 from ._records import Manifest
 from ._render import render_markdown, render_table
 from ._runner import Runner
@@ -67,7 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SUITES", "SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
 
-SUITES = ("mpcbench", "tariff", "hscodecomp")
+SUITES = ("mpcbench", "tariff", "hscodecomp", "levels")
 TARIFF_SUITES = ("tariff", "hscodecomp")
 
 Progress = Callable[[Runner], Coroutine[Any, Any, object]]  # runs beside the suites; cancelled when they end
@@ -108,6 +118,9 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench suite's units run on Ray workers
     ray_address: str | None = None  # a running Ray cluster (HEAD:6379); None: a local Ray instance for the sweep
     workers: int | None = None  # Ray workers; None: one per CPU of the cluster
+    levels_data: Path = Path("storage/levels")  # the levels suite's data (``levels import`` / ``levels generate``)
+    levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
+    levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -121,11 +134,16 @@ class SweepResult(msgspec.Struct, kw_only=True):
 
 
 def write_summary(out: Path) -> str:
-    """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table."""
+    """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table.
+
+    The levels suite's table (``levels_summary.md``, written as that suite finishes) is appended to both.
+    """
     summary = summarize(out)
+    levels = out / "levels_summary.md"
+    levels_md = "\n" + levels.read_text(encoding="utf-8") if levels.is_file() else ""
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
-    atomic_write_bytes(out / "summary.md", render_markdown(summary).encode(), fsync=False)
-    return render_table(summary)
+    atomic_write_bytes(out / "summary.md", (render_markdown(summary) + levels_md).encode(), fsync=False)
+    return render_table(summary) + levels_md
 
 
 async def run_sweep(options: SweepOptions,
@@ -135,16 +153,17 @@ async def run_sweep(options: SweepOptions,
     ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
-    config, prompts, plan, tariff = _inputs(options)
+    config, prompts, plan, tariff, levels = _inputs(options)
     executor = _executor(options, config, plan, tariff)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
              if options.cache is not None and options.cache_mode != "off" else None)
     with cache or nullcontext(), DirLock(options.out):  # one sweep per directory, from the manifest check to the end
         async with executor or nullcontext():
-            return await _locked(options, config, prompts, plan, tariff, progress, cache, executor)
+            return await _locked(options, config, prompts, plan, tariff, levels, progress, cache, executor)
 
 
-def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite]]:
+def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite],
+                                           LevelsSuite | None]:
     """Every input of ``options`` checked and loaded (``InputError`` naming the first bad one); nothing written."""
     suites = [name.strip() for name in options.suites if name.strip()]
     unknown = sorted(set(suites) - set(SUITES))
@@ -166,14 +185,41 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan
         prompts.require("tariff_proposer", "tariff_critique")
     tariff = [suite for name in TARIFF_SUITES if name in suites
               for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
-    _check_budget(options, config, _models(plan, tariff))
-    return config, prompts, plan, tariff
+    levels = _levels_suite(options, config, prompts) if "levels" in suites else None
+    _check_budget(options, config, _models(plan, tariff, levels))
+    return config, prompts, plan, tariff, levels
 
 
-def _models(plan: SweepPlan | None, tariff: Sequence[TariffSuite]) -> list[str]:
+def _levels_suite(options: SweepOptions, config: ModelConfig, prompts: PromptConfig) -> LevelsSuite:
+    """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
+    from ..levels import discover, find_output_dir, load_level_set
+
+    if not options.levels or not set(options.levels) <= {1, 2, 3}:
+        raise InputError(f"--levels: choose among 1, 2, 3 (got {', '.join(map(str, options.levels)) or 'none'})")
+    try:
+        base = find_output_dir(workspace_path(options.levels_data))
+    except InputError as exc:
+        raise InputError(f"{exc}; import the data first: mpcbench-async levels import PATH/TO/MPCBench") from None
+    found = [(level, split) for level, split in discover(base) if level in options.levels
+             and (options.levels_splits is None or split in options.levels_splits)]
+    if not found:
+        raise InputError(f"{base}: no level {', '.join(map(str, options.levels))} data"
+                         + (f" of split {', '.join(options.levels_splits)}" if options.levels_splits else ""))
+    models = list(options.models or config.agent_models)
+    if not models:
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
+    problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
+    if problems:
+        raise InputError("; ".join(problems))
+    return LevelsSuite([load_level_set(base, level, split) for level, split in found], models, prompts=prompts,
+                       config=config, trials=options.trials)
+
+
+def _models(plan: SweepPlan | None, tariff: Sequence[TariffSuite], levels: LevelsSuite | None = None) -> list[str]:
     """Every model the sweep calls, once each."""
     return list(dict.fromkeys([*(plan.agent_models if plan else []), *(plan.judge_models if plan else []),
-                               *(model for suite in tariff for model in suite.models)]))
+                               *(model for suite in tariff for model in suite.models),
+                               *(levels.models if levels else [])]))
 
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
@@ -227,19 +273,19 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
     Only the MPCBench suite is estimated (its agent and judge units); ``history`` adds earlier sweep directories
     whose ``calls.jsonl`` narrows the ranges (``options.out``'s own is always read).
     """
-    config, prompts, plan, tariff = _inputs(options)
-    if plan is None or tariff:
+    config, prompts, plan, tariff, levels = _inputs(options)
+    if plan is None or tariff or levels:
         raise InputError("--dry-run: only --suite mpcbench is estimated so far")
     return estimate_sweep(plan, config, prompts, options.out, concurrency=options.concurrency, history=history,
                           retry_errors=options.retry_errors)
 
 
 async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
-                  tariff: list[TariffSuite], progress: Progress | None, cache: ResponseCache | None,
-                  executor: RayExecutor | None) -> SweepResult:
+                  tariff: list[TariffSuite], levels: LevelsSuite | None, progress: Progress | None,
+                  cache: ResponseCache | None, executor: RayExecutor | None) -> SweepResult:
     """The sweep proper, run while this process holds the output directory's lock (and the executor is up)."""
     out = options.out
-    budget = _budget(options, config, _models(plan, tariff))
+    budget = _budget(options, config, _models(plan, tariff, levels))
     runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
                     cache=cache, executor=executor)
@@ -250,10 +296,12 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
         record_experiment_keys(out, plan, new_experiment=new_experiment)
     for suite in tariff:
         record_case_keys(out, f"{suite.name}.jsonl", {unit.key for unit in suite.units()})
+    if levels is not None:
+        record_case_keys(out, f"{levels.name}.jsonl", {unit.key for unit in levels.units()})
     write_manifest(out, manifest)
     outcomes: list[Outcome] = []
     async with runner:
-        suites: list[Suite[Any, Any] | StagedSuite] = [*tariff]
+        suites: list[Suite[Any, Any] | StagedSuite] = [*tariff, *([levels] if levels else [])]
         if plan is not None:
             suites.insert(0, runner.mpcbench_suite(plan))
         assert runner.client is not None

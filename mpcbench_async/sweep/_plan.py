@@ -30,7 +30,7 @@ from ..llm import ModelConfig, is_sim_model
 from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, list_tasks, load_task, load_task_data
 from ..records import unit_key
 
-__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir"]
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir", "sim_model_problem"]
 
 MAX_LISTED = 10  # problems shown in full in one error; the rest are counted
 
@@ -126,7 +126,7 @@ def check_output_dir(path: str | Path) -> Path:
     return Path(path)
 
 
-def _sim_model_problem(name: str) -> str | None:
+def sim_model_problem(name: str) -> str | None:
     """Why a ``sim/...`` model name cannot be served: no such policy, or bad fault options after ``?``."""
     from ..sim import FaultSpec, get_policy, policy_names, split_model_name  # loaded only when a sweep needs it
 
@@ -200,7 +200,7 @@ def build_plan(
         raise InputError("--max-turns must be at least 1")
     prompts.require("agent", *(["judge"] if judges else []))
     problems = [p for m in dict.fromkeys([*agents, *judges]) if is_sim_model(m)
-                and (p := _sim_model_problem(m)) is not None]
+                and (p := sim_model_problem(m)) is not None]
     paths = [p for p in list_tasks(tasks_dir) if fnmatch.fnmatch(p.stem, task_glob)
              or fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", task_glob)]
     if not paths:

@@ -1,0 +1,151 @@
+"""The three-level MPCBench as a sweep suite (``sweep --suite levels``): instances × models × trials.
+
+One unit is one instance run by one model in one trial through the original's
+agent loop (``levels.run_levels_agent``) on the shared client, so each model's
+limits, retries, budget and response cache hold here as in every suite; its
+record (``levels.LevelsRecord``, in ``levels.jsonl``) carries the original's
+result-line fields (``metrics``, ``pred``, ``gold``, ``trace``). A unit's key
+hashes the world and the instance, the model and its settings, the agent prompt,
+the tool options, the turn limit and the trial, so a resume skips what is done
+and a changed instance runs again. An invalid instance is a per-instance error
+record (``InvalidInstance``), not a refused sweep. A failed model call is an
+error record that a resume retries when the failure is transient.
+
+``finish`` writes ``levels_summary.md`` / ``.json``: per level × model × split,
+mean F1 with its bootstrap CI, EM rate and pass^k, beside the published table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from .._prompts import PromptConfig
+from ..levels import (
+    MAX_TURNS,
+    LevelSet,
+    LevelsRecord,
+    ScoredRun,
+    ToolOptions,
+    candidate_tuples,
+    level_rows,
+    run_levels_agent,
+    score,
+    solve,
+    write_levels_summary,
+)
+from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope
+from ..records import unit_key
+from ..runtime import UnitFailure, log_unit_error, unit_failure
+from ._outcome import Outcome
+
+__all__ = ["LevelsSuite", "LevelsUnit"]
+
+log = logging.getLogger("mpcbench_async.sweep")
+
+
+class LevelsUnit(NamedTuple):
+    key: str
+    model: str
+    level_set: LevelSet
+    instance: dict[str, Any]
+    trial: int
+    problem: str | None = None  # why the instance cannot run (an invalid instance): its record is this error
+
+
+def _digest(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False).encode()
+
+
+class LevelsSuite:
+    """Every instance of ``sets`` × ``models`` × ``trials`` (see the module docstring)."""
+
+    name, record_type = "levels", LevelsRecord
+
+    def __init__(self, sets: Sequence[LevelSet], models: Sequence[str], *, prompts: PromptConfig,
+                 config: ModelConfig, trials: int = 1, max_turns: int = MAX_TURNS,
+                 tool_options: ToolOptions | None = None) -> None:
+        prompts.require("levels_agent")
+        self.sets, self.models, self.prompts, self.trials = list(sets), list(models), prompts, trials
+        self.max_turns, self.tool_options = max_turns, tool_options or ToolOptions()
+        digest = prompts.digest("levels_agent")
+        options = msgspec.json.encode(self.tool_options)
+        self._units: list[LevelsUnit] = []
+        for trial in range(trials):
+            for level_set in self.sets:
+                world = _digest(level_set.world)
+                entries: list[tuple[dict[str, Any], str | None]] = [(i, None) for i in level_set.instances]
+                entries += [({"instance_id": iid}, why) for iid, why in level_set.invalid.items()]
+                for instance, problem in entries:
+                    for model in self.models:
+                        key = unit_key(world, _digest(instance), model, config.settings_for(model).fingerprint(),
+                                       digest, options, str(max_turns), str(trial), prefix="levels-")
+                        self._units.append(LevelsUnit(key, model, level_set, instance, trial, problem))
+
+    def units(self) -> list[LevelsUnit]:
+        return list(self._units)
+
+    async def prepare(self) -> None:
+        return None
+
+    def _record(self, unit: LevelsUnit) -> LevelsRecord:
+        return LevelsRecord(key=unit.key, status="error", instance_id=unit.instance["instance_id"],
+                            level=unit.level_set.level, split=unit.level_set.split, model=unit.model,
+                            trial=unit.trial, started_at=time.time())
+
+    async def run(self, unit: LevelsUnit, client: LLMClient) -> LevelsRecord:
+        record = self._record(unit)
+        if unit.problem is not None:
+            record.error_class, record.error_message = "InvalidInstance", unit.problem
+            record.finished_at = time.time()
+            return record
+        level_set = unit.level_set
+
+        async def reply(messages: Sequence[Any], tools: Sequence[Any]) -> Any:
+            return await client.chat(unit.model, messages, tools)
+
+        try:
+            oracle = solve(level_set.world, unit.instance)
+            gold = candidate_tuples(oracle.feasible_candidates, level_set.level)
+            with cache_scope(trial=unit.trial):  # a response cache keeps each trial's replies apart
+                run = await run_levels_agent(reply, level_set.world, unit.instance, self.prompts,
+                                             max_turns=self.max_turns, tool_options=self.tool_options)
+        except BudgetExceeded:
+            raise  # the unit did not run: the runner stops the sweep and writes no record for it
+        except Exception as exc:  # one instance fails alone
+            failure = unit_failure(log, exc, kind="levels_run", key=unit.key, model=unit.model)
+            record.error_class, record.error_message = failure.error_class, failure.message
+            record.finished_at = time.time()
+            return record
+        record.trace, record.turns, record.stop_reason = run.trace, run.turns, run.stop_reason
+        record.usage, record.cost_usd, record.gold = run.usage, run.cost_usd, [list(g) for g in gold]
+        record.finished_at = time.time()
+        record.elapsed_s = record.finished_at - record.started_at
+        if run.stop_reason == "error":
+            record.error_class, record.error_message, record.retryable = run.error_class, run.error, run.retryable
+            log_unit_error(log, kind="levels_run", key=unit.key, model=unit.model, error_class=run.error_class,
+                           message=run.error)
+            return record
+        record.status, record.pred = "ok", run.pred
+        record.metrics = score(gold, [tuple(p) for p in run.pred])
+        return record
+
+    def failed(self, unit: LevelsUnit, failure: UnitFailure) -> LevelsRecord:
+        record = self._record(unit)
+        record.error_class, record.error_message, record.finished_at = failure.error_class, failure.message, time.time()
+        return record
+
+    def finish(self, records: list[LevelsRecord], out_dir: Path) -> Outcome:
+        scored = [ScoredRun(instance_id=r.instance_id, level=r.level, split=r.split, model=r.model,
+                            f1=r.metrics.f1, exact_match=r.metrics.exact_match)
+                  for r in records if r.status == "ok" and r.metrics is not None]
+        if scored:
+            write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
+        ok = sum(r.status == "ok" for r in records)
+        return Outcome(units=len(self._units), ok=ok, failed=len(records) - ok, not_run=len(self._units) - len(records))
