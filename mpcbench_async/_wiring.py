@@ -27,6 +27,7 @@ def _sim_provider() -> Provider:
 
 
 def _benchmark_policies() -> None:
+    from .levels import _sim_policy as _levels_policy  # noqa: F401  the levels variants of the agent baselines
     from .mpcbench import _sim  # noqa: F401  sim/judge, sim/lazy-agent, sim/oracle-agent, sim/generator
     from .tariff import _sim_policy  # noqa: F401  sim/tariff
 

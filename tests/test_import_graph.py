@@ -31,7 +31,8 @@ LAYERS: list[set[str]] = [
     {"cli"},
     {"evaluation", "generator", "testing", "__main__", "_wiring", "__init__"},
 ]
-APART = [{"mpcbench", "tariff"}, {"mpcbench", "levels"}, {"tariff", "levels"}, {"perf", "sweep"}]  # same layer, yet neither may know the other
+# Same layer, yet neither may know the other.
+APART = [{"mpcbench", "tariff"}, {"mpcbench", "levels"}, {"tariff", "levels"}, {"perf", "sweep"}]
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 
 

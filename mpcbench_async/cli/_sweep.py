@@ -64,9 +64,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
                        help="tariff pack directory (default: storage/packs/tariff)")
     sweep.add_argument("--levels-data", type=Path, default=Path("storage/levels"),
-                       help="the levels suite's data: what 'levels import' or 'levels generate' wrote, or a checkout of "
-                       "MPCBench (default: storage/levels); its table is levels_summary.md in --out")
-    sweep.add_argument("--levels", default="1,2,3", help="levels the levels suite runs, comma-separated (default: 1,2,3)")
+                       help="the levels suite's data: what 'levels import' or 'levels generate' wrote, or a checkout "
+                       "of MPCBench (default: storage/levels); its table is levels_summary.md in --out")
+    sweep.add_argument("--levels", default="1,2,3",
+                       help="levels the levels suite runs, comma-separated (default: 1,2,3)")
     sweep.add_argument("--levels-splits", default=None,
                        help="splits the levels suite runs, comma-separated (default: every split in --levels-data)")
     sweep.add_argument("--tasks-dir", type=Path, default=Path("tasks"))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         scored_results,
     )
     from ._data import LevelSet, discover, find_output_dir, instance_problems, load_level_set, world_problems
+    from ._generate import GeneratedSet, ValidityReport, generate_level, render_validity, write_generated
     from ._oracle import CONSTRAINT_TYPES, OracleResult, OracleSettings, solve
     from ._records import LevelsRecord
     from ._stats import PUBLISHED, LevelRow, ScoredRun, level_rows, render_levels_table, write_levels_summary
@@ -43,6 +44,7 @@ __all__ = [
     "TOOL_NAMES",
     "AnswerError",
     "FileVerdict",
+    "GeneratedSet",
     "LabelCheck",
     "LevelRow",
     "LevelSet",
@@ -56,11 +58,13 @@ __all__ = [
     "ReplaySource",
     "ScoredRun",
     "ToolOptions",
+    "ValidityReport",
     "agent_prompts",
     "candidate_tuples",
     "check_labels",
     "discover",
     "find_output_dir",
+    "generate_level",
     "import_data",
     "instance_index",
     "instance_problems",
@@ -70,6 +74,7 @@ __all__ = [
     "parse_answer",
     "read_results",
     "render_levels_table",
+    "render_validity",
     "render_verdicts",
     "results_identity",
     "run_levels_agent",
@@ -80,6 +85,7 @@ __all__ = [
     "tool_schemas",
     "verify_file",
     "world_problems",
+    "write_generated",
     "write_levels_summary",
 ]
 

@@ -24,17 +24,45 @@ if TYPE_CHECKING:
 __all__ = ["POLICIES", "Policy", "add_policy_loader", "get_policy", "policy_names", "register_policy"]
 
 Policy = Callable[[dict[str, Any]], "Reply"]
+Claim = Callable[[dict[str, Any]], bool]
 POLICIES: dict[str, Policy] = {}
+_CLAIMS: dict[str, list[tuple[Claim, Policy]]] = {}  # model name → (when, policy): a benchmark's own variant
 
 
-def register_policy(name: str) -> Callable[[Policy], Policy]:
-    """Register a policy under ``sim/<name>``."""
+def register_policy(name: str, *, when: Claim | None = None) -> Callable[[Policy], Policy]:
+    """Register a policy under ``sim/<name>``; with ``when``, as the variant serving the requests it claims.
+
+    Two benchmarks can share a baseline's name that way (``sim/oracle-agent`` answers an MPCBench task and a
+    three-level scheduling instance alike): the first variant whose ``when(request)`` holds serves the request,
+    else the plain policy.
+    """
 
     def decorate(fn: Policy) -> Policy:
-        POLICIES[f"sim/{name}"] = fn
+        if when is None:
+            POLICIES[f"sim/{name}"] = fn
+        else:
+            _CLAIMS.setdefault(f"sim/{name}", []).append((when, fn))
         return fn
 
     return decorate
+
+
+def _dispatch(model: str, default: Policy | None) -> Policy | None:
+    variants = _CLAIMS.get(model)
+    if not variants:
+        return default
+
+    def serve(request: dict[str, Any]) -> Reply:
+        for claims, policy in variants:
+            if claims(request):
+                return policy(request)
+        if default is None:
+            from ._policies import Reply
+
+            return Reply(content=f"{model}: this request is not one it serves")
+        return default(request)
+
+    return serve
 
 
 def _generic_policies() -> None:
@@ -59,10 +87,10 @@ def _load() -> None:
 def get_policy(model: str) -> Policy | None:
     """The policy serving ``model`` (``sim/<name>``, no query suffix), or ``None``."""
     _load()
-    return POLICIES.get(model)
+    return _dispatch(model, POLICIES.get(model))
 
 
 def policy_names() -> list[str]:
     """Every registered model name, sorted."""
     _load()
-    return sorted(POLICIES)
+    return sorted({*POLICIES, *_CLAIMS})
