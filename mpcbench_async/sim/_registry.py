@@ -13,6 +13,7 @@ heavy: the package root wires a loader in at import time.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from collections.abc import Callable
@@ -62,7 +63,7 @@ def _dispatch(model: str, default: Policy | None) -> Policy | None:
             return Reply(content=f"{model}: this request is not one it serves")
         return default(request)
 
-    return serve
+    return functools.wraps(default)(serve) if default is not None else serve
 
 
 def _generic_policies() -> None:

@@ -7,7 +7,8 @@ from mpcbench_async.sim import _registry, get_policy, policy_names
 
 class TestPolicyRegistry:
     def test_every_policy_is_registered_from_its_home(self):
-        """Generic policies come from the sim; judge, agents, generator from mpcbench; tariff from tariff."""
+        """Generic policies come from the sim; judge, agents, generator from mpcbench; tariff from tariff; the levels
+        baselines from levels (whose variants of the agents serve only scheduling requests)."""
         homes = {name: get_policy(name).__module__ for name in policy_names()}
         assert {
             "sim/echo": "mpcbench_async.sim._policies",
@@ -17,6 +18,9 @@ class TestPolicyRegistry:
             "sim/oracle-agent": "mpcbench_async.mpcbench._sim._oracle",
             "sim/generator": "mpcbench_async.mpcbench._sim._procgen",
             "sim/tariff": "mpcbench_async.tariff._sim_policy",
+            "sim/levels-ignore-policy": "mpcbench_async.levels._sim_policy",
+            "sim/levels-ignore-comm": "mpcbench_async.levels._sim_policy",
+            "sim/levels-ignore-rooms": "mpcbench_async.levels._sim_policy",
         } == homes
 
     def test_a_loader_runs_once_at_the_next_lookup(self, monkeypatch):

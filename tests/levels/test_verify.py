@@ -1,0 +1,96 @@
+"""Replay verification of the original's recorded GPT-4o runs (issue 23, points 2, 4 and 5).
+
+Every recorded assistant turn is replayed through this project's agent loop with its tools on today's data; the
+tool results, the parsed ``pred`` and the ``metrics`` must come out as recorded on every line whose world still
+matches the data, and the lines recorded against an older world must be named as such.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpcbench_async._prompts import load_prompts
+from mpcbench_async.levels import ToolOptions, instance_index, load_all, render_verdicts, verify_file
+from tests.conftest import REPO
+
+# file → (lines, lines whose world matches today's data, tool calls on those lines)
+EXPECTED = {
+    "eval_L1_exp1_gpt-4o_20260202_143441.jsonl": (5, 5, 20),
+    "eval_L1_gpt-4o_20260118_155321.jsonl": (4, 4, 18),
+    "eval_L2_exp1_gpt-4o_20260202_143539.jsonl": (5, 0, 0),
+    "eval_L2_exp1_gpt-4o_20260202_154055.jsonl": (5, 5, 20),
+    "eval_L2_gpt-4o_20260118_155356.jsonl": (5, 5, 30),
+    "eval_L3_exp1_gpt-4o_20260202_144409.jsonl": (5, 0, 0),
+    "eval_L3_exp1_gpt-4o_20260202_150024.jsonl": (5, 0, 0),
+    "eval_L3_exp1_gpt-4o_20260202_150645.jsonl": (5, 0, 0),
+    "eval_L3_exp1_gpt-4o_20260202_154154.jsonl": (5, 0, 0),
+    "eval_L3_exp1_gpt-4o_20260202_155426.jsonl": (5, 5, 94),
+    "eval_L3_gpt-4o_20260118_155451.jsonl": (5, 5, 73),
+}
+
+
+@pytest.fixture(scope="module")
+def index(upstream: Path):
+    return instance_index(load_all(upstream))
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    return load_prompts(REPO / "prompt_config.json")
+
+
+async def test_every_world_matching_line_reproduces_its_tools_pred_and_metrics(results, index, prompts):
+    """All 11 files: every line whose world matches reproduces every tool result, its pred and its metrics; the
+    counts of matching lines and calls are exactly these."""
+    assert [p.name for p in results] == sorted(EXPECTED)
+    for path in results:
+        verdict = await verify_file(path, index, prompts)
+        lines, matching, calls = EXPECTED[path.name]
+        assert (len(verdict.lines), len(verdict.matching), sum(v.tool_calls for v in verdict.matching)) == (
+            lines, matching, calls), path.name
+        assert all(v.same_tools == v.tool_calls and v.same_pred and v.same_metrics for v in verdict.matching)
+        assert verdict.ok, render_verdicts([verdict])
+
+
+async def test_older_world_lines_are_named_with_the_reason_and_still_replay_their_pred(results, index, prompts):
+    """The February 14:35 level-2 run predates a regeneration of its instances (gold and prompt changed); the
+    14:44 level-3 run quotes a task thread text since rewritten: each line says so, and its pred and its metrics
+    against its own recorded gold still come out the same."""
+    by_name = {p.name: p for p in results}
+    l2 = await verify_file(by_name["eval_L2_exp1_gpt-4o_20260202_143539.jsonl"], index, prompts)
+    assert [v.world for v in l2.lines] == ["older"] * 5
+    assert "recorded gold differs from today's oracle" in (l2.lines[1].why_older or "")
+    l3 = await verify_file(by_name["eval_L3_exp1_gpt-4o_20260202_144409.jsonl"], index, prompts)
+    assert [v.older_calls for v in l3.lines] == [1, 1, 1, 1, 1]
+    assert "1 tool result(s) quote data today's world lacks" in (l3.lines[0].why_older or "")
+    assert all(v.same_pred and v.same_metrics for v in [*l2.lines, *l3.lines])
+    table = render_verdicts([l2, l3])
+    assert "older world  eval_L2_exp1_gpt-4o_20260202_143539.jsonl:2 instance_level2_exp1_001" in table
+    assert "MISMATCH" not in table
+
+
+async def test_a_tool_that_answers_differently_is_a_named_mismatch(results, index, prompts):
+    """The latest code's read_policy_document shape (doc_id, title, text) is not what the recorded runs saw: each
+    call of it is named as a mismatch and the file fails."""
+    path = next(p for p in results if p.name == "eval_L2_gpt-4o_20260118_155356.jsonl")
+    verdict = await verify_file(path, index, prompts, tool_options=ToolOptions(head_policy_doc=True))
+    assert not verdict.ok
+    assert sum(v.tool_calls - v.same_tools for v in verdict.matching) == 2
+    assert "MISMATCH     eval_L2_gpt-4o_20260118_155356.jsonl:3 instance_level2_test_C: tool call" in render_verdicts(
+        [verdict])
+
+
+async def test_a_changed_pred_is_a_named_mismatch(results, index, prompts, tmp_path):
+    """A recorded pred edited by hand no longer matches the replay: the line is named with both preds."""
+    path = next(p for p in results if p.name == "eval_L1_exp1_gpt-4o_20260202_143441.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[1]["pred"] = lines[1]["pred"][:1]
+    tampered = tmp_path / path.name
+    tampered.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    verdict = await verify_file(tampered, index, prompts)
+    assert [v.same_pred for v in verdict.lines] == [True, False, True, True, True]
+    assert "MISMATCH     eval_L1_exp1_gpt-4o_20260202_143441.jsonl:2 instance_level1_exp1_001: pred differs" in (
+        render_verdicts([verdict]))
