@@ -114,11 +114,14 @@ def results_identity(path: Path, lines: Sequence[dict[str, Any]]) -> tuple[int, 
 
 
 def scored_results(path: Path, lines: Sequence[dict[str, Any]], *, model: str | None = None) -> list[ScoredRun]:
-    """The scored lines of a recorded results file (an errored line, without metrics, scores 0)."""
+    """The scored lines of a recorded results file. A line whose run raised (no ``metrics``) is left out, as the
+    original's own average leaves it out."""
     level, split, named = results_identity(path, lines)
     out = []
     for line in lines:
-        metrics = line.get("metrics") or {}
+        metrics = line.get("metrics")
+        if not isinstance(metrics, dict):
+            continue
         out.append(ScoredRun(instance_id=line["instance_id"], level=level, split=split, model=model or named,
                              f1=float(metrics.get("f1", 0.0)), exact_match=bool(metrics.get("exact_match", False))))
     return out

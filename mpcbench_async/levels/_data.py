@@ -57,7 +57,7 @@ def find_output_dir(path: str | Path) -> Path:
     base = Path(path)
     if not base.is_dir():
         raise InputError(f"{base}: not a directory (give a checkout of MPCBench or a folder of its generate/output "
-                         "files)")
+                         "files; 'mpcbench-async levels import DIR' copies them into storage/levels)")
     for candidate in (base, base / "generate" / "output"):
         if any(_FILE.match(p.name) for p in candidate.glob("world_level*_*.json")):
             return candidate

@@ -55,6 +55,8 @@ class ScoredRun(msgspec.Struct, frozen=True, kw_only=True):
     model: str
     f1: float
     exact_match: bool
+    tokens: int = 0  # what the run spent, when it is known (a sweep's records; recorded files do not say)
+    cost_usd: float | None = None
 
 
 class LevelRow(msgspec.Struct, kw_only=True):
@@ -69,6 +71,8 @@ class LevelRow(msgspec.Struct, kw_only=True):
     f1_ci: list[float] | None
     em_rate: float
     pass_k: dict[str, float]
+    tokens: int = 0
+    cost_usd: float | None = None
     published_f1: float | None = None
     published_em: float | None = None
     supports_published: str = ""
@@ -94,7 +98,9 @@ def _row(level: int, model: str, split: str, runs: Sequence[ScoredRun]) -> Level
     pass_k = {f"pass^{k}": value for k in range(1, most + 1) if (value := pass_hat_k(trials, k)) is not None}
     row = LevelRow(level=level, model=model, split=split, instances=len(by_instance), runs=len(runs),
                    mean_f1=sum(r.f1 for r in runs) / len(runs), f1_ci=[ci.low, ci.high] if ci else None,
-                   em_rate=sum(r.exact_match for r in runs) / len(runs), pass_k=pass_k)
+                   em_rate=sum(r.exact_match for r in runs) / len(runs), pass_k=pass_k,
+                   tokens=sum(r.tokens for r in runs),
+                   cost_usd=None if any(r.cost_usd is None for r in runs) else sum(r.cost_usd or 0.0 for r in runs))
     published = PUBLISHED.get((level, _base(model)))
     if published is not None:
         row.published_f1, row.published_em = published.f1, published.em
@@ -133,15 +139,19 @@ def _pct(value: float | None) -> str:
 
 def render_levels_table(rows: Sequence[LevelRow], *, title: str = "MPCBench levels") -> str:
     """Markdown: each measured row beside the published cell, then the published rows nothing here measured."""
+    spent = any(r.tokens for r in rows)
     lines = [f"## {title}", "",
-             "| level | model | split | instances | runs | mean F1 [95% CI] | EM | pass^k | published F1 / EM | "
-             "published cell |", "|---:|---|---|---:|---:|---|---:|---|---|---|"]
+             "| level | model | split | instances | runs | mean F1 [95% CI] | EM | pass^k | "
+             + ("tokens | cost $ | " if spent else "") + "published F1 / EM | published cell |",
+             "|---:|---|---|---:|---:|---|---:|---|" + ("---:|---:|" if spent else "") + "---|---|"]
     for r in rows:
         ci = f" [{r.f1_ci[0]:.2f}, {r.f1_ci[1]:.2f}]" if r.f1_ci else ""
         passes = ", ".join(f"{k} {v:.2f}" for k, v in r.pass_k.items())
         published = (f"{r.published_f1:.2f} / {_pct(r.published_em)}" if r.published_f1 is not None else "—")
+        cost = "unknown" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         lines.append(f"| {r.level} | {r.model} | {r.split} | {r.instances} | {r.runs} | {r.mean_f1:.2f}{ci} | "
-                     f"{_pct(r.em_rate)} | {passes} | {published} | {r.supports_published or '—'} |")
+                     f"{_pct(r.em_rate)} | {passes} | " + (f"{r.tokens} | {cost} | " if spent else "")
+                     + f"{published} | {r.supports_published or '—'} |")
     measured = {(r.level, _base(r.model)) for r in rows}
     missing = [(level, model, p) for (level, model), p in PUBLISHED.items() if (level, model) not in measured]
     if missing:

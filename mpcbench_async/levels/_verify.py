@@ -12,7 +12,8 @@ Recorded runs may belong to an *older world*: the original regenerated data afte
 some runs. A line is from an older world when its instance is gone, its recorded
 gold differs from today's oracle, its user prompt differs from the one built
 today, or one of its tool results quotes a value today's data does not hold
-(a thread text that was since rewritten, say). Such lines are reported as such —
+(a thread text that was since rewritten, say). A line whose run raised in the
+original (``error`` set, no ``trace``) has nothing to replay and is listed as such. Such lines are reported as such —
 counted, named, their metrics checked against their own recorded gold — but they
 do not decide the verdict: ``ok`` means every line whose world matches reproduced.
 """
@@ -37,7 +38,7 @@ from ._tools import ToolOptions, sanitize
 
 __all__ = ["FileVerdict", "LineVerdict", "read_results", "render_verdicts", "verify_file", "verify_line"]
 
-World = Literal["matches", "older", "missing"]
+World = Literal["matches", "older", "missing", "unreplayable"]
 _OFFSET = re.compile(r"(?<=\d)(?:Z|[+-]\d{2}:\d{2})$")
 
 
@@ -93,7 +94,7 @@ def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise InputError(f"{path}:{number}: not valid JSON ({exc})") from exc
         if not isinstance(line, dict) or not isinstance(line.get("instance_id"), str):
             raise InputError(f"{path}:{number}: $.instance_id: missing (not a results line of MPCBench's run_eval)")
-        if not isinstance(line.get("trace"), list):
+        if not isinstance(line.get("trace"), list) and not isinstance(line.get("error"), str):
             raise InputError(f"{path}:{number}: $.trace: missing or not a list (a run without its trace cannot be "
                              "replayed)")
         out.append((number, line))
@@ -129,6 +130,9 @@ async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, 
                       normalize: bool = False) -> LineVerdict:
     """Replay one recorded line (see the module docstring)."""
     iid = line["instance_id"]
+    if not isinstance(line.get("trace"), list):  # the original's run raised: it recorded the error and no trace
+        return LineVerdict(line=number, instance_id=iid, world="unreplayable",
+                           why_older=f"recorded error without a trace: {line.get('error')}")
     recorded_calls = _tool_messages(line["trace"])
     verdict = LineVerdict(line=number, instance_id=iid, world="missing", tool_calls=len(recorded_calls))
     if found is None:
@@ -197,7 +201,9 @@ def render_verdicts(verdicts: Sequence[FileVerdict]) -> str:
     for v in verdicts:
         for line in v.lines:
             name = f"{Path(v.path).name}:{line.line} {line.instance_id}"
-            if line.world != "matches":
+            if line.world == "unreplayable":
+                notes.append(f"not replayed {name}: {line.why_older}")
+            elif line.world != "matches":
                 notes.append(f"older world  {name}: {line.why_older} ({line.older_calls} of {line.tool_calls} tool "
                              f"calls from the older world; pred {'same' if line.same_pred else 'differs'}, metrics vs "
                              f"its recorded gold {'same' if line.same_metrics else 'differ'})")

@@ -143,7 +143,8 @@ class LevelsSuite:
 
     def finish(self, records: list[LevelsRecord], out_dir: Path) -> Outcome:
         scored = [ScoredRun(instance_id=r.instance_id, level=r.level, split=r.split, model=r.model,
-                            f1=r.metrics.f1, exact_match=r.metrics.exact_match)
+                            f1=r.metrics.f1, exact_match=r.metrics.exact_match, tokens=r.usage.total_tokens,
+                            cost_usd=r.cost_usd)
                   for r in records if r.status == "ok" and r.metrics is not None]
         if scored:
             write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
