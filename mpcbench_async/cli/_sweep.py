@@ -87,9 +87,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="with --cache: read (hits only, never store), write (store, never read), readwrite "
                        "(default) or off")
     sweep.add_argument("--executor", choices=("local", "ray"), default="local",
-                       help="where the mpcbench suite's units run: local (this process, default) or ray (Ray worker "
-                       "actors, each with its own event loop and client, one global rate limit per model across "
-                       "them; this process still writes every file of --out and resumes as usual; tariff and "
+                       help="where the mpcbench and levels suites' units run: local (this process, default) or ray "
+                       "(Ray worker actors, each with its own event loop and client, one global rate limit per model "
+                       "across them; this process still writes every file of --out and resumes as usual; tariff and "
                        "hscodecomp run here; not with --max-cost, budget_usd or --cache yet; needs pip install -e "
                        "'.[ray]')")
     sweep.add_argument("--ray-address", default=None, metavar="ADDR",

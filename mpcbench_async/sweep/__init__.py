@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
+    from ._levels_suite import LevelsSuite, LevelsUnit
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
@@ -38,6 +39,8 @@ __all__ = [
     "JudgeRecord",
     "JudgeStage",
     "JudgeUnit",
+    "LevelsSuite",
+    "LevelsUnit",
     "MPCBenchSuite",
     "Manifest",
     "ModelTime",

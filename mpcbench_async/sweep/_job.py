@@ -22,7 +22,7 @@ to continue. ``cache`` answers repeated requests from a ``llm.ResponseCache``
 (opened with the inputs, so an unusable one fails before any call); each unit's
 calls are keyed by its trial, so trials stay independent.
 
-Ray: ``executor="ray"`` runs the MPCBench suite's units on Ray worker actors
+Ray: ``executor="ray"`` runs the MPCBench and levels suites' units on Ray worker actors
 (``distributed.RayExecutor``: a local Ray instance, or the cluster at
 ``ray_address``; ``workers`` of them), while this process stays the only writer
 of ``out``; tariff suites run here. Budgets and the response cache are not
@@ -115,7 +115,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
     cache: Path | None = None  # a response cache file (``llm.cache_path`` of ``--cache``); None: no cache
     cache_mode: CacheMode = "readwrite"
-    executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench suite's units run on Ray workers
+    executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench and levels units run on Ray workers
     ray_address: str | None = None  # a running Ray cluster (HEAD:6379); None: a local Ray instance for the sweep
     workers: int | None = None  # Ray workers; None: one per CPU of the cluster
     levels_data: Path = Path("storage/levels")  # the levels suite's data (``levels import`` / ``levels generate``)
@@ -154,7 +154,7 @@ async def run_sweep(options: SweepOptions,
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
     config, prompts, plan, tariff, levels = _inputs(options)
-    executor = _executor(options, config, plan, tariff)
+    executor = _executor(options, config, plan, tariff, levels)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
              if options.cache is not None and options.cache_mode != "off" else None)
     with cache or nullcontext(), DirLock(options.out):  # one sweep per directory, from the manifest check to the end
@@ -247,17 +247,17 @@ def _budgeted(options: SweepOptions, config: ModelConfig, models: Sequence[str])
 
 
 def _executor(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
-              tariff: Sequence[TariffSuite]) -> RayExecutor | None:
+              tariff: Sequence[TariffSuite], levels: LevelsSuite | None) -> RayExecutor | None:
     """The Ray executor ``options`` ask for (not started), or ``None`` for a local sweep; ``InputError`` if refused."""
     if options.executor == "local":
         return None
     from ..distributed import RayExecutor, require_ray
 
     require_ray()
-    if plan is None:
-        raise InputError("--executor ray runs the mpcbench suite's units on Ray (tariff and hscodecomp run on the "
-                         "driver): add mpcbench to --suite, or drop --executor ray")
-    if _budgeted(options, config, _models(plan, tariff)):
+    if plan is None and levels is None:
+        raise InputError("--executor ray runs the mpcbench and levels suites' units on Ray (tariff and hscodecomp run "
+                         "on the driver): add mpcbench or levels to --suite, or drop --executor ray")
+    if _budgeted(options, config, _models(plan, tariff, levels)):
         raise InputError("--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
                          "drop them or use --executor local")
     if options.cache is not None and options.cache_mode != "off":

@@ -39,7 +39,7 @@ files are closed. ``async for record in runner.sweep(plan)`` without the inner
 block works too; a sweep still running when the ``Runner`` block ends is
 stopped the same way.
 
-With ``executor=`` (a ``distributed.RayExecutor``), the MPCBench suite's units run
+With ``executor=`` (a ``distributed.RayExecutor``), the MPCBench and levels suites' units run
 on Ray worker actors: only ``stage.run`` moves, through the executor; the
 records and the calls they made come back, and this runner writes them as it
 writes local ones (same files, resume, lock, signals, counters). Other suites
@@ -68,6 +68,7 @@ from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import DirLock, JsonlWriter, Pipeline, PipelineEvents, Stage, latest_records, unit_failure
 from ._cost import cost_text
+from ._levels_suite import LevelsSuite
 from ._mpcbench_suite import MPCBenchSuite
 from ._outcome import Outcome
 from ._plan import SweepPlan
@@ -254,7 +255,7 @@ class Runner:
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
         self.prompts = prompts
-        self.executor = executor  # runs the MPCBench suite's units (on Ray workers); None: this runner's client
+        self.executor = executor  # runs the agent suites' units (on Ray workers); None: this runner's client
         self.executor_error: WorkersLost | None = None  # set once every worker of the executor has died
         self.out_dir = Path(out_dir)
         self.concurrency = max(1, concurrency)
@@ -381,8 +382,8 @@ class Runner:
 
     # -- the one path every suite takes ----------------------------------------
     def _remote(self, suite: AnySuite) -> bool:
-        """Whether ``suite``'s units run on the executor: the MPCBench suite's do, when there is one."""
-        return self.executor is not None and isinstance(suite, MPCBenchSuite)
+        """Whether ``suite``'s units run on the executor: the agent suites' (MPCBench, levels) do, when there is one."""
+        return self.executor is not None and isinstance(suite, MPCBenchSuite | LevelsSuite)
 
     def _pipeline(self, suite: AnySuite, events: PipelineEvents) -> Pipeline:
         """The pipeline of ``suite``'s stages on this runner's client, reporting to ``events``."""

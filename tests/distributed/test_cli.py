@@ -50,8 +50,9 @@ class TestRefused:
         (["--max-cost", "1"], "--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
                               "drop them or use --executor local"),
         (["--cache"], "--executor ray: --cache is not supported yet; drop it or use --executor local"),
-        (["--suite", "tariff"], "--executor ray runs the mpcbench suite's units on Ray (tariff and hscodecomp run "
-                                "on the driver): add mpcbench to --suite, or drop --executor ray"),
+        (["--suite", "tariff"], "--executor ray runs the mpcbench and levels suites' units on Ray (tariff and "
+                                "hscodecomp run on the driver): add mpcbench or levels to --suite, or drop --executor "
+                                "ray"),
         (["--workers", "0"], "--workers must be at least 1, got 0"),
     ], ids=["max-cost", "cache", "no-mpcbench", "no-workers"])
     def test_what_it_does_not_support_is_one_clear_error(self, root, tmp_path, capsys, monkeypatch, extra, message):

@@ -24,7 +24,7 @@ from tests.sweep.conftest import FAST_RETRY, plan_of
 
 pytestmark = pytest.mark.usefixtures("ray_instance")
 
-TIMINGS = {"started_at", "finished_at", "timings", "latency_s", "queued_s", "retry_wait_s"}
+TIMINGS = {"started_at", "finished_at", "timings", "latency_s", "queued_s", "retry_wait_s", "elapsed_s"}
 
 
 @pytest.fixture
@@ -303,3 +303,40 @@ class TestUnitErrors:
         assert ["u1/c0"] == [call.key for call in raised.calls]
         assert (BenchError, "Unportable: ab") == (type(unportable.error), str(unportable.error))
         assert ["u2/c0"] == [call.key for call in unportable.calls]
+
+
+class TestLevelsSuite:
+    async def test_a_ray_levels_sweep_writes_what_a_local_one_writes(self, workspace, tmp_path):
+        """The three-level MPCBench suite on two Ray workers: the same keys and records (traces, preds, metrics) as
+        on the driver alone, every instance solved by the oracle agent, the same calls made (counted at the sim)."""
+        from mpcbench_async._prompts import load_prompts
+        from mpcbench_async.levels import generate_level, load_level_set, write_generated
+        from mpcbench_async.sweep import LevelsSuite
+        from tests.conftest import REPO
+
+        generated = generate_level(3, 6, seed=5)
+        write_generated(generated, tmp_path / "levels")
+        sets = [load_level_set(tmp_path / "levels", 3, generated.split)]
+        prompts = load_prompts(REPO / "prompt_config.json")
+        async with SimServer(seed=23, defaults=FaultSpec(p503=0.1)) as sim:
+            root = workspace(sim.base_url)
+            config, _, _ = plan_of(root)
+            calls = []
+            for name, executor in (("local", None), ("ray", RayExecutor(config, workers=2))):
+                suite = LevelsSuite(sets, ["sim/oracle-agent"], prompts=prompts, config=config, trials=2)
+                async with executor or _nothing(), Runner(config, prompts=prompts, out_dir=tmp_path / name,
+                                                          concurrency=4, executor=executor) as runner:
+                    await runner.run_suites([suite])
+                calls.append(dict(sim.stats.completed))
+                sim.reset()
+        local, remote = ({r["key"]: without_timings(r) for r in records(tmp_path / name / "levels.jsonl")}
+                         for name in ("local", "ray"))
+        assert 12 == len(local)
+        assert local == remote
+        assert all(r["metrics"]["exact_match"] for r in local.values())
+        assert calls[0] == calls[1]
+
+
+@asynccontextmanager
+async def _nothing():
+    yield None
