@@ -15,7 +15,7 @@ from ..stats import Interval
 __all__ = ["Finding", "NewFailure", "bounds_text", "change_text", "failure_line", "finding_line", "interval_text",
            "value_text"]
 
-LABELS = {"ars": "ARS", "sgr": "SGR", "checks": "checks", "score": "score"}
+LABELS = {"ars": "ARS", "sgr": "SGR", "checks": "checks", "score": "score", "f1": "F1"}
 
 
 class Finding(msgspec.Struct, kw_only=True):
@@ -24,7 +24,7 @@ class Finding(msgspec.Struct, kw_only=True):
     model: str  # the agent model, or the model of B's tariff report
     suite: str | None = None  # the tariff suite of a case (None for an MPCBench task)
     task: str  # task id, or tariff case id
-    metric: str  # ars | sgr | checks (check pass rate, 0–1) | score (tariff case score, 0–1)
+    metric: str  # ars | sgr | checks (check pass rate, 0–1) | score (tariff case score, 0–1) | f1 (levels, 0–1)
     a: float
     b: float
     delta: float

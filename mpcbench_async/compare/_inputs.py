@@ -17,7 +17,7 @@ __all__ = ["compare_paths", "input_kind"]
 
 SWEEP = "a sweep directory"
 REPORT = "a tariff report"
-_SWEEP_MARKS = ("runs.jsonl", "manifest.json")
+_SWEEP_MARKS = ("runs.jsonl", "manifest.json", "levels.jsonl")
 _SWEEP_FILES = {*_SWEEP_MARKS, "judgements.jsonl", "calls.jsonl", "summary.json", "summary.md",
                 "experiment_keys.txt"}
 
@@ -27,7 +27,7 @@ def input_kind(path: Path) -> str:
     if path.is_dir():
         if any((path / name).is_file() for name in _SWEEP_MARKS):
             return SWEEP
-        raise InputError(f"{path}: not a sweep directory (it has no runs.jsonl or manifest.json)")
+        raise InputError(f"{path}: not a sweep directory (it has no runs.jsonl, levels.jsonl or manifest.json)")
     if path.is_file():
         if path.name in _SWEEP_FILES:
             raise InputError(f"{path}: a file of a sweep; to compare sweeps, give the directory {path.parent}")

@@ -19,6 +19,7 @@ from ._findings import (
     finding_line,
     value_text,
 )
+from ._levels import render_levels_comparison
 from ._reports import ReportComparison
 from ._sweeps import Delta, ModelComparison, OverTasks, Side, SweepComparison, TaskComparison
 
@@ -117,6 +118,7 @@ def _sweep_markdown(c: SweepComparison) -> str:
         lines += _model(model, c.confidence)
     for report in c.tariff:
         lines += _sweep_report(report)
+    lines += render_levels_comparison(c.levels)
     lines += ["## On one side only (not compared)", "", f"Agent models only in A: {_names(c.models_only_in_a)}  ",
               f"Agent models only in B: {_names(c.models_only_in_b)}  ",
               f"Tariff reports only in A: {_names(c.tariff_only_in_a)}  ",

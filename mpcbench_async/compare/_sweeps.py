@@ -35,6 +35,7 @@ from .._exceptions import InputError
 from ..stats import Interval, Paired, paired_difference
 from ..sweep import RunRow, kept_runs
 from ._findings import Finding, NewFailure, interval_text
+from ._levels import LevelsComparison, compare_levels, has_levels
 from ._reports import ReportComparison, compare_tariff_reports
 
 __all__ = ["Delta", "ModelComparison", "OverTasks", "Side", "SweepComparison", "TaskComparison", "compare_sweeps"]
@@ -104,6 +105,7 @@ class SweepComparison(msgspec.Struct, kw_only=True):
     tariff: list[ReportComparison] = []  # the tariff reports (<suite>_<model>.json) both directories have
     tariff_only_in_a: list[str] = []
     tariff_only_in_b: list[str] = []
+    levels: list[LevelsComparison] = []  # the three-level MPCBench groups both directories ran
     regressions: list[Finding] = []  # of the agent runs, then of each tariff report
     improvements: list[Finding] = []
     new_failures: list[NewFailure] = []
@@ -279,9 +281,9 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
     cells_a, cells_b = _cells(a), _cells(b)
     reports_a, reports_b = _reports(a), _reports(b)
     for path, cells, reports in ((a, cells_a, reports_a), (b, cells_b, reports_b)):
-        if not cells and not reports:
-            raise InputError(f"{path}: nothing to compare (runs.jsonl holds no agent run of the current experiment "
-                             "and there is no tariff report)")
+        if not cells and not reports and not has_levels(path):
+            raise InputError(f"{path}: nothing to compare (runs.jsonl holds no agent run of the current experiment, "
+                             "there is no tariff report and no levels.jsonl)")
     out = SweepComparison(a=str(a), b=str(b), min_delta=min_delta, confidence=confidence,
                           models_only_in_a=sorted(cells_a.keys() - cells_b.keys()),
                           models_only_in_b=sorted(cells_b.keys() - cells_a.keys()),
@@ -295,9 +297,15 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
         out.regressions += report.regressions
         out.improvements += report.improvements
         out.new_failures += report.new_failures
+    out.levels, regressions, improvements, failures = compare_levels(a, b, confidence=confidence)
+    out.regressions += regressions
+    out.improvements += improvements
+    out.new_failures += failures
     return out
 
 
 def _reports(out_dir: Path) -> set[str]:
-    """The tariff reports a sweep wrote: ``<suite>_<model>.json`` beside its results ``<suite>_<model>.jsonl``."""
-    return {f"{path.stem}.json" for path in out_dir.glob("*_*.jsonl") if (out_dir / f"{path.stem}.json").is_file()}
+    """The tariff reports a sweep wrote: ``<suite>_<model>.json`` beside its results ``<suite>_<model>.jsonl``
+    (``levels_summary.json`` is the levels suite's table, compared from ``levels.jsonl``)."""
+    return {f"{path.stem}.json" for path in out_dir.glob("*_*.jsonl") if (out_dir / f"{path.stem}.json").is_file()
+            and path.stem != "levels_summary"}

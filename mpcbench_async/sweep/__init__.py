@@ -9,7 +9,14 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
-    from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+    from ._experiment import (
+        open_experiment,
+        plan_fingerprint,
+        read_experiment_keys,
+        record_case_keys,
+        record_experiment_keys,
+        write_manifest,
+    )
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
     from ._levels_suite import LevelsSuite, LevelsUnit
@@ -73,6 +80,7 @@ __all__ = [
     "open_experiment",
     "plan_fingerprint",
     "plan_outcome",
+    "read_experiment_keys",
     "record_case_keys",
     "record_experiment_keys",
     "render_dry_run",

@@ -92,8 +92,8 @@ class TestBadInput:
 
     def test_a_directory_that_is_not_a_sweep(self, dirs, tmp_path):
         (tmp_path / "empty").mkdir()
-        assert f"error: {tmp_path / 'empty'}: not a sweep directory (it has no runs.jsonl or manifest.json)\n" == \
-            self.run_error(tmp_path / "empty", dirs[1])
+        assert (f"error: {tmp_path / 'empty'}: not a sweep directory (it has no runs.jsonl, levels.jsonl or "
+                "manifest.json)\n") == self.run_error(tmp_path / "empty", dirs[1])
 
     def test_a_sweep_file_instead_of_its_directory(self, dirs):
         runs = dirs[0] / "runs.jsonl"
@@ -110,7 +110,8 @@ class TestBadInput:
         (tmp_path / "new").mkdir()
         (tmp_path / "new" / "runs.jsonl").write_bytes(b"")
         assert (f"error: {tmp_path / 'new'}: nothing to compare (runs.jsonl holds no agent run of the current "
-                "experiment and there is no tariff report)\n") == self.run_error(dirs[0], tmp_path / "new")
+                "experiment, there is no tariff report and no levels.jsonl)\n") == self.run_error(dirs[0],
+                                                                                       tmp_path / "new")
 
     def test_a_confidence_out_of_range(self, dirs):
         stderr = self.run_error(*dirs, "--confidence", "1.5")

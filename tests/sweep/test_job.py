@@ -72,7 +72,8 @@ class TestRunSweep:
     async def test_bad_options_are_refused_before_anything_is_written(self, tmp_path):
         """An unknown suite or a concurrency below 1 is an InputError naming the option; --out stays absent."""
         out = tmp_path / "out"
-        with pytest.raises(InputError, match=r"^--suite: unknown suite\(s\) nope; available: hscodecomp, levels, mpcbench, tariff"):
+        with pytest.raises(InputError,
+                           match=r"^--suite: unknown suite\(s\) nope; available: hscodecomp, levels, mpcbench, tariff"):
             await run_sweep(SweepOptions(out=out, suites=["mpcbench", "nope"]))
         with pytest.raises(InputError, match="^--concurrency must be at least 1$"):
             await run_sweep(SweepOptions(out=out, concurrency=0))
