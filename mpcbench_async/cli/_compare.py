@@ -31,6 +31,11 @@ New failures: ok in A and a task-level error in B; every trial passed in A and
 one failed in B. Per model: B - A paired over the tasks both have (bootstrap CI,
 wins/losses/ties, sign-test p). Models and tasks on one side only are listed.
 
+Sweeps that ran the levels suite: per level x model x split, the mean F1 over
+the instances both ran, B - A paired by instance with its bootstrap CI (a CI
+that excludes 0 counts), EM on each side; an instance exact in every A trial
+and not in every B trial is a new failure.
+
 Tariff reports: the `tariff compare` diff (a case score moving by at least 0.05,
 pass -> fail with errors as failures, change per case type, cases added and
 removed) and every shared case's score."""
