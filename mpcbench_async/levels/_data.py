@@ -114,6 +114,7 @@ def load_level_set(directory: str | Path, level: int, split: str) -> LevelSet:
         problems = instance_problems(instance, world, level)
         if ident in seen:
             problems.insert(0, f"$.instance_id {ident!r} is used twice")
+            ident = f"{ident} (line {number})"
         seen.add(ident)
         if problems:
             invalid[ident] = f"{instances_path}:{number}: {problems[0]}"

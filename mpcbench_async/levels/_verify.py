@@ -189,12 +189,14 @@ async def verify_file(path: Path, index: dict[str, tuple[LevelSet, dict[str, Any
 
 def render_verdicts(verdicts: Sequence[FileVerdict]) -> str:
     """The per-file table of ``levels verify`` and, under it, every difference, named."""
-    rows = ["| file | lines | world matches | older world | same tool results | same pred | same metrics |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| file | lines | world matches | older world | not replayed | same tool results | same pred | "
+            "same metrics |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for v in verdicts:
         match = v.matching
         calls = sum(line.tool_calls for line in match)
-        rows.append(f"| {Path(v.path).name} | {len(v.lines)} | {len(match)} | {len(v.lines) - len(match)} | "
+        unreplayable = sum(line.world == "unreplayable" for line in v.lines)
+        rows.append(f"| {Path(v.path).name} | {len(v.lines)} | {len(match)} | "
+                    f"{len(v.lines) - len(match) - unreplayable} | {unreplayable} | "
                     f"{sum(line.same_tools for line in match)}/{calls} | {sum(line.same_pred for line in match)}/"
                     f"{len(match)} | {sum(line.same_metrics for line in match)}/{len(match)} |")
     notes = []

@@ -35,6 +35,7 @@ import msgspec
 from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..records import LLMCallRecord
+from ..runtime import iter_jsonl
 from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
@@ -246,6 +247,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     views = _judge_rows(judges, tally, reader)
     models = _model_rows(runs, views, tally, reader)
     tariff = _tariff_rows(cases, tally, reader)
+    _levels_errors(reader, tally)
     reader.fill_examples(tally, {RUNS: (RunLine, runs), JUDGEMENTS: (JudgeLine, judges),
                                  **{case.file: (CaseLine, cases) for case in cases.values()}})
     judge_calls, endpoints = _calls(reader, runs, judges, cases, models, tariff, summary)
@@ -329,6 +331,34 @@ def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeVie
             row.tasks, row.k = len(per_task), min(n for n, _ in per_task)
             row.pass_at_k = round(sum(passed == n for n, passed in per_task) / len(per_task), 4)
     return models
+
+
+class _LevelsLine(msgspec.Struct, kw_only=True):
+    """What the summary reads of a levels record: how it ended (its scores are the levels table's)."""
+
+    key: str
+    status: str
+    model: str
+    retryable: bool = False
+    error_class: str | None = None
+    error_message: str | None = None
+
+
+def _levels_errors(reader: Reader, tally: ErrorTally) -> None:
+    """The levels suite's kept error records (``levels.jsonl``: per key its first ok record, else its last) in the
+    error groups, so a levels sweep says why its units failed like every other suite."""
+    path = reader.out_dir / "levels.jsonl"
+    if not path.is_file():
+        return
+    keys = reader.keys if reader.keys is not None and any(k.startswith("levels-") for k in reader.keys) else None
+    kept: dict[str, _LevelsLine] = {}
+    for line in iter_jsonl(path, type_=_LevelsLine, warn=False):
+        if (keys is None or line.key in keys) and (line.key not in kept or kept[line.key].status != "ok"):
+            kept[line.key] = line
+    for line in kept.values():
+        if line.status == "error":
+            tally.add(line.error_class, line.model, retryable=line.retryable, file=path.name,
+                      message=line.error_message)
 
 
 def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
