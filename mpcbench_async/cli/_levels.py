@@ -84,6 +84,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "cell, with whether the runs can support it. A sweep writes the same table for its own runs.")
     summary.add_argument("results", type=Path, nargs="+", metavar="RESULTS.jsonl")
     summary.add_argument("--model", default=None, help="the model of every file (default: read from the file names)")
+    summary.add_argument("--current-only", action="store_true",
+                         help="leave out the lines recorded against an older world (as 'levels verify' classes them, "
+                         "against --data); by default every line counts, as the files hold them")
+    summary.add_argument("--data", type=Path, default=Path("storage/levels"), help=DATA_HELP)
     summary.add_argument("--out", type=output_dir, default=None,
                          help="also write levels_summary.md and levels_summary.json there")
     summary.set_defaults(handler=cmd_summary)
@@ -165,14 +169,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     from ..levels import level_rows, read_results, render_levels_table, scored_results, write_levels_summary
 
+    current = _current_lines(args) if args.current_only else None
     runs = []
     for path in args.results:
-        runs += scored_results(path, [line for _, line in read_results(path)], model=args.model)
+        lines = [line for number, line in read_results(path) if current is None or (path, number) in current]
+        runs += scored_results(path, lines, model=args.model) if lines else []
     rows = level_rows(runs)
-    print(render_levels_table(rows, title="MPCBench levels: recorded runs"))
+    title = "MPCBench levels: recorded runs" + (" (lines whose world matches today's data)" if current else "")
+    print(render_levels_table(rows, title=title))
     if args.out is not None:
-        write_levels_summary(args.out, rows, title="MPCBench levels: recorded runs")
+        write_levels_summary(args.out, rows, title=title)
     return _exit.OK
+
+
+def _current_lines(args: argparse.Namespace) -> set[tuple[Path, int]]:
+    """(file, line number) of every recorded line whose world matches today's data (``levels verify``'s verdict)."""
+    import anyio
+
+    from .._prompts import load_prompts
+    from ..levels import instance_index, load_all, verify_file
+
+    index = instance_index(load_all(_data(args.data)))
+    prompts = load_prompts(workspace_path("prompt_config.json"))
+
+    async def classify() -> set[tuple[Path, int]]:
+        found = set()
+        for path in args.results:
+            verdict = await verify_file(path, index, prompts)
+            found |= {(path, line.line) for line in verdict.matching}
+        return found
+
+    return anyio.run(classify)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

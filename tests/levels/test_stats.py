@@ -60,3 +60,16 @@ def test_model_names_with_provider_prefixes_and_dates_find_their_published_cell(
     assert rows["openai/gpt-4o-2024-08-06"].published_f1 == 0.84
     assert rows["openai/gpt-4o-2024-08-06"].supports_published == "differs (published F1 outside the CI)"
     assert rows["acme/other"].published_f1 is None
+
+
+def test_current_only_keeps_the_lines_whose_world_matches(results, upstream, capsys):
+    """``levels summary --current-only``: the older-world runs leave the table; level 3 over both splits is then 10
+    instances at F1 0.20 and EM 10%, the published 0.22 / 10% inside its CI."""
+    from mpcbench_async.cli import main
+
+    assert 0 == main(["levels", "summary", *map(str, results), "--current-only", "--data", str(upstream)])
+    out = capsys.readouterr().out
+    [l3] = [line for line in out.splitlines() if line.startswith("| 3 | gpt-4o | all |")]
+    assert l3.startswith("| 3 | gpt-4o | all | 10 | 10 | 0.20 [")
+    assert l3.endswith("| 10% | pass^1 0.10 | 0.22 / 10% | consistent (published F1 inside the CI) |")
+    assert "| 2 | gpt-4o | exp1 | 5 | 5 | 0.70 [" in out
