@@ -16,9 +16,8 @@ from pathlib import Path
 import msgspec
 
 from ..levels import LevelsRecord
-from ..runtime import iter_jsonl
 from ..stats import Interval, paired_difference
-from ..sweep import read_experiment_keys
+from ..sweep import kept_levels_records
 from ._findings import Finding, NewFailure
 
 __all__ = ["LevelsComparison", "compare_levels", "has_levels"]
@@ -52,14 +51,8 @@ def has_levels(out_dir: Path) -> bool:
 
 def _side(out_dir: Path) -> dict[Group, dict[str, list[LevelsRecord]]]:
     """(level, model, split) → instance → its ok trials, of the directory's current experiment."""
-    keys = read_experiment_keys(out_dir)
-    latest: dict[str, LevelsRecord] = {}
-    if has_levels(out_dir):
-        for record in iter_jsonl(out_dir / "levels.jsonl", type_=LevelsRecord, warn=False):
-            if (keys is None or record.key in keys) and (record.key not in latest or latest[record.key].status != "ok"):
-                latest[record.key] = record
     groups: dict[Group, dict[str, list[LevelsRecord]]] = defaultdict(lambda: defaultdict(list))
-    for record in latest.values():
+    for record in kept_levels_records(out_dir, LevelsRecord):
         if record.status == "ok" and record.metrics is not None:
             groups[(record.level, record.model, record.split)][record.instance_id].append(record)
     return groups

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     )
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
-    from ._levels_suite import LevelsSuite, LevelsUnit
+    from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
@@ -73,6 +73,7 @@ __all__ = [
     "Unit",
     "build_plan",
     "hint_for",
+    "kept_levels_records",
     "kept_runs",
     "check_output_dir",
     "dry_run_sweep",

@@ -35,10 +35,10 @@ import msgspec
 from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..records import LLMCallRecord
-from ..runtime import iter_jsonl
 from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
+from ._levels_suite import kept_levels_records
 from ._reading import (
     CALLS,
     JUDGEMENTS,
@@ -347,17 +347,9 @@ class _LevelsLine(msgspec.Struct, kw_only=True):
 def _levels_errors(reader: Reader, tally: ErrorTally) -> None:
     """The levels suite's kept error records (``levels.jsonl``: per key its first ok record, else its last) in the
     error groups, so a levels sweep says why its units failed like every other suite."""
-    path = reader.out_dir / "levels.jsonl"
-    if not path.is_file():
-        return
-    keys = reader.keys if reader.keys is not None and any(k.startswith("levels-") for k in reader.keys) else None
-    kept: dict[str, _LevelsLine] = {}
-    for line in iter_jsonl(path, type_=_LevelsLine, warn=False):
-        if (keys is None or line.key in keys) and (line.key not in kept or kept[line.key].status != "ok"):
-            kept[line.key] = line
-    for line in kept.values():
+    for line in kept_levels_records(reader.out_dir, _LevelsLine):
         if line.status == "error":
-            tally.add(line.error_class, line.model, retryable=line.retryable, file=path.name,
+            tally.add(line.error_class, line.model, retryable=line.retryable, file="levels.jsonl",
                       message=line.error_message)
 
 
