@@ -21,6 +21,7 @@ from ..stats import Interval, Paired, paired_difference
 from ..sweep import AgentRunRecord, JudgeRecord, ModelSummary, Summary
 from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
+from ._levels import levels_section
 from ._svg import Bar, bar_chart, heatmap
 from ._tariff import tariff_section
 
@@ -150,7 +151,7 @@ def overview_body(sweep: Summarized, chapters: Mapping[str, str] | None = None, 
              f"{s.duplicates_ignored} duplicate records ignored, {s.stale_judgements} stale and "
              f"{s.orphan_judgements} orphan judgements, {s.other_experiments} records of earlier experiments.</p>")
     return (intro + leaderboard(s, links=links) + heatmap_section(s)
-            + tariff_section(sweep.out_dir, chapters) + _paired_tables(s))
+            + tariff_section(sweep.out_dir, chapters) + levels_section(sweep.out_dir, links=links) + _paired_tables(s))
 
 
 # -- runs ----------------------------------------------------------------------------------------------------

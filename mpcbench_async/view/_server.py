@@ -17,6 +17,7 @@ from aiohttp import web
 from ._background import BackgroundIndex
 from ._html import esc, page
 from ._index import SweepIndex
+from ._levels import levels_run_body, levels_runs_body
 from ._pages import PER_PAGE, RunsQuery, compare_body, overview_body, run_body, runs_body
 
 __all__ = ["make_app"]
@@ -107,6 +108,20 @@ async def compare(request: web.Request) -> web.Response:
     return _html(page("Compare agent models", compare_body(index, a, b)))
 
 
+async def levels_runs(request: web.Request) -> web.Response:
+    q = request.query
+    body = levels_runs_body(request.app[STATE_KEY].out_dir, model=q.get("model", ""), level=q.get("level", ""))
+    return _html(page("MPCBench levels runs", body))
+
+
+async def levels_run(request: web.Request) -> web.Response:
+    key = request.match_info["key"]
+    body = levels_run_body(request.app[STATE_KEY].out_dir, key)
+    if body is None:
+        return not_found_page(f"No kept levels run with key {key} in this sweep.")
+    return _html(page(f"Levels run {key}", body))
+
+
 def not_found_page(message: str) -> web.Response:
     return _html(page("Not found", f'<p id="not-found">{esc(message)}</p><p><a href="/runs">All runs</a></p>'),
                  status=404)
@@ -129,5 +144,7 @@ def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | 
     app.router.add_get("/runs", runs)
     app.router.add_get("/run/{key}", run)
     app.router.add_get("/compare", compare)
+    app.router.add_get("/levels", levels_runs)
+    app.router.add_get("/levels/{key}", levels_run)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app
