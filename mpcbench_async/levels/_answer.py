@@ -49,6 +49,9 @@ class Metrics(msgspec.Struct, kw_only=True):
     exact_match: bool
 
 
+_NO_JSON = object()
+
+
 def _decode(content: str) -> Any:
     text = content.strip()
     match = _OBJECT.search(text)
@@ -61,13 +64,13 @@ def _decode(content: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError:
-        return None
+        return _NO_JSON
 
 
 def parse_answer(content: str) -> list[Candidate]:
     """The candidates of a final message (see the module docstring); ``[]`` when it holds none."""
     data = _decode(content)
-    if data is None:
+    if data is _NO_JSON:
         return []
     if not isinstance(data, dict):
         raise AnswerError(f"the answer's JSON is a {type(data).__name__}, not an object with candidates")

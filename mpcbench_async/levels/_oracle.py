@@ -32,7 +32,7 @@ Intervals are half-open: a meeting ending when another starts does not overlap i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -135,16 +135,22 @@ def free_intervals(busy: list[Interval], start: datetime, end: datetime) -> list
 
 
 def grid_candidates(free: list[Interval], duration_min: int, window: Interval, tz: str) -> list[Candidate]:
-    """Slots of ``duration_min`` starting on the 15-minute grid, inside one free interval and the window."""
+    """Slots of ``duration_min`` starting on the 15-minute grid, inside one free interval and the window.
+
+    The grid is local (``:00``, ``:15``, …) but steps and durations are real time, in UTC: across a daylight-saving
+    change a 60-minute meeting still lasts 60 minutes and no slot starts at a local time that does not exist. (The
+    original added them in wall-clock time; in zones without such changes, every reference world, both agree.)
+    """
     duration, step = timedelta(minutes=duration_min), timedelta(minutes=GRID_MINUTES)
     window_start, window_end = window
     floor = window_start.replace(minute=window_start.minute // GRID_MINUTES * GRID_MINUTES, second=0, microsecond=0)
     out: list[Candidate] = []
     for free_start, free_end in free:
-        start = max(free_start, floor)
+        start = max(free_start, floor, key=lambda t: t.timestamp())
         if start.minute % GRID_MINUTES or start.second:
             up = GRID_MINUTES - start.minute % GRID_MINUTES
             start = start.replace(second=0, microsecond=0) + timedelta(minutes=up)
+        start = start.astimezone(UTC)
         while start < free_end:
             end = start + duration
             if end <= free_end and start >= window_start and end <= window_end:

@@ -16,10 +16,11 @@ content sent to the model is ``json.dumps(result, ensure_ascii=False)``.
 
 Deliberate differences, each with a ``ToolOptions`` flag that restores the original:
 
-- ``dst_offsets`` (default on): a naive time gets the offset of its own date; the
-  original stamps every time with the zone's offset on 2026-01-01, so summer times
-  in a daylight-saving zone were an hour off. Same in zones without DST (all the
-  reference worlds).
+- ``dst_offsets`` (default on): a naive time gets the offset of its own date, written
+  right; the original stamps every time with the zone's offset on 2026-01-01, so
+  summer times in a daylight-saving zone were an hour off, and wrote a negative
+  half-hour offset one hour too far (St John's -03:30 as -04:30). Same in whole-hour
+  zones without DST (all the reference worlds).
 - ``list_tables`` (default on): ``search_person`` and ``list_rooms`` also read a
   table given as a plain list of rows (the published schema's shape); the original
   failed there with ``'list' object has no attribute 'get'``.
@@ -150,7 +151,7 @@ class LevelTools:
             return {"error": f"Unknown tool: {name}"}
         try:
             if not isinstance(args, dict):
-                raise _CallError(f"SimulatedAPI.{name}() argument after ** must be a mapping, not "
+                raise _CallError(f"evaluation.tools.SimulatedAPI.{name}() argument after ** must be a mapping, not "
                                  f"{type(args).__name__}")
             return tool(**args)
         except Exception as exc:  # a TypeError names the method: the original's class, as the model saw it
@@ -180,6 +181,8 @@ class LevelTools:
             return text
         seconds = int(offset.total_seconds())
         sign = "+" if seconds >= 0 else "-"
+        if not self.options.dst_offsets:  # the original's arithmetic: -03:30 came out as -04:30
+            return f"{text}{sign}{abs(seconds // 3600):02d}:{abs(seconds % 3600 // 60):02d}"
         return f"{text}{sign}{abs(seconds) // 3600:02d}:{abs(seconds) % 3600 // 60:02d}"
 
     def _events(self, events: Any) -> list[Any]:

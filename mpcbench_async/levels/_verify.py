@@ -1,5 +1,9 @@
 """Replay verification: do the original's recorded runs come out the same through this project?
 
+``read_policy_document`` had two shapes in the original's history (``{"doc_id", "text", "tags": {}}`` in every
+published run, ``{"doc_id", "title", "text"}`` in its latest code): a recorded result of either shape counts as
+the same, so runs recorded with either version verify.
+
 For each line of a recorded results file (``eval_L{N}_…jsonl``: ``instance_id``,
 ``metrics``, ``pred``, ``gold``, ``trace``) the recorded assistant turns are replayed
 as the model's replies through this project's agent loop (``run_levels_agent`` with
@@ -12,7 +16,8 @@ Recorded runs may belong to an *older world*: the original regenerated data afte
 some runs. A line is from an older world when its instance is gone, its recorded
 gold differs from today's oracle, its user prompt differs from the one built
 today, or one of its tool results quotes a value today's data does not hold
-(a thread text that was since rewritten, say). A line whose run raised in the
+(a thread text that was since rewritten, say: the result has the shape this
+project's tool gives, with a value today's data lacks). A line whose run raised in the
 original (``error`` set, no ``trace``) has nothing to replay and is listed as such. Such lines are reported as such —
 counted, named, their metrics checked against their own recorded gold — but they
 do not decide the verdict: ``ok`` means every line whose world matches reproduced.
@@ -34,7 +39,7 @@ from ._agent import ReplaySource, agent_prompts, run_levels_agent
 from ._answer import candidate_tuples, score
 from ._data import LevelSet
 from ._oracle import solve
-from ._tools import ToolOptions, sanitize
+from ._tools import LevelTools, ToolOptions, sanitize
 
 __all__ = ["FileVerdict", "LineVerdict", "read_results", "render_verdicts", "verify_file", "verify_line"]
 
@@ -104,14 +109,39 @@ def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _leaves(value: Any) -> Iterator[str]:
+    """Every value in ``value`` as a string (time offsets dropped); error texts are the tool's words, not data."""
     if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
+        for k, v in value.items():
+            if k != "error":
+                yield from _leaves(v)
     elif isinstance(value, list):
         for v in value:
             yield from _leaves(v)
     elif value is not None:
         yield _OFFSET.sub("", value) if isinstance(value, str) else json.dumps(value)
+
+
+def _shape(value: Any, at: str = "") -> Iterator[str]:
+    """The key paths of ``value``, list positions left out: what a tool's code decides, whatever the data."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield f"{at}.{k}"
+            yield from _shape(v, f"{at}.{k}")
+    elif isinstance(value, list):
+        for v in value:
+            yield from _shape(v, f"{at}[]")
+
+
+def _from_older_world(recorded: Any, mine: Any, data: set[str]) -> bool:
+    """A result this project's tool would have given on another world: shaped the same, quoting a value that
+    neither its own result nor today's data holds."""
+    return set(_shape(recorded)) == set(_shape(mine)) and bool(set(_leaves(recorded)) - set(_leaves(mine)) - data)
+
+
+def _tool_calls(trace: Sequence[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Each recorded tool call's (name, arguments), by its id."""
+    return {str(c.get("id")): (str(c.get("function", {}).get("name")), str(c.get("function", {}).get("arguments")))
+            for m in trace if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
 
 
 def _tool_messages(trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -123,6 +153,22 @@ def _tool_messages(trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
             except ValueError:
                 out[str(message.get("tool_call_id"))] = message.get("content")
     return out
+
+
+class _OtherVersion:
+    """The original's other code version: ``read_policy_document`` shaped as its latest code shapes it (runs recorded
+    with that code match it), or as the recorded runs saw it (when ``head_policy_doc`` is on)."""
+
+    def __init__(self, world: dict[str, Any], instance: dict[str, Any], options: ToolOptions | None,
+                 calls: dict[str, tuple[str, str]]) -> None:
+        options = options or ToolOptions()
+        self.tools = LevelTools(world, instance, msgspec.structs.replace(
+            options, head_policy_doc=not options.head_policy_doc))
+        self.calls = calls
+
+    def gives(self, call_id: str, recorded: Any) -> bool:
+        name, arguments = self.calls.get(call_id, ("", ""))
+        return name == "read_policy_document" and json.loads(self.tools.call(name, arguments)) == recorded
 
 
 async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, dict[str, Any]] | None,
@@ -154,11 +200,12 @@ async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, 
                                  tool_options=tool_options)
     ours = _tool_messages(run.trace)
     data_leaves = set(_leaves(sanitize(level_set.world))) | set(_leaves(sanitize(instance)))
+    other_version = _OtherVersion(level_set.world, instance, tool_options, _tool_calls(line["trace"]))
     for call_id, recorded in recorded_calls.items():
         mine = ours.get(call_id)
-        if mine == recorded:
+        if mine == recorded or other_version.gives(call_id, recorded):
             verdict.same_tools += 1
-        elif set(_leaves(recorded)) - set(_leaves(mine)) - data_leaves:
+        elif _from_older_world(recorded, mine, data_leaves):
             verdict.older_calls += 1
             verdict.differences.append(f"tool call {call_id}: its recorded result quotes data today's world lacks")
         else:

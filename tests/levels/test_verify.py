@@ -72,13 +72,30 @@ async def test_older_world_lines_are_named_with_the_reason_and_still_replay_thei
     assert "MISMATCH" not in table
 
 
-async def test_a_tool_that_answers_differently_is_a_named_mismatch(results, index, prompts):
-    """The latest code's read_policy_document shape (doc_id, title, text) is not what the recorded runs saw: each
-    call of it is named as a mismatch and the file fails."""
+async def test_runs_recorded_with_the_latest_tool_code_verify_too(results, index, prompts):
+    """With ``head_policy_doc`` (the latest code's ``{"doc_id", "title", "text"}``) the published runs'
+    ``{"doc_id", "text", "tags": {}}`` still verify: both shapes were the original's, at two versions."""
     path = next(p for p in results if p.name == "eval_L2_gpt-4o_20260118_155356.jsonl")
     verdict = await verify_file(path, index, prompts, tool_options=ToolOptions(head_policy_doc=True))
+    assert verdict.ok and sum(v.same_tools for v in verdict.matching) == 30
+
+
+async def test_a_tool_result_of_another_shape_is_a_named_mismatch(results, index, prompts, tmp_path):
+    """A recorded policy document without its ``tags`` key is neither version's shape: that call is named as a
+    mismatch (not blamed on an older world) and the file fails."""
+    path = next(p for p in results if p.name == "eval_L2_gpt-4o_20260118_155356.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for message in lines[2]["trace"]:
+        if message["role"] == "tool" and '"primary_policy_doc"' in message["content"] and "text" in message["content"]:
+            content = json.loads(message["content"])
+            del content["tags"]
+            message["content"] = json.dumps(content, ensure_ascii=False)
+    tampered = tmp_path / path.name
+    tampered.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    verdict = await verify_file(tampered, index, prompts)
     assert not verdict.ok
-    assert sum(v.tool_calls - v.same_tools for v in verdict.matching) == 2
+    assert [v.world for v in verdict.lines] == ["matches"] * 5
+    assert [v.tool_calls - v.same_tools for v in verdict.lines] == [0, 0, 1, 0, 0]
     assert "MISMATCH     eval_L2_gpt-4o_20260118_155356.jsonl:3 instance_level2_test_C: tool call" in render_verdicts(
         [verdict])
 
