@@ -10,8 +10,10 @@ the loop ask again (the reply stays in the conversation). After ``max_turns``
 The replies come from a ``ReplySource``: a model through ``LLMClient.chat`` (a
 sweep), or a recorded trace's assistant turns (``levels verify``), so replay
 exercises this very loop. The tools are dictionary look-ups over one small world
-(microseconds each), so they run inline rather than in the tool thread pool. Where the original's loop swallowed a failed model call
-and scored ``[]``, here it ends the run with ``stop_reason="error"`` and the error:
+(microseconds each), so they run inline rather than in the tool thread pool.
+
+Where the original's loop swallowed a failed model call and scored ``[]``, here it
+ends the run with ``stop_reason="error"`` and the error:
 the runner records it as an infrastructure failure that a resume runs again,
 instead of a silent zero in the published mean.
 """
