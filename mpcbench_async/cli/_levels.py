@@ -67,8 +67,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "the exit code.", epilog=VERIFY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     verify.add_argument("results", type=Path, nargs="+", metavar="RESULTS.jsonl")
     verify.add_argument("--data", type=Path, default=Path("storage/levels"), help=DATA_HELP)
-    verify.add_argument("--original-tools", action="store_true",
-                        help="the original tools' behaviour, bugs included (fixed offsets, no list tables)")
+    verify.add_argument("--project-tools", action="store_true",
+                        help="replay with this project's tools, its fixes on (offsets of each date, list tables); by "
+                        "default the original tools' behaviour, bugs included, which made the recordings")
     verify.add_argument("--head-policy-doc", action="store_true",
                         help="read_policy_document as the original's latest code shapes it (doc_id, title, text)")
     verify.add_argument("--normalize", action="store_true",
@@ -151,7 +152,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     index = instance_index(load_all(_data(args.data)))
     prompts = load_prompts(workspace_path("prompt_config.json"))
     prompts.require("levels_agent")
-    options = ToolOptions.original() if args.original_tools else ToolOptions()
+    options = ToolOptions() if args.project_tools else ToolOptions.original()
     if args.head_policy_doc:
         options = msgspec.structs.replace(options, head_policy_doc=True)
 

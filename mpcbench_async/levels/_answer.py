@@ -53,18 +53,26 @@ _NO_JSON = object()
 
 
 def _decode(content: str) -> Any:
+    """The answer's JSON as the original finds it. A decoder failure other than bad JSON (an integer over Python's
+    digit limit, nesting past the recursion limit) ends the first-to-last-brace attempts; in the whole-text attempt
+    it is an ``AnswerError``, as it made the original's loop ask again."""
     text = content.strip()
     match = _OBJECT.search(text)
     if match:
-        for attempt in (match.group(0), _TRAILING_COMMA.sub(r"\1", match.group(0))):
-            try:
-                return json.loads(attempt)
-            except json.JSONDecodeError:
-                continue
+        try:
+            for attempt in (match.group(0), _TRAILING_COMMA.sub(r"\1", match.group(0))):
+                try:
+                    return json.loads(attempt)
+                except json.JSONDecodeError:
+                    continue
+        except (ValueError, RecursionError):
+            pass
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return _NO_JSON
+    except (ValueError, RecursionError) as exc:
+        raise AnswerError(f"the answer's JSON cannot be decoded ({type(exc).__name__})") from None
 
 
 def parse_answer(content: str) -> list[Candidate]:
@@ -79,14 +87,23 @@ def parse_answer(content: str) -> list[Candidate]:
         return []
     out: list[Candidate] = []
     for candidate in raw:
-        if not isinstance(candidate, dict):
+        try:
+            parsed = _candidate(candidate)
+        except (ValueError, RecursionError):  # str() of a value nested past the limit: the original skips it
             continue
-        start, end = candidate.get("start"), candidate.get("end")
-        if not start or not end:
-            continue
-        room = candidate.get("room_id")
-        out.append((_str(start), _str(end)) if room is None else (_str(start), _str(end), _str(room)))
+        if parsed is not None:
+            out.append(parsed)
     return out
+
+
+def _candidate(candidate: Any) -> Candidate | None:
+    if not isinstance(candidate, dict):
+        return None
+    start, end = candidate.get("start"), candidate.get("end")
+    if not start or not end:
+        return None
+    room = candidate.get("room_id")
+    return (_str(start), _str(end)) if room is None else (_str(start), _str(end), _str(room))
 
 
 def _str(value: Any) -> str:

@@ -56,7 +56,7 @@ class ToolOptions(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def original(cls) -> ToolOptions:
-        """The original's behaviour, its bugs included (``--original-tools``)."""
+        """The original's behaviour, its bugs included (what ``levels verify`` replays with by default)."""
         return cls(dst_offsets=False, list_tables=False)
 
 
@@ -155,7 +155,10 @@ class LevelTools:
                                  f"{type(args).__name__}")
             return tool(**args)
         except Exception as exc:  # a TypeError names the method: the original's class, as the model saw it
-            return {"error": f"Tool execution failed: {str(exc).replace('LevelTools.', 'SimulatedAPI.')}"}
+            text = str(exc)
+            if text.startswith(f"LevelTools.{name}("):
+                text = "SimulatedAPI." + text.removeprefix("LevelTools.")
+            return {"error": f"Tool execution failed: {text}"}
 
     # -- helpers ----------------------------------------------------------------------------------------------------
     @property

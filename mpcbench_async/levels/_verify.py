@@ -4,6 +4,9 @@
 published run, ``{"doc_id", "title", "text"}`` in its latest code): a recorded result of either shape counts as
 the same, so runs recorded with either version verify.
 
+The tools answer as the original's did (``ToolOptions.original()``, its bugs
+included: they made the recordings) unless told otherwise.
+
 For each line of a recorded results file (``eval_L{N}_…jsonl``: ``instance_id``,
 ``metrics``, ``pred``, ``gold``, ``trace``) the recorded assistant turns are replayed
 as the model's replies through this project's agent loop (``run_levels_agent`` with
@@ -138,20 +141,22 @@ def _from_older_world(recorded: Any, mine: Any, data: set[str]) -> bool:
     return set(_shape(recorded)) == set(_shape(mine)) and bool(set(_leaves(recorded)) - set(_leaves(mine)) - data)
 
 
-def _tool_calls(trace: Sequence[dict[str, Any]]) -> dict[str, tuple[str, str]]:
-    """Each recorded tool call's (name, arguments), by its id."""
-    return {str(c.get("id")): (str(c.get("function", {}).get("name")), str(c.get("function", {}).get("arguments")))
-            for m in trace if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
+def _tool_calls(trace: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """Each recorded tool call's (id, name, arguments), in the order the loop runs them."""
+    return [(str(c.get("id")), str(c.get("function", {}).get("name")), str(c.get("function", {}).get("arguments")))
+            for m in trace if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
 
 
-def _tool_messages(trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    out = {}
+def _tool_messages(trace: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Each tool message's (call id, parsed content), in order: paired by position, so a repeated id hides nothing."""
+    out = []
     for message in trace:
         if message.get("role") == "tool":
             try:
-                out[str(message.get("tool_call_id"))] = json.loads(message.get("content") or "null")
+                content = json.loads(message.get("content") or "null")
             except ValueError:
-                out[str(message.get("tool_call_id"))] = message.get("content")
+                content = message.get("content")
+            out.append((str(message.get("tool_call_id")), content))
     return out
 
 
@@ -159,16 +164,14 @@ class _OtherVersion:
     """The original's other code version: ``read_policy_document`` shaped as its latest code shapes it (runs recorded
     with that code match it), or as the recorded runs saw it (when ``head_policy_doc`` is on)."""
 
-    def __init__(self, world: dict[str, Any], instance: dict[str, Any], options: ToolOptions | None,
-                 calls: dict[str, tuple[str, str]]) -> None:
-        options = options or ToolOptions()
+    def __init__(self, world: dict[str, Any], instance: dict[str, Any], options: ToolOptions) -> None:
         self.tools = LevelTools(world, instance, msgspec.structs.replace(
             options, head_policy_doc=not options.head_policy_doc))
-        self.calls = calls
 
-    def gives(self, call_id: str, recorded: Any) -> bool:
-        name, arguments = self.calls.get(call_id, ("", ""))
-        return name == "read_policy_document" and json.loads(self.tools.call(name, arguments)) == recorded
+    def gives(self, call: tuple[str, str, str] | None, recorded: Any) -> bool:
+        if call is None or call[1] != "read_policy_document":
+            return False
+        return bool(json.loads(self.tools.call(call[1], call[2])) == recorded)
 
 
 async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, dict[str, Any]] | None,
@@ -186,24 +189,29 @@ async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, 
         verdict.older_calls = verdict.tool_calls
         return verdict
     level_set, instance = found
-    level = level_set.level
-    oracle = solve(level_set.world, instance)
-    gold = candidate_tuples(oracle.feasible_candidates, level)
+    options = tool_options or ToolOptions.original()
+    gold = candidate_tuples(solve(level_set.world, instance).feasible_candidates, level_set.level)
+    labelled = level_set.oracle.get(iid)  # today's label, when the data has one: the world's, not this oracle's
+    today = candidate_tuples(labelled["feasible_candidates"], level_set.level) if labelled else gold
+    if today != gold:
+        verdict.differences.append(f"this project's oracle differs from today's label: ours {gold} | label {today}")
     recorded_gold = [tuple(g) for g in line.get("gold") or []]
     user = next((m.get("content") for m in line["trace"] if m.get("role") == "user"), None)
     reasons = []
-    if line.get("gold") is not None and recorded_gold != gold:
-        reasons.append("recorded gold differs from today's oracle")
+    if line.get("gold") is not None and recorded_gold != today:
+        reasons.append("recorded gold differs from today's oracle label")
     if user is not None and user != agent_prompts(prompts, instance)[1]:
         reasons.append("recorded user prompt differs from today's instance")
     run = await run_levels_agent(ReplaySource(line["trace"]), level_set.world, instance, prompts,
-                                 tool_options=tool_options)
+                                 tool_options=options)
     ours = _tool_messages(run.trace)
+    calls = _tool_calls(line["trace"])
     data_leaves = set(_leaves(sanitize(level_set.world))) | set(_leaves(sanitize(instance)))
-    other_version = _OtherVersion(level_set.world, instance, tool_options, _tool_calls(line["trace"]))
-    for call_id, recorded in recorded_calls.items():
-        mine = ours.get(call_id)
-        if mine == recorded or other_version.gives(call_id, recorded):
+    other_version = _OtherVersion(level_set.world, instance, options)
+    for position, (call_id, recorded) in enumerate(recorded_calls):
+        mine = ours[position][1] if position < len(ours) else None
+        call = calls[position] if position < len(calls) else None
+        if mine == recorded or other_version.gives(call, recorded):
             verdict.same_tools += 1
         elif _from_older_world(recorded, mine, data_leaves):
             verdict.older_calls += 1
@@ -223,6 +231,7 @@ async def verify_line(number: int, line: dict[str, Any], found: tuple[LevelSet, 
     verdict.same_metrics = metrics == line.get("metrics")
     if not verdict.same_metrics:
         verdict.differences.append(f"metrics differ: ours {metrics} | recorded {line.get('metrics')}")
+    verdict.same_metrics = verdict.same_metrics and today == gold
     return verdict
 
 
@@ -256,6 +265,9 @@ def render_verdicts(verdicts: Sequence[FileVerdict]) -> str:
                 notes.append(f"older world  {name}: {line.why_older} ({line.older_calls} of {line.tool_calls} tool "
                              f"calls from the older world; pred {'same' if line.same_pred else 'differs'}, metrics vs "
                              f"its recorded gold {'same' if line.same_metrics else 'differ'})")
+                notes.extend(f"  differs    {name}: {d}" for d in line.differences if "lacks" not in d)
             elif not line.reproduced:
                 notes.extend(f"MISMATCH     {name}: {d}" for d in line.differences)
+        if v.lines and not v.matching:
+            notes.append(f"nothing verified in {Path(v.path).name}: no line's world matches today's data")
     return "\n".join(rows + ([""] + notes if notes else []))

@@ -293,3 +293,18 @@ async def test_every_recorded_line_replays_through_the_agent_loop_to_its_pred(up
         verdict = await verify_line(number, line, (level_set, inst), prompts)
         assert (True, True) == (verdict.same_pred, verdict.same_metrics), (name, number, verdict.differences)
     assert {"final": 53, "max_turns": 1} == endings
+
+
+@pytest.mark.parametrize("content", ['Draft: {"candidates": [], "id": ' + "9" * 4301 + "}",
+                                     'x {"d": ' + "[" * 5000 + "]" * 5000 + "}"], ids=["huge-integer", "deep-nesting"])
+def test_json_the_decoder_refuses_for_its_limits_is_no_answer_never_a_crash(content):
+    """An integer over Python's digit limit or nesting past the recursion limit: no candidates (the original's loop
+    asks again), not an exception out of the agent loop."""
+    assert [] == parse_answer(content)
+
+
+def test_a_whole_message_the_decoder_refuses_for_its_limits_is_an_answer_error():
+    """Without braces the whole text is decoded; a refusal there is an AnswerError, as it made the original ask
+    again."""
+    with pytest.raises(AnswerError):
+        parse_answer("9" * 4301)

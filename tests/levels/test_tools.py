@@ -417,3 +417,10 @@ def test_the_original_options_stamp_a_negative_half_hour_zone_as_the_original_di
     expected = original_call(original, w, inst, "get_calendar_events", '{"person_id": "person_001"}')
     assert "2026-01-19T10:00:00-04:30" in expected
     assert expected == LevelTools(w, inst, AS_IT_WAS).call("get_calendar_events", '{"person_id": "person_001"}')
+
+
+def test_an_argument_named_like_the_class_is_echoed_as_sent():
+    """Only the method's own name is given the original's class: an argument called ``LevelTools.x`` stays so."""
+    result = call(LevelTools(world(), instance()), "get_current_time", json.dumps({"LevelTools.x": 1}))
+    assert {"error": "Tool execution failed: SimulatedAPI.get_current_time() got an unexpected keyword argument "
+                     "'LevelTools.x'"} == result

@@ -111,3 +111,45 @@ async def test_a_changed_pred_is_a_named_mismatch(results, index, prompts, tmp_p
     assert [v.same_pred for v in verdict.lines] == [True, False, True, True, True]
     assert "MISMATCH     eval_L1_exp1_gpt-4o_20260202_143441.jsonl:2 instance_level1_exp1_001: pred differs" in (
         render_verdicts([verdict]))
+
+
+async def test_an_oracle_that_disagrees_with_todays_label_is_a_mismatch_not_an_older_world(results, index, prompts,
+                                                                                         monkeypatch):
+    """Today's gold is the data's own label: an oracle of this project that gave another one (here one that drops a
+    candidate) leaves the lines world-matching and names each as a mismatch, so the file fails."""
+    from mpcbench_async.levels import _verify
+
+    real = _verify.solve
+
+    def dropping(world, instance):
+        result = real(world, instance)
+        result.feasible_candidates = result.feasible_candidates[1:]
+        return result
+
+    monkeypatch.setattr(_verify, "solve", dropping)
+    path = next(p for p in results if p.name == "eval_L1_gpt-4o_20260118_155321.jsonl")
+    verdict = await verify_file(path, index, prompts)
+    assert [(v.world, v.reproduced) for v in verdict.lines] == [("matches", False)] * 4
+    assert not verdict.ok
+    assert "MISMATCH     eval_L1_gpt-4o_20260118_155321.jsonl:1 instance_level1_test_A: this project's oracle " \
+           "differs from today's label" in render_verdicts([verdict])
+
+
+async def test_tool_results_pair_by_position_so_a_repeated_call_id_hides_nothing(results, index, prompts, tmp_path):
+    """Two calls sharing one id: the first one's tampered result is still compared (and named), not shadowed."""
+    path = next(p for p in results if p.name == "eval_L1_gpt-4o_20260118_155321.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    trace = lines[0]["trace"]
+    calls = [c for m in trace if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    tools = [m for m in trace if m["role"] == "tool"]
+    for call, message in zip(calls, tools, strict=True):
+        call["id"] = message["tool_call_id"] = "call_0"
+    first = json.loads(tools[0]["content"])
+    other = "2026-01-19T10:00:00"  # a value today's data holds: not an older world's, so a plain mismatch
+    first[next(iter(first))] = other
+    tools[0]["content"] = json.dumps(first)
+    tampered = tmp_path / path.name
+    tampered.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    verdict = await verify_file(tampered, index, prompts)
+    line = verdict.lines[0]
+    assert (line.tool_calls, line.same_tools, line.reproduced) == (len(tools), len(tools) - 1, False)
