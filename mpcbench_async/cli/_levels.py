@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 # Heavy imports live in the handlers: registering the arguments must stay cheap for --help.
 
+DATA = Path("storage/levels")  # where import and generate write, and verify, check and the sweep read
 DATA_HELP = ("folder of the data: a checkout of the original MPCBench repository, a folder of its generate/output "
              "files, or what 'levels import' / 'levels generate' wrote (default: storage/levels)")
 
@@ -46,7 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                          "line is not reproduced or an instance is invalid (the files are still copied).",
                          **_exit.with_epilog())
     imp.add_argument("dir", type=Path)
-    imp.add_argument("--dest", type=output_dir, default=Path("storage/levels"),
+    imp.add_argument("--dest", type=output_dir, default=DATA,
                      help="where the files go (default: storage/levels)")
     imp.set_defaults(handler=cmd_import)
 
@@ -54,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                            description="Recompute every instance's oracle label and compare it with "
                            "oracle_level{N}_{split}.jsonl (candidates, order, meta, explanation keys); list the "
                            "invalid instances. Exit 1 on any difference.", **_exit.with_epilog())
-    check.add_argument("--data", type=Path, default=Path("storage/levels"), help=DATA_HELP)
+    check.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     check.set_defaults(handler=cmd_check)
 
     verify = sub.add_parser(
@@ -66,7 +67,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "another prompt, tool results quoting data that no longer exists) are reported as such and do not decide "
         "the exit code.", epilog=VERIFY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     verify.add_argument("results", type=Path, nargs="+", metavar="RESULTS.jsonl")
-    verify.add_argument("--data", type=Path, default=Path("storage/levels"), help=DATA_HELP)
+    verify.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     verify.add_argument("--project-tools", action="store_true",
                         help="replay with this project's tools, its fixes on (offsets of each date, list tables); by "
                         "default the original tools' behaviour, bugs included, which made the recordings")
@@ -88,7 +89,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     summary.add_argument("--current-only", action="store_true",
                          help="leave out the lines recorded against an older world (as 'levels verify' classes them, "
                          "against --data); by default every line counts, as the files hold them")
-    summary.add_argument("--data", type=Path, default=Path("storage/levels"), help=DATA_HELP)
+    summary.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     summary.add_argument("--out", type=output_dir, default=None,
                          help="also write levels_summary.md and levels_summary.json there")
     summary.set_defaults(handler=cmd_summary)
@@ -105,7 +106,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     generate.add_argument("--split", default=None, help="split name (default: gen_s<SEED>)")
     generate.add_argument("--timezone", default="Asia/Seoul", help="IANA zone of the world (default: Asia/Seoul)")
     generate.add_argument("--start-date", default="2026-01-19", help="Monday of the world's week (default: 2026-01-19)")
-    generate.add_argument("--out", type=output_dir, default=Path("storage/levels"),
+    generate.add_argument("--out", type=output_dir, default=DATA,
                           help="where the files go (default: storage/levels)")
     generate.set_defaults(handler=cmd_generate)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import InputError, Interrupted
 from .._resources import workspace_path
 from . import _exit
+from ._levels import DATA as LEVELS_DATA
 from ._paths import output_dir
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="HSCodeComp suite directory with cases/ (default: storage/benchmarks/hscodecomp)")
     sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
                        help="tariff pack directory (default: storage/packs/tariff)")
-    sweep.add_argument("--levels-data", type=Path, default=Path("storage/levels"),
+    sweep.add_argument("--levels-data", type=Path, default=LEVELS_DATA,
                        help="the levels suite's data: what 'levels import' or 'levels generate' wrote, or a checkout "
                        "of MPCBench (default: storage/levels); its table is levels_summary.md in --out")
     sweep.add_argument("--levels", default="1,2,3",
@@ -138,9 +139,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return _exit_code(result.outcome)
 
 
-def _levels(value: str) -> list[int]:
-    from .._exceptions import InputError
-
+def _level_numbers(value: str) -> list[int]:
     try:
         return [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
@@ -160,7 +159,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         hscodecomp_path=args.hscodecomp_path, pack=args.pack, max_cost=args.max_cost,
         cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
         executor=args.executor, ray_address=args.ray_address, workers=args.workers,
-        levels_data=args.levels_data, levels=_levels(args.levels), levels_splits=_models(args.levels_splits),
+        levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 

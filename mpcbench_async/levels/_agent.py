@@ -20,6 +20,7 @@ instead of a silent zero in the published mean.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -71,9 +72,12 @@ def agent_prompts(prompts: PromptConfig, instance: dict[str, Any]) -> tuple[str,
     return prompts.render("levels_agent", "system"), user
 
 
-def _schemas() -> list[ToolSchema]:
-    return [ToolSchema(function=FunctionSchema(name=s["function"]["name"], description=s["function"]["description"],
-                                               parameters=s["function"]["parameters"])) for s in tool_schemas()]
+@functools.cache
+def _schemas() -> tuple[ToolSchema, ...]:
+    """The eleven tools as request records, built once (they are frozen)."""
+    return tuple(ToolSchema(function=FunctionSchema(name=f["name"], description=f["description"],
+                                                    parameters=f["parameters"]))
+                 for f in (s["function"] for s in tool_schemas()))
 
 
 def _assistant(result: ChatResult) -> dict[str, Any]:

@@ -157,6 +157,13 @@ def _events_problems(events: Any, tz: str, where: str) -> list[str]:
     return problems
 
 
+def _event_map_problems(mapping: Any, tz: str, where: str, what: str) -> list[str]:
+    """A mapping of ids (people, rooms) to their busy events: each event's instants checked."""
+    if not isinstance(mapping, dict):
+        return [f"{where}: missing ({what} → busy events)"]
+    return [p for ident, events in mapping.items() for p in _events_problems(events, tz, f"{where}.{ident}")]
+
+
 def _rule_problems(rules: Any, where: str) -> list[str]:
     if not isinstance(rules, list):
         return [f"{where}: must be a list of rules"]
@@ -191,12 +198,7 @@ def world_problems(world: Any, level: int) -> list[str]:
     tz, sources = world["timezone"], world["sources"]
     if not isinstance(sources, dict):
         return [*problems, "$.sources: must be an object"]
-    calendar = sources.get("calendar_json")
-    if not isinstance(calendar, dict):
-        problems.append("$.sources.calendar_json: missing (person id → busy events)")
-    else:
-        for pid, events in calendar.items():
-            problems += _events_problems(events, tz, f"$.sources.calendar_json.{pid}")
+    problems += _event_map_problems(sources.get("calendar_json"), tz, "$.sources.calendar_json", "person id")
     policies_at = "policy_json" if level == 1 else "policy_tags"
     policies = sources.get(policies_at)
     if not isinstance(policies, dict) or not policies:
@@ -211,12 +213,8 @@ def world_problems(world: Any, level: int) -> list[str]:
             rows = rows.get("rows") if isinstance(rows, dict) else rows
             if not isinstance(rows, list) or not all(isinstance(r, dict) and column in r for r in rows):
                 problems.append(f"$.sources.{table}: missing, or a row without {column}")
-        rooms = sources.get("room_availability_json")
-        if not isinstance(rooms, dict):
-            problems.append("$.sources.room_availability_json: missing (room id → busy events)")
-        else:
-            for rid, events in rooms.items():
-                problems += _events_problems(events, tz, f"$.sources.room_availability_json.{rid}")
+        problems += _event_map_problems(sources.get("room_availability_json"), tz,
+                                        "$.sources.room_availability_json", "room id")
     return problems
 
 

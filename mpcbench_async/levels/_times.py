@@ -13,7 +13,7 @@ Asia/Seoul (+09:00), where both readings agree.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -61,7 +61,3 @@ def _at(day: datetime, hhmm: str) -> datetime:
     hour, minute = (int(part) for part in hhmm.split(":"))
     return day.replace(hour=hour, minute=minute, second=0, microsecond=0)
 
-
-def local_offset(tz: tzinfo | None, at: datetime) -> timedelta:
-    """The UTC offset of ``tz`` at ``at`` (zero without a zone)."""
-    return (tz.utcoffset(at) if tz is not None else None) or timedelta(0)

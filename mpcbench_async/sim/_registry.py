@@ -28,6 +28,7 @@ Policy = Callable[[dict[str, Any]], "Reply"]
 Claim = Callable[[dict[str, Any]], bool]
 POLICIES: dict[str, Policy] = {}
 _CLAIMS: dict[str, list[tuple[Claim, Policy]]] = {}  # model name → (when, policy): a benchmark's own variant
+_SERVING: dict[str, Policy | None] = {}  # model name → what serves it, built once (a lookup per request)
 
 
 def register_policy(name: str, *, when: Claim | None = None) -> Callable[[Policy], Policy]:
@@ -39,6 +40,7 @@ def register_policy(name: str, *, when: Claim | None = None) -> Callable[[Policy
     """
 
     def decorate(fn: Policy) -> Policy:
+        _SERVING.clear()
         if when is None:
             POLICIES[f"sim/{name}"] = fn
         else:
@@ -88,7 +90,9 @@ def _load() -> None:
 def get_policy(model: str) -> Policy | None:
     """The policy serving ``model`` (``sim/<name>``, no query suffix), or ``None``."""
     _load()
-    return _dispatch(model, POLICIES.get(model))
+    if model not in _SERVING:
+        _SERVING[model] = _dispatch(model, POLICIES.get(model))
+    return _SERVING[model]
 
 
 def policy_names() -> list[str]:

@@ -88,17 +88,19 @@ class LevelsSuite:
         self.max_turns, self.tool_options = max_turns, tool_options or ToolOptions()
         digest = prompts.digest("levels_agent")
         options = msgspec.json.encode(self.tool_options)
-        self._units: list[LevelsUnit] = []
-        for trial in range(trials):
-            for level_set in self.sets:
-                world = _digest(level_set.world)
-                entries: list[tuple[dict[str, Any], str | None]] = [(i, None) for i in level_set.instances]
-                entries += [({"instance_id": iid}, why) for iid, why in level_set.invalid.items()]
-                for instance, problem in entries:
-                    for model in self.models:
-                        key = unit_key(world, _digest(instance), model, config.settings_for(model).fingerprint(),
-                                       digest, options, str(max_turns), str(trial), prefix="levels-")
-                        self._units.append(LevelsUnit(key, model, level_set, instance, trial, problem))
+        fingerprints = {model: config.settings_for(model).fingerprint() for model in self.models}
+        # each world and instance serialised once, however many models and trials
+        entries: list[tuple[LevelSet, bytes, bytes, dict[str, Any], str | None]] = []
+        for level_set in self.sets:
+            world = _digest(level_set.world)
+            entries += [(level_set, world, _digest(i), i, None) for i in level_set.instances]
+            entries += [(level_set, world, _digest({"instance_id": iid}), {"instance_id": iid}, why)
+                        for iid, why in level_set.invalid.items()]
+        self._units: list[LevelsUnit] = [
+            LevelsUnit(unit_key(world, content, model, fingerprints[model], digest, options, str(max_turns),
+                                str(trial), prefix="levels-"), model, level_set, instance, trial, problem)
+            for trial in range(trials) for level_set, world, content, instance, problem in entries
+            for model in self.models]
 
     def units(self) -> list[LevelsUnit]:
         return list(self._units)
