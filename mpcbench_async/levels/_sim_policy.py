@@ -303,7 +303,7 @@ def _answer(conv: _Conversation, settings: OracleSettings) -> Reply:
 
 
 def _best_effort(world: dict[str, Any], instance: dict[str, Any], settings: OracleSettings) -> list[dict[str, str]]:
-    """Fewer feasible slots than asked for: give those there are."""
+    """Fewer feasible slots than asked for (levels 1-2): propose the earliest one rather than nothing."""
     instance = {**instance, "slots": {**instance["slots"], "num_options": 1}}
     few = solve(world, instance, settings)
     return few.feasible_candidates
