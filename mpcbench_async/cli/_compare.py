@@ -80,6 +80,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                          "confidence interval (under 2 trials with a value on a side); default: 1.0")
     compare.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                          help="sweeps: confidence level of the bootstrap intervals; default: 0.95")
+    compare.add_argument("--allow-mixed-scoring", action="store_true",
+                         help="tariff: compare reports scored under different --scoring modes (refused by default: "
+                         "their scores measure different rules)")
     compare.set_defaults(handler=cmd_compare)
 
 
@@ -93,7 +96,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare import compare_paths, failure_line, finding_line, render_markdown
     from ..runtime import atomic_write_bytes
 
-    result = compare_paths(args.a, args.b, min_delta=args.min_delta, confidence=args.confidence)
+    result = compare_paths(args.a, args.b, min_delta=args.min_delta, confidence=args.confidence,
+                           allow_mixed_scoring=args.allow_mixed_scoring)
     markdown = render_markdown(result)
     data = msgspec.json.format(msgspec.json.encode(result)) + b"\n"
     if args.out is not None:

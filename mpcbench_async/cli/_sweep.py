@@ -64,6 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="HSCodeComp suite directory with cases/ (default: storage/benchmarks/hscodecomp)")
     sweep.add_argument("--pack", type=Path, default=Path("storage/packs/tariff"),
                        help="tariff pack directory (default: storage/packs/tariff)")
+    sweep.add_argument("--scoring", choices=("project", "original"), default="project",
+                       help="tariff and hscodecomp suites: project scoring (default) or the original harness's rules; "
+                       "recorded in the manifest and in each case's key (a change reruns the cases)")
     sweep.add_argument("--levels-data", type=Path, default=LEVELS_DATA,
                        help="the levels suite's data: what 'levels import' or 'levels generate' wrote, or a checkout "
                        "of MPCBench (default: storage/levels); its table is levels_summary.md in --out")
@@ -156,7 +159,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         max_turns=args.max_turns, concurrency=args.concurrency, retry_errors=args.retry_errors,
         allow_changes=args.allow_changes, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
         scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
-        hscodecomp_path=args.hscodecomp_path, pack=args.pack, max_cost=args.max_cost,
+        hscodecomp_path=args.hscodecomp_path, pack=args.pack, tariff_scoring=args.scoring, max_cost=args.max_cost,
         cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
         executor=args.executor, ray_address=args.ray_address, workers=args.workers,
         levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),

@@ -44,6 +44,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     imports.add_argument("--out", type=output_dir, default=None,
                          help="suite directory (default: storage/benchmarks/<format>)")
     imports.set_defaults(handler=cmd_import)
+    convert = sub.add_parser("convert-fixtures", help="convert the original harness's fixtures for a suite",
+                             description="Write the project fixture (FIXTURES_OUT/<case_id>.json) of every case under "
+                             "CASES that the original harness's fixture resolver finds an original fixture for in "
+                             "ORIGINAL (fixture_ch85.json, fixture_negative.json …), its proposals converted to "
+                             "project dossiers. Replay them with `tariff run --path SUITE --pack ORIGINAL_PACK "
+                             "--scoring original`.")
+    convert.add_argument("original", type=Path, metavar="ORIGINAL", help="the original fixtures directory")
+    convert.add_argument("--cases", type=Path, required=True, help="the suite's cases directory")
+    convert.add_argument("--out", type=output_dir, required=True, metavar="FIXTURES_OUT",
+                         help="where to write the project fixtures (the suite's fixtures/ directory)")
+    convert.set_defaults(handler=cmd_convert_fixtures)
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -60,12 +71,22 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--prompts", type=Path, default=Path("prompt_config.json"))
     run.add_argument("--concurrency", type=int, default=16)
     run.add_argument("--retry-errors", action="store_true", help="also rerun cases that ended in an error")
+    add_scoring_argument(run)
+
+
+def add_scoring_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scoring", choices=("project", "original"), default="project",
+                        help="tariff scoring rules: project (default; DESIGN.md §8) or original (the original "
+                        "harness's, rule for rule: the code after the lever, exact code strings, its partial credit "
+                        "and its missing-evidence gate); recorded in the report and in each case's resume key")
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--baseline", type=Path, required=True)
     compare.add_argument("--current", type=Path, required=True)
     compare.add_argument("--out", type=output_dir, default=Path("reports/benchmarks"))
+    compare.add_argument("--allow-mixed-scoring", action="store_true",
+                         help="compare reports scored under different --scoring modes (refused by default)")
 
 
 def _timestamp() -> str:
@@ -79,7 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     options = TariffRunOptions(suite=args.suite, mode=args.mode, model=args.model, path=args.path, pack=args.pack,
                                out=args.out, config=args.config, prompts=args.prompts, concurrency=args.concurrency,
-                               retry_errors=args.retry_errors)
+                               retry_errors=args.retry_errors, scoring=args.scoring)
     done = [0]
 
     def progress(record: TariffCaseRecord, cases: int) -> None:
@@ -90,8 +111,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = anyio.run(run_tariff, options, progress)
     report, t = result.report, result.report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
-    print(f"{args.suite} ({args.mode}, {result.model}): {t.passed}/{t.cases} passed ({100 * t.pass_rate:.1f}%), "
-          f"average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
+    print(f"{args.suite} ({args.mode}, {result.model}, {args.scoring} scoring): {t.passed}/{t.cases} passed "
+          f"({100 * t.pass_rate:.1f}%), average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
     errors = _error_lines(result.records, result.results)
@@ -121,7 +142,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..tariff import compare_reports, load_report, render_diff
 
     baseline, current = load_report(args.baseline), load_report(args.current)
-    diff = compare_reports(baseline, current)
+    diff = compare_reports(baseline, current, allow_mixed_scoring=args.allow_mixed_scoring)
     out = args.out / f"benchmark_diff_{_timestamp()}.md"
     atomic_write_bytes(out, render_diff(diff, str(args.baseline), str(args.current)).encode(), fsync=False)
     print(f"improved {len(diff.improved)}, regressed {len(diff.regressed)}, new failures {len(diff.new_failures)} "
@@ -144,3 +165,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"warning: no {' or '.join(summary.missing)} beside {args.file}; the dataset's license requires them "
               f"to travel with any copy: add them to {out}/", file=sys.stderr)
     return 0
+
+
+def cmd_convert_fixtures(args: argparse.Namespace) -> int:
+    from ..tariff import convert_suite, load_suite
+
+    summary = convert_suite(load_suite(args.cases), args.original, args.out)
+    for source, case_ids in sorted(summary.written.items()):
+        print(f"{source}: {len(case_ids)} case(s)")
+    print(f"{sum(map(len, summary.written.values()))} fixture(s) -> {args.out}/")
+    if summary.unresolved:
+        print(f"no original fixture for {len(summary.unresolved)} case(s): {', '.join(summary.unresolved)}",
+              file=sys.stderr)
+        return _exit.FAILED
+    return _exit.OK

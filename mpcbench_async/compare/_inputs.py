@@ -35,8 +35,8 @@ def input_kind(path: Path) -> str:
     raise InputError(f"{path}: no such file or directory")
 
 
-def compare_paths(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
-                  confidence: float = 0.95) -> SweepComparison | ReportComparison:
+def compare_paths(a: str | Path, b: str | Path, *, min_delta: float = 1.0, confidence: float = 0.95,
+                  allow_mixed_scoring: bool = False) -> SweepComparison | ReportComparison:
     """Compare ``b`` against ``a``: two sweep directories, or two tariff report JSON files."""
     a, b = Path(a), Path(b)
     kind_a, kind_b = input_kind(a), input_kind(b)
@@ -44,5 +44,6 @@ def compare_paths(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
         raise InputError(f"cannot compare {a} ({kind_a}) with {b} ({kind_b}): give two sweep directories or two "
                          "tariff reports")
     if kind_a == SWEEP:
-        return compare_sweeps(a, b, min_delta=min_delta, confidence=confidence)
-    return compare_tariff_reports(a, b)
+        return compare_sweeps(a, b, min_delta=min_delta, confidence=confidence,
+                              allow_mixed_scoring=allow_mixed_scoring)
+    return compare_tariff_reports(a, b, allow_mixed_scoring=allow_mixed_scoring)

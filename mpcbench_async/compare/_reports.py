@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from ..tariff import BenchmarkReport, ReportDiff, compare_reports, load_report
-from ..tariff._report import CHANGE_THRESHOLD
+from ..tariff._report import CHANGE_THRESHOLD, MixedScoringError
 from ._findings import Finding, NewFailure
 
 __all__ = ["ReportComparison", "compare_tariff_reports"]
@@ -39,10 +39,14 @@ def _findings(report: BenchmarkReport, changes: list[tuple[str, float, float]], 
                     delta=round(b - a, 4) + 0.0, rule=rule) for case_id, a, b in changes]
 
 
-def compare_tariff_reports(a: str | Path, b: str | Path) -> ReportComparison:
-    """Compare tariff report ``b`` against ``a`` (JSON files written by ``tariff run`` or a sweep)."""
+def compare_tariff_reports(a: str | Path, b: str | Path, *, allow_mixed_scoring: bool = False) -> ReportComparison:
+    """Compare tariff report ``b`` against ``a`` (JSON files written by ``tariff run`` or a sweep); reports scored
+    under different modes are refused unless ``allow_mixed_scoring`` (``tariff.MixedScoringError``)."""
     report_a, report_b = load_report(a), load_report(b)
-    diff = compare_reports(report_a, report_b)
+    try:
+        diff = compare_reports(report_a, report_b, allow_mixed_scoring=allow_mixed_scoring)
+    except MixedScoringError as exc:
+        raise MixedScoringError(f"{a} vs {b}: {exc}") from None
     where = {"model": report_b.model, "suite": report_b.suite}
     failures = [NewFailure(**where, task=case_id, change="passed → error", detail=diff.current_errors[case_id])
                 if case_id in diff.current_errors else NewFailure(**where, task=case_id, change="passed → failed")

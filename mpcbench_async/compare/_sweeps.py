@@ -274,8 +274,8 @@ def _cells(out_dir: Path) -> dict[str, dict[str, _Cell]]:
     return cells
 
 
-def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
-                   confidence: float = 0.95) -> SweepComparison:
+def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0, confidence: float = 0.95,
+                   allow_mixed_scoring: bool = False) -> SweepComparison:
     """Compare sweep directory ``b`` against ``a`` (see the module docstring for what counts)."""
     a, b = Path(a), Path(b)
     cells_a, cells_b = _cells(a), _cells(b)
@@ -292,7 +292,8 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0,
     comparer = _Comparer(out)
     out.models = [comparer.model(model, cells_a[model], cells_b[model])
                   for model in sorted(cells_a.keys() & cells_b.keys())]
-    out.tariff = [compare_tariff_reports(a / name, b / name) for name in sorted(reports_a & reports_b)]
+    out.tariff = [compare_tariff_reports(a / name, b / name, allow_mixed_scoring=allow_mixed_scoring)
+                  for name in sorted(reports_a & reports_b)]
     for report in out.tariff:
         out.regressions += report.regressions
         out.improvements += report.improvements

@@ -87,6 +87,8 @@ def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
     for task_id in sorted(old.task_scenarios.keys() & new.task_scenarios.keys()):
         if old.task_scenarios[task_id] != new.task_scenarios[task_id]:
             changes.append(f"task {task_id}: scenario {old.task_scenarios[task_id]} → {new.task_scenarios[task_id]}")
+    if None not in (old.tariff_scoring, new.tariff_scoring) and old.tariff_scoring != new.tariff_scoring:
+        changes.append(f"tariff scoring: {old.tariff_scoring} → {new.tariff_scoring}")
     for scenario in sorted(old.data.keys() & new.data.keys()):
         if old.data[scenario] != new.data[scenario]:
             changes.append(f"scenario {scenario}: data files changed")
@@ -99,7 +101,8 @@ def _extend(old: Fingerprint, new: Fingerprint) -> Fingerprint:
                        judge_attempts=new.judge_attempts, models=dict(sorted({**old.models, **new.models}.items())),
                        tasks=dict(sorted({**old.tasks, **new.tasks}.items())),
                        task_scenarios=dict(sorted({**old.task_scenarios, **new.task_scenarios}.items())),
-                       data=dict(sorted({**old.data, **new.data}.items())))
+                       data=dict(sorted({**old.data, **new.data}.items())),
+                       tariff_scoring=new.tariff_scoring or old.tariff_scoring)
 
 
 def read_manifest(out_dir: Path) -> Manifest | None:

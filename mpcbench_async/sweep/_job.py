@@ -60,6 +60,7 @@ from ..llm import (
 )
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
+from ..tariff import ScoringMode
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._levels_suite import LevelsSuite
@@ -110,6 +111,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     tariff_path: Path = Path("storage/benchmarks/tariff")
     hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
     pack: Path = Path("storage/packs/tariff")
+    tariff_scoring: ScoringMode = "project"  # the tariff suites' scoring rules (``--scoring``)
     handle_signals: bool = True
     command: str = "mpcbench_async.sweep.run_sweep"
     max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
@@ -290,6 +292,8 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
                     cache=cache, executor=executor)
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
+    if fingerprint is not None and tariff:
+        fingerprint.tariff_scoring = options.tariff_scoring
     manifest, new_experiment = open_experiment(out, _manifest(options, config, plan, tariff), fingerprint,
                                                allow_changes=options.allow_changes)
     if plan is not None:
@@ -370,6 +374,7 @@ def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None
         trials=options.trials,
         units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
                "tariff_case": sum(len(suite.cases) for suite in tariff)},
+        tariff_scoring=options.tariff_scoring if tariff else None,
         caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
     )
 
@@ -398,5 +403,6 @@ def _tariff_suites(options: SweepOptions, config: ModelConfig, prompts: PromptCo
         raise InputError(f"{cases_dir}: no {suite} cases")
     pack = load_pack(options.pack)
     models = None if mpcbench else options.models
-    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config)
+    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
+                        scoring=options.tariff_scoring)
             for model in models or config.tariff_models or ["sim/tariff"]]

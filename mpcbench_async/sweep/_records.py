@@ -59,6 +59,7 @@ class Fingerprint(msgspec.Struct, kw_only=True):
     tasks: dict[str, str] = {}  # task id -> hash of its file
     task_scenarios: dict[str, str] = {}  # task id -> the scenario it ran against
     data: dict[str, str] = {}  # scenario id -> hash of its data files
+    tariff_scoring: str | None = None  # the tariff suites' --scoring (None: no tariff suite, or before it existed)
 
 
 class Invocation(msgspec.Struct, kw_only=True):
@@ -105,3 +106,4 @@ class Manifest(msgspec.Struct, kw_only=True):
     fingerprint: Fingerprint | None = None
     experiments: list[Experiment] = []
     history: list[Invocation] = []
+    tariff_scoring: str | None = None  # this invocation's tariff --scoring (None: it ran no tariff suite)

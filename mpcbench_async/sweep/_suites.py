@@ -33,6 +33,7 @@ from ..tariff import (
     Pack,
     Proposer,
     RecordingProposer,
+    ScoringMode,
     TariffCaseRecord,
     build_report,
     case_keys,
@@ -65,7 +66,7 @@ class TariffSuite:
 
     def __init__(self, suite: str, cases: Sequence[Case], *, pack: Pack, prompts: PromptConfig, model: str,
                  config: ModelConfig | None, mode: Mode = "live", fixtures_dir: Path | None = None,
-                 name: str | None = None, report_base: Path | None = None,
+                 name: str | None = None, report_base: Path | None = None, scoring: ScoringMode = "project",
                  on_record: Callable[[TariffCaseRecord], None] | None = None) -> None:
         if mode == "record" and fixtures_dir is None:
             raise ValueError("TariffSuite(mode='record') needs fixtures_dir, where the fixtures are written")
@@ -76,7 +77,9 @@ class TariffSuite:
         self.models = [model]
         self.report: BenchmarkReport | None = None
         self.records: list[TariffCaseRecord] = []
-        self._keyed = case_keys(self.cases, mode=mode, model=model, config=config, prompts=prompts)
+        self.scoring = scoring
+        self._keyed = case_keys(self.cases, mode=mode, model=model, config=config, prompts=prompts, scoring=scoring,
+                                fixtures_dir=fixtures_dir)
 
     def units(self) -> list[CaseUnit]:
         return [CaseUnit(key, case, self.model) for key, case in self._keyed.items()]
@@ -91,11 +94,12 @@ class TariffSuite:
             assert self.fixtures_dir is not None  # checked in __init__
             proposer = RecordingProposer(LLMProposer(client, self.model), self.fixtures_dir)
         return self._seen(await run_case(unit.case, proposer, self.pack, self.prompts, key=unit.key,
-                                         model=self.model, mode=self.mode))
+                                         model=self.model, mode=self.mode, scoring=self.scoring))
 
     def failed(self, unit: CaseUnit, failure: UnitFailure) -> TariffCaseRecord:
         return self._seen(failed_case(unit.case, key=unit.key, model=self.model, mode=self.mode,
-                                      error_class=failure.error_class, message=failure.message))
+                                      error_class=failure.error_class, message=failure.message,
+                                      scoring=self.scoring))
 
     def _seen(self, record: TariffCaseRecord) -> TariffCaseRecord:
         if self.on_record is not None:
@@ -104,7 +108,7 @@ class TariffSuite:
 
     def finish(self, records: list[TariffCaseRecord], out_dir: Path) -> Outcome:
         report = build_report(records, suite=self.suite, mode=self.mode, model=self.model,
-                              created_at=datetime.now(UTC).isoformat(), cases=self.cases)
+                              created_at=datetime.now(UTC).isoformat(), cases=self.cases, scoring=self.scoring)
         base = self.report_base or out_dir / self.name
         atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",
                            fsync=False)

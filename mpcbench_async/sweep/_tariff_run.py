@@ -23,7 +23,7 @@ from .._exceptions import InputError
 from .._prompts import load_prompts
 from ..llm import ModelConfig, Transport, load_model_config
 from ..mpcbench import safe_name
-from ..tariff import BenchmarkReport, FixtureTransport, Mode, TariffCaseRecord, load_pack, load_suite
+from ..tariff import BenchmarkReport, FixtureTransport, Mode, ScoringMode, TariffCaseRecord, load_pack, load_suite
 from ._runner import Runner
 from ._suites import TariffSuite
 
@@ -47,6 +47,7 @@ class TariffRunOptions(msgspec.Struct, kw_only=True):
     prompts: Path = Path("prompt_config.json")
     concurrency: int = 16
     retry_errors: bool = False
+    scoring: ScoringMode = "project"
     handle_signals: bool = True
 
 
@@ -92,12 +93,13 @@ async def run_tariff(options: TariffRunOptions,
         prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(options.config)
         model = options.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
-    name = f"{safe_name(options.suite)}_{options.mode}_{safe_name(model)}"
+    scored = "" if options.scoring == "project" else f"_{options.scoring}"  # project-scored runs keep their old file
+    name = f"{safe_name(options.suite)}_{options.mode}_{safe_name(model)}{scored}"
     results = options.out / "runs" / f"{name}.jsonl"
     # suite names may hold dots: append, never replace
     base = options.out / f"{safe_name(options.suite)}_benchmark_{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
     suite = TariffSuite(options.suite, cases, pack=pack, prompts=prompts, model=model, config=config,
-                        mode=options.mode, fixtures_dir=fixtures, name=name, report_base=base,
+                        mode=options.mode, fixtures_dir=fixtures, name=name, report_base=base, scoring=options.scoring,
                         on_record=None if on_record is None else lambda record: on_record(record, len(cases)))
     runner = Runner(config, out_dir=results.parent, concurrency=options.concurrency,
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals,

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
         read_hscodecomp,
         write_hscodecomp,
     )
+    from ._original import original_payload, score_original
+    from ._original_fixtures import ConversionSummary, convert_proposal, convert_suite, resolve_fixture
     from ._pack import EvidenceItem, Pack, digits, load_pack
     from ._pipeline import DutyStatus, Iteration, LLMProposer, Proposer, VerificationResult, verify
     from ._report import (
@@ -32,12 +34,13 @@ if TYPE_CHECKING:
         render_report,
     )
     from ._runner import Mode, TariffCaseRecord, case_key, case_keys, failed_case, run_case, run_cases
-    from ._scoring import CaseScore, score_case
+    from ._scoring import SCORING_MODES, CaseScore, ScoringMode, score_case
 
 __all__ = [
     "CRITICAL_GATES",
     "HSCODECOMP_PUBLISHED",
     "HSCODECOMP_TAG",
+    "SCORING_MODES",
     "BenchmarkReport",
     "Case",
     "CaseExpected",
@@ -46,6 +49,7 @@ __all__ = [
     "CaseOptions",
     "CaseScore",
     "Citation",
+    "ConversionSummary",
     "Dossier",
     "DutyStatus",
     "EvidenceItem",
@@ -63,6 +67,7 @@ __all__ = [
     "Proposer",
     "PublishedFigure",
     "RecordingProposer",
+    "ScoringMode",
     "ReportDiff",
     "TariffCaseRecord",
     "VerificationResult",
@@ -72,6 +77,8 @@ __all__ = [
     "case_key",
     "case_keys",
     "compare_reports",
+    "convert_proposal",
+    "convert_suite",
     "digits",
     "failed_case",
     "list_cases",
@@ -79,13 +86,16 @@ __all__ = [
     "load_pack",
     "load_report",
     "load_suite",
+    "original_payload",
     "read_hscodecomp",
     "render_diff",
     "render_report",
+    "resolve_fixture",
     "run_case",
     "run_cases",
     "run_gates",
     "score_case",
+    "score_original",
     "verify",
     "write_hscodecomp",
 ]

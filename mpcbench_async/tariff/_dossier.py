@@ -46,12 +46,16 @@ class Lever(_Strict):
 
 class WhatIf(_Strict):
     change: str
-    new_hts: str
+    new_hts: str | None = None
     new_duty_pct: float | None = None
 
 
 class Dossier(_Strict):
-    """A proposal: accept with a code and its analysis, or refuse with a category (and questions)."""
+    """A proposal: accept with a code and its analysis, or refuse with a category (and questions).
+
+    ``savings_note`` says why the optimized duty is what it is ("no savings: the rate cannot be reduced lawfully");
+    the original harness's scoring (``--scoring original``) requires it to say so on a no-savings case.
+    """
 
     decision: Literal["accept", "refuse"]
     refusal_category: RefusalCategory | None = None
@@ -64,6 +68,7 @@ class Dossier(_Strict):
     optimized_duty_pct: float | None = None
     levers: list[Lever] = []
     what_if: list[WhatIf] = []
+    savings_note: str = ""
 
     def citations(self) -> list[Citation]:
         return [c for step in self.gri_steps for c in step.citations]

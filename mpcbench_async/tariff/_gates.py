@@ -31,7 +31,8 @@ import msgspec
 from ._dossier import Dossier, references_missing_document
 from ._pack import EvidenceItem, Pack, digits
 
-__all__ = ["CODE_LENGTHS", "CRITICAL_GATES", "GateResult", "GateStatus", "run_gates"]
+__all__ = ["CODE_LENGTHS", "CRITICAL_GATES", "GATES_VERSION", "GateResult", "GateStatus", "MissingEvidenceRule",
+           "run_gates"]
 
 CRITICAL_GATES = ("schema", "code_validity", "citations", "missing_evidence", "duty", "savings")
 CODE_LENGTHS = (6, 8, 10)
@@ -42,6 +43,9 @@ RATE_TOLERANCE = 0.01
 _WELL_FORMED = re.compile(r"\d+(?:[. ]\d+)*")
 
 GateStatus = Literal["pass", "fail", "unverified", "n/a"]
+MissingEvidenceRule = Literal["request", "bundle"]
+# Bumped whenever a gate's verdicts change: it is part of each case's resume key, so a rerun re-verifies.
+GATES_VERSION = 2
 
 
 class GateResult(msgspec.Struct, kw_only=True):
@@ -128,6 +132,18 @@ def _missing_evidence(dossier: Dossier, request: str, evidence: list[str]) -> _V
                      "ask for it"] if dossier.decision == "accept" else [])
 
 
+def _missing_chapter_evidence(dossier: Dossier, bundle: Sequence[EvidenceItem]) -> _Verdict:
+    """The original harness's reading (``--scoring original``): an accepted code whose chapter has no notes in the
+    evidence bundle lacks its evidence, whatever the request says."""
+    if dossier.decision != "accept" or not dossier.hts_code:
+        return _verdict([], applies=False)
+    chapter = digits(dossier.hts_code)[:2]
+    if any(item.source == f"chapter_{chapter}" for item in bundle):
+        return _verdict([])
+    return _verdict([f"missing chapter evidence: the evidence bundle has no notes of chapter {chapter}, the chapter "
+                     f"of {dossier.hts_code}; attach missing chapter notes or refuse with missing_evidence"])
+
+
 def _gri_sequence(dossier: Dossier) -> _Verdict:
     if dossier.decision != "accept":
         return _verdict([], applies=False)
@@ -202,16 +218,21 @@ def _savings(pack: Pack, dossier: Dossier) -> _Verdict:
 
 def run_gates(
     dossier: Dossier | None, schema_problems: Sequence[str], pack: Pack, bundle: Sequence[EvidenceItem],
-    request: str, evidence: list[str],
+    request: str, evidence: list[str], *, missing_evidence: MissingEvidenceRule = "request",
 ) -> list[GateResult]:
-    """All gates over one proposal (a proposal that failed the schema gets only that result)."""
+    """All gates over one proposal (a proposal that failed the schema gets only that result).
+
+    ``missing_evidence`` picks what missing evidence means: ``request`` (the project's: the request relies on a
+    document it does not supply) or ``bundle`` (the original harness's: the chosen code's chapter has no notes in
+    the bundle)."""
     if dossier is None:
         return [GateResult(gate="schema", passed=False, critical=True, reasons=list(schema_problems))]
     verdicts = {
         "schema": _verdict([]),
         "code_validity": _code_validity(pack, dossier),
         "citations": _citations(dossier, {item.id: item for item in bundle}),
-        "missing_evidence": _missing_evidence(dossier, request, evidence),
+        "missing_evidence": (_missing_evidence(dossier, request, evidence) if missing_evidence == "request"
+                             else _missing_chapter_evidence(dossier, bundle)),
         "duty": _duty(pack, dossier),
         "savings": _savings(pack, dossier),
         "gri_sequence": _gri_sequence(dossier),

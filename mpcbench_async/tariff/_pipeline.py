@@ -14,7 +14,7 @@ for the code: no penalty, no critique) or ``not_stated``.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 import orjson
@@ -27,6 +27,9 @@ from ._cases import Case
 from ._dossier import Citation, Dossier, Lever, build_bundle
 from ._gates import GateResult, run_gates
 from ._pack import Pack
+
+if TYPE_CHECKING:
+    from ._scoring import ScoringMode
 
 __all__ = ["DutyStatus", "Iteration", "LLMProposer", "Proposer", "VerificationResult", "call_key", "parse_call_key",
            "verify"]
@@ -108,8 +111,10 @@ def _duty_status(gates: list[GateResult]) -> DutyStatus | None:
     return next((_DUTY_STATUS.get(g.status) for g in gates if g.gate == "duty"), None)
 
 
-async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConfig) -> VerificationResult:
-    """Run the propose/gate/revise loop for one case."""
+async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConfig, *,
+                 scoring: ScoringMode = "project") -> VerificationResult:
+    """Run the propose/gate/revise loop for one case (``scoring="original"``: missing evidence as the original
+    harness reads it, ``_gates.run_gates``)."""
     request = case.input
     bundle = build_bundle(pack, request.input, request.evidence, request.options.candidate_chapters)
     bundle_json = orjson.dumps([msgspec.to_builtins(item) for item in bundle], option=orjson.OPT_INDENT_2).decode()
@@ -123,7 +128,8 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
     for number in range(max_iters):
         reply = await proposer.propose(case.id, messages, number)
         dossier, problems = _parse(reply)
-        gates = run_gates(dossier, problems, pack, bundle, request.input, request.evidence)
+        gates = run_gates(dossier, problems, pack, bundle, request.input, request.evidence,
+                          missing_evidence="bundle" if scoring == "original" else "request")
         last = number == max_iters - 1
         blocking = [g for g in gates if not g.passed and (g.critical or not last)]
         reasons = [f"[{g.gate}] {r}" for g in blocking for r in g.reasons]

@@ -22,12 +22,14 @@ from ._cases import Case
 from ._hscodecomp import HSCODECOMP_PUBLISHED, HSCODECOMP_TAG, PublishedFigure
 from ._pipeline import VerificationResult
 from ._runner import TariffCaseRecord
-from ._scoring import PREFIX_LENGTHS, CaseScore, score_case
+from ._scoring import PREFIX_LENGTHS, CaseScore, ScoringMode, score_case
 
-__all__ = ["BenchmarkReport", "GroupStats", "ReportDiff", "build_report", "compare_reports", "load_report",
-           "render_diff", "render_report"]
+__all__ = ["BenchmarkReport", "GroupStats", "MixedScoringError", "ReportDiff", "build_report", "compare_reports",
+           "load_report", "render_diff", "render_report"]
 
 CHANGE_THRESHOLD = 0.05
+_SCORING_NAMES = {"project": "project's rules (DESIGN.md §8; README: tariff scoring modes)",
+                  "original": "original harness's rules (--scoring original; README: tariff scoring modes)"}
 UNKNOWN = "unknown"
 
 
@@ -46,6 +48,7 @@ class BenchmarkReport(msgspec.Struct, kw_only=True):
     mode: str
     model: str
     created_at: str
+    scoring: ScoringMode = "project"  # reports written before scoring modes existed were scored by the project
     totals: GroupStats
     errors: int = 0
     not_run: int = 0
@@ -76,21 +79,22 @@ def _unknown_error(case_id: str, message: str) -> CaseScore:
                      status="error", match="error", penalties=[message])
 
 
-def _error_score(record: TariffCaseRecord, case: Case | None) -> CaseScore:
+def _error_score(record: TariffCaseRecord, case: Case | None, scoring: ScoringMode) -> CaseScore:
     """An errored case as a failure scoring 0 (missing at every prefix length when its case is known)."""
     message = ": ".join(part for part in (record.error_class, record.error_message) if part) or "error"
     if case is None:
         return _unknown_error(record.case_id, message)
-    unscored = score_case(case, VerificationResult(case_id=case.id, status="refused"))
+    unscored = score_case(case, VerificationResult(case_id=case.id, status="refused"), scoring=scoring)
     return msgspec.structs.replace(unscored, score=0.0, passed=False, status="error", refusal_category=None,
                                    match="error", penalties=[message], iterations=0)
 
 
 def build_report(records: Sequence[TariffCaseRecord], *, suite: str, mode: str, model: str, created_at: str,
-                 cases: Sequence[Case] = ()) -> BenchmarkReport:
-    """The report over every record; ``cases`` (the suite) gives errored cases their type and counts those not run."""
+                 cases: Sequence[Case] = (), scoring: ScoringMode = "project") -> BenchmarkReport:
+    """The report over every record (all scored under ``scoring``: the mode is part of their keys); ``cases`` (the
+    suite) gives errored cases their type and counts those not run."""
     known = {c.id: c for c in cases}
-    scores = [r.score if r.status == "ok" and r.score is not None else _error_score(r, known.get(r.case_id))
+    scores = [r.score if r.status == "ok" and r.score is not None else _error_score(r, known.get(r.case_id), scoring)
               for r in records]
     errors = {r.case_id: r.error_message or "" for r in records if r.status != "ok"}
     by_type: dict[str, list[CaseScore]] = defaultdict(list)
@@ -110,7 +114,8 @@ def build_report(records: Sequence[TariffCaseRecord], *, suite: str, mode: str, 
     ran = {r.case_id for r in records}
     hscodecomp = any(HSCODECOMP_TAG in c.notes.tags for c in cases)
     return BenchmarkReport(
-        suite=suite, mode=mode, model=model, created_at=created_at, totals=_group(scores), errors=len(errors),
+        suite=suite, mode=mode, model=model, created_at=created_at, scoring=scoring, totals=_group(scores),
+        errors=len(errors),
         not_run=sum(c.id not in ran for c in cases),
         by_case_type={k: _group(v) for k, v in sorted(by_type.items())},
         by_difficulty={k: _group(v) for k, v in sorted(by_difficulty.items())},
@@ -155,10 +160,10 @@ def _published_rows(report: BenchmarkReport) -> list[str]:
 def render_report(report: BenchmarkReport) -> str:
     t = report.totals
     failed = t.cases - t.passed - t.errors
-    lines = [f"# {report.suite} benchmark — {report.mode} mode, model `{report.model}`", "",
+    lines = [f"# {report.suite} benchmark — {report.mode} mode, model `{report.model}`, {report.scoring} scoring", "",
              f"Created {report.created_at}. {t.cases} cases: {t.passed} passed ({_pct(t.pass_rate)}), {failed} failed, "
              f"{t.errors} errors (an error counts as a failure scoring 0). Average score {t.average_score:.3f} over "
-             f"all {t.cases} cases."]
+             f"all {t.cases} cases. Scored by the {_SCORING_NAMES[report.scoring]}."]
     if report.duty_status.get("unverified"):
         d = report.duty_status
         lines += ["", f"Duty of the {sum(d.values())} accepted cases: {d.get('verified', 0)} verified against the "
@@ -213,6 +218,7 @@ class TypeChange(msgspec.Struct, kw_only=True):
 class ReportDiff(msgspec.Struct, kw_only=True):
     """Case-level changes between two runs; errors are failures scoring 0 throughout."""
 
+    scoring: tuple[str, str] = ("project", "project")  # the baseline's and the current run's scoring modes
     improved: list[tuple[str, float, float]] = []
     regressed: list[tuple[str, float, float]] = []
     new_failures: list[str] = []
@@ -243,11 +249,23 @@ def _errors(cases: Iterable[CaseScore], report: BenchmarkReport) -> dict[str, st
             for s in cases if s.status == "error"}
 
 
-def compare_reports(baseline: BenchmarkReport, current: BenchmarkReport) -> ReportDiff:
-    """Changes of at least 0.05, new failures (errors included) and passes, added/removed cases, averages."""
+class MixedScoringError(InputError):
+    """Two reports scored under different modes: their scores do not measure the same thing."""
+
+
+def compare_reports(baseline: BenchmarkReport, current: BenchmarkReport, *,
+                    allow_mixed_scoring: bool = False) -> ReportDiff:
+    """Changes of at least 0.05, new failures (errors included) and passes, added/removed cases, averages.
+
+    Reports scored under different modes are refused (``MixedScoringError``) unless ``allow_mixed_scoring``."""
+    if baseline.scoring != current.scoring and not allow_mixed_scoring:
+        raise MixedScoringError(f"the baseline was scored with --scoring {baseline.scoring} and the current run with "
+                                f"--scoring {current.scoring}: their scores are not comparable; rerun one of them "
+                                "under the other's mode, or pass --allow-mixed-scoring to compare anyway")
     old, new = _every_case(baseline), _every_case(current)
     shared = sorted(set(old) & set(new))
-    diff = ReportDiff(added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
+    diff = ReportDiff(scoring=(baseline.scoring, current.scoring), added=sorted(set(new) - set(old)),
+                      removed=sorted(set(old) - set(new)),
                       baseline_errors=_errors(old.values(), baseline), current_errors=_errors(new.values(), current),
                       shared=len(shared), baseline=_group(list(old.values())), current=_group(list(new.values())))
     changes: dict[str, list[float]] = defaultdict(list)
@@ -289,8 +307,12 @@ def render_diff(diff: ReportDiff, baseline: str, current: str) -> str:
             return f"- `{case_id}`: passed → error ({diff.current_errors[case_id]})"
         return f"- `{case_id}`: passed → failed"
 
+    scored = (f"Both scored with `--scoring {diff.scoring[0]}`." if diff.scoring[0] == diff.scoring[1] else
+              f"**Scored under different modes** (baseline `--scoring {diff.scoring[0]}`, current `--scoring "
+              f"{diff.scoring[1]}`, compared with --allow-mixed-scoring): score changes mix rule changes with "
+              "behaviour changes.")
     lines = ["# Benchmark comparison", "", f"Baseline: `{baseline}`  ", f"Current: `{current}`", "",
-             "Errors count as failures scoring 0 throughout.", "",
+             f"Errors count as failures scoring 0 throughout. {scored}", "",
              "| run | cases | passed | failed | errors | pass rate | average score (all its cases) |",
              "|---|---:|---:|---:|---:|---:|---:|", totals("baseline", diff.baseline), totals("current", diff.current),
              "", f"Average score change over the {diff.shared} cases in both runs: {diff.average_change:+.4f}", ""]

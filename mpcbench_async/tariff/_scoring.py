@@ -17,13 +17,20 @@ carried on the score for the report; it never changes the score.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from ._cases import Case
 from ._pack import digits
 from ._pipeline import DutyStatus, VerificationResult
 
-__all__ = ["CaseScore", "PREFIX_LENGTHS", "score_case"]
+__all__ = ["CaseScore", "PREFIX_LENGTHS", "SCORING_MODES", "ScoringMode", "prefix_scores", "score_case"]
+
+ScoringMode = Literal["project", "original"]
+SCORING_MODES: tuple[ScoringMode, ...] = ("project", "original")
+# Bumped whenever a scoring rule changes: it is part of each case's resume key, so a rerun rescores.
+SCORING_VERSION = 2
 
 PREFIX_LENGTHS = (2, 4, 6, 8, 10)
 RATE_TOLERANCE = 0.01
@@ -45,6 +52,7 @@ class CaseScore(msgspec.Struct, kw_only=True):
     digits_correct: int | None = None
     iterations: int = 0
     duty_status: DutyStatus | None = None
+    scoring: ScoringMode = "project"
 
 
 def _matches(predicted: str, expected: list[str]) -> bool:
@@ -98,19 +106,29 @@ def _optional_expectations(case: Case, result: VerificationResult) -> list[str]:
     return failures
 
 
-def score_case(case: Case, result: VerificationResult) -> CaseScore:
-    """Score one case's result; every deduction is listed in ``penalties``."""
+def prefix_scores(case: Case, predicted: str | None) -> tuple[dict[str, bool], int | None]:
+    """Exact match of the accepted code on the first 2/4/6/8/10 digits of the first preferred code, and the number
+    of leading digits in common (a refusal of an acceptance case misses at every length; refusal cases have none)."""
+    e = case.expected
+    if not (e.expected_accept and e.preferred_hts):
+        return {}, None
+    p, want = digits(predicted or ""), digits(e.preferred_hts[0])
+    return ({str(n): p[:n] == want[:n] for n in PREFIX_LENGTHS if len(want) >= n}, _common_prefix(p, want))
+
+
+def score_case(case: Case, result: VerificationResult, *, scoring: ScoringMode = "project") -> CaseScore:
+    """Score one case's result by the project's rules (or, ``scoring="original"``, the original harness's:
+    ``_original``); every deduction is listed in ``penalties``."""
+    if scoring == "original":
+        from ._original import score_original  # it builds on this module
+
+        return score_original(case, result)
     e = case.expected
     refusal_expected = not e.expected_accept
     threshold = 0.9 if case.case_type == "negative" or (case.case_type == "adversarial" and refusal_expected) else 0.8
     dossier = result.final_dossier
     predicted = dossier.hts_code if dossier and result.status == "accepted" else None
-    prefix: dict[str, bool] = {}
-    digits_correct = None
-    if e.expected_accept and e.preferred_hts:  # a refusal of an acceptance case misses at every length
-        p, want = digits(predicted or ""), digits(e.preferred_hts[0])
-        prefix = {str(n): len(want) >= n and p[:n] == want[:n] for n in PREFIX_LENGTHS if len(want) >= n}
-        digits_correct = _common_prefix(p, want)
+    prefix, digits_correct = prefix_scores(case, predicted)
     score, passed, match, penalties = _grade(case, result, predicted, threshold)
     return CaseScore(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, score=score, passed=passed,
                      threshold=threshold, status=result.status, refusal_category=result.refusal_category,

@@ -21,10 +21,10 @@ async def test_a_case_whose_scoring_crashes_fails_alone(pack, tmp_path, monkeypa
     message; c1 and c3 are scored ok; the crash is logged at warning with the case key and model."""
     real = tariff_runner.score_case
 
-    def score_case(case, result):
+    def score_case(case, result, **options):
         if case.id == "c2":
             raise KeyError("duty line")
-        return real(case, result)
+        return real(case, result, **options)
 
     monkeypatch.setattr(tariff_runner, "score_case", score_case)
     cases = [make_case(id=f"c{i}") for i in (1, 2, 3)]

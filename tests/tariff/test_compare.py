@@ -106,7 +106,7 @@ class TestCompare:
 Baseline: `base.json`  
 Current: `cur.json`
 
-Errors count as failures scoring 0 throughout.
+Errors count as failures scoring 0 throughout. Both scored with `--scoring project`.
 
 | run | cases | passed | failed | errors | pass rate | average score (all its cases) |
 |---|---:|---:|---:|---:|---:|---:|

@@ -94,7 +94,7 @@ class TestTariffRunCommand:
         A rerun resumes: no progress lines, the same summary."""
         command = [sys.executable, "-m", "mpcbench_async", "tariff", "run", "--out", str(tmp_path)]
         first = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
-        summary = "tariff (fixture, fixture): 37/72 passed (51.4%), average score 0.549, 0 error(s)"
+        summary = "tariff (fixture, fixture, project scoring): 37/72 passed (51.4%), average score 0.549, 0 error(s)"
         assert (0, summary, 72) == (first.returncode, first.stdout.splitlines()[0], len(first.stderr.splitlines()))
         assert {".lock", "tariff_fixture_fixture.jsonl"} == {p.name for p in (tmp_path / "runs").iterdir()}
         [report] = tmp_path.glob("tariff_benchmark_*.json")
