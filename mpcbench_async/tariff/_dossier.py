@@ -167,13 +167,16 @@ def _windows(text: str) -> list[tuple[int, int]]:
 
 
 def build_bundle(pack: Pack, request: str, evidence: list[str], candidate_chapters: list[str],
-                 *, limit: int = 14) -> list[EvidenceItem]:
-    """The evidence a proposer gets: every GRI, the chapter notes that best match the request
-    (or those of the named candidate chapters), their duty-rate lines, and the request's own evidence."""
+                 *, limit: int | None = 14) -> list[EvidenceItem]:
+    """The evidence a proposer gets: every GRI, the chapter notes that best match the request (all of them when
+    ``limit`` is None, as the original harness gives them), or those of the named candidate chapters, their
+    duty-rate lines, and the request's own evidence."""
     notes = pack.notes
     if candidate_chapters:
         wanted = {f"chapter_{c.zfill(2)}" for c in candidate_chapters}
         chosen = [n for n in notes if n.source in wanted]
+    elif limit is None:
+        chosen = list(notes)
     else:
         text = request + " " + " ".join(evidence)
         chosen = pack.best_notes(text, limit=limit)

@@ -113,10 +113,14 @@ def _duty_status(gates: list[GateResult]) -> DutyStatus | None:
 
 async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConfig, *,
                  scoring: ScoringMode = "project") -> VerificationResult:
-    """Run the propose/gate/revise loop for one case (``scoring="original"``: missing evidence as the original
-    harness reads it, ``_gates.run_gates``)."""
+    """Run the propose/gate/revise loop for one case.
+
+    ``scoring="original"`` gives the proposer the evidence as the original harness does — every chapter note of the
+    pack unless the case names candidate chapters — and reads missing evidence as it does: the chosen code's
+    chapter has no notes in that evidence (``_gates.run_gates``)."""
     request = case.input
-    bundle = build_bundle(pack, request.input, request.evidence, request.options.candidate_chapters)
+    bundle = build_bundle(pack, request.input, request.evidence, request.options.candidate_chapters,
+                          limit=None if scoring == "original" else 14)
     bundle_json = orjson.dumps([msgspec.to_builtins(item) for item in bundle], option=orjson.OPT_INDENT_2).decode()
     values = {"request_json": orjson.dumps({"input": request.input, "evidence": request.evidence},
                                            option=orjson.OPT_INDENT_2).decode(),
