@@ -10,6 +10,7 @@ from typing import Literal
 import msgspec
 
 from ._cases import RefusalCategory
+from ._original_pack import section_source
 from ._pack import EvidenceItem, Pack
 
 __all__ = ["Citation", "Dossier", "GriStep", "Lever", "WhatIf", "build_bundle", "references_missing_document"]
@@ -169,11 +170,12 @@ def _windows(text: str) -> list[tuple[int, int]]:
 def build_bundle(pack: Pack, request: str, evidence: list[str], candidate_chapters: list[str],
                  *, limit: int | None = 14) -> list[EvidenceItem]:
     """The evidence a proposer gets: every GRI, the chapter notes that best match the request (all of them when
-    ``limit`` is None, as the original harness gives them), or those of the named candidate chapters, their
-    duty-rate lines, and the request's own evidence."""
+    ``limit`` is None, as the original harness gives them), or those of the named candidate chapters and of their
+    sections, their duty-rate lines, and the request's own evidence."""
     notes = pack.notes
     if candidate_chapters:
         wanted = {f"chapter_{c.zfill(2)}" for c in candidate_chapters}
+        wanted |= {section for c in candidate_chapters if (section := section_source(c))}
         chosen = [n for n in notes if n.source in wanted]
     elif limit is None:
         chosen = list(notes)

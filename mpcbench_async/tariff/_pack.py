@@ -187,10 +187,15 @@ class Pack:
 
 
 def load_pack(root: str | Path) -> Pack:
-    """Load ``storage/packs/<pack>/`` (the package's copy when the working directory has no ``storage/packs``)."""
+    """Load ``storage/packs/<pack>/`` (the package's copy when the working directory has no ``storage/packs``),
+    in the project's layout or the original harness's (``_original_pack``)."""
+    from ._original_pack import is_original_pack, load_original_pack  # it builds on this module
+
     root = workspace_path(root)
     if not root.is_dir():
         raise InputError(f"{root}: pack directory not found")
+    if is_original_pack(root):
+        return load_original_pack(root)
     gri = decode_json(_read(root / "gri.json"), _GriFile, source=str(root / "gri.json"))
     items = [EvidenceItem(id=r.id, source="gri", text=f"{r.title}: {r.text}") for r in gri.rules]
     for path in sorted((root / "notes").glob("chapter_*.json")):

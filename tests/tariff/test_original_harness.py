@@ -4,7 +4,7 @@ The original records one fixture per chapter or case type; ``tariff convert-fixt
 original's resolver does and converts its proposals. Replayed through the whole pipeline with the original pack
 under the original's rules, every case scores as the original harness's report has it: 1.0, passed, the same final
 code (the code after the lever; the proposal's code for the refusals, which the original also shows). The same
-answers under the project's rules score 45/72 (the differences are the README's table).
+answers under the project's rules score 43/72 (the differences are the README's table).
 
 Also here: fixtures cannot go stale. A fixture's content and the scoring mode are part of each case's key, so an
 edited fixture reruns that case alone and a scoring change rescores every case.
@@ -33,7 +33,7 @@ FINAL_CODE = {"fixture_positive.json": "6402.99", "fixture_ch73.json": "7318.15"
 # Which fixture the original's resolver gives each case, by the case's id prefix.
 FIXTURE_OF = {"tariff_neg_0": "fixture_negative.json", "tariff_neg_1": "fixture_missing_evidence.json",
               "tariff_nos_": "fixture_no_savings.json", "tariff_adv_": "fixture_positive.json"}
-PROJECT_PASSED = {"adversarial": 0, "negative": 12, "no_savings": 4, "positive": 19, "savings_possible": 10}
+PROJECT_PASSED = {"negative": 6, "no_savings": 2, "positive": 20, "savings_possible": 15}
 
 
 def _fixture_of(case_id: str, tags: list[str], case_type: str) -> str:
@@ -81,12 +81,14 @@ class TestOriginalAnswers:
         assert expected == {s.case_id: (s.score, s.passed, s.predicted_hts, s.penalties) for s in report.cases}
         assert "original" == report.scoring
 
-    def test_under_the_project_rules_the_same_answers_score_45(self, suite, tmp_path):
-        """Baseline codes on lever cases, the missing-evidence refusals reached by the gate (verification_failed),
-        and the chapter-64 answers' 6404.11.90 against a preferred 6402.99 are the differences."""
+    def test_under_the_project_rules_the_same_answers_score_43(self, suite, tmp_path):
+        """The differences: the chapter-64 answers' baseline 6404.11.90 is scored (allowed, 0.75) where the original
+        scores the lever's 6402.99; the missing-evidence cases are stopped by the citation gate (their answer cites
+        chapter-85 evidence the bundle of chapter 64 lacks): verification_failed, not a missing-evidence refusal;
+        two no-savings requests that name no goods get no chapter-64 evidence among their 14 best notes."""
         _, report = _run(suite, tmp_path, "project")
         passed = Counter(s.case_type for s in report.cases if s.passed)
-        assert (45, PROJECT_PASSED, "project") == (report.totals.passed, dict(sorted(passed.items())), report.scoring)
+        assert (43, PROJECT_PASSED, "project") == (report.totals.passed, dict(sorted(passed.items())), report.scoring)
 
 
 class TestFixturesCannotGoStale:
@@ -103,9 +105,9 @@ class TestFixturesCannotGoStale:
             await run_cases(cases, pack=pack, prompts=prompts, mode="fixture", results_path=tmp_path / "r.jsonl",
                             fixtures_dir=fixtures, scoring=scoring, handle_signals=False,
                             on_record=lambda record: ran.append(record.case_id))
-            return list(ran)
+            return sorted(ran)
 
-        assert [c.id for c in cases] == await run("original")
+        assert sorted(c.id for c in cases) == await run("original")
         assert [] == await run("original")  # nothing changed: every case resumes
         edited = fixtures / f"{cases[2].id}.json"
         fixture = msgspec.json.decode(edited.read_bytes())
@@ -114,4 +116,4 @@ class TestFixturesCannotGoStale:
         fixture["replies"][-1] = changed
         edited.write_bytes(msgspec.json.encode(fixture))
         assert [cases[2].id] == await run("original")
-        assert [c.id for c in cases] == await run("project")
+        assert sorted(c.id for c in cases) == await run("project")
