@@ -64,6 +64,7 @@ class Dossier(_Strict):
     optimized_duty_pct: float | None = None
     levers: list[Lever] = []
     what_if: list[WhatIf] = []
+    trade_programme: str | None = None  # the programme the stated duties are claimed under ("USMCA", "GSP"), if any
 
     def citations(self) -> list[Citation]:
         return [c for step in self.gri_steps for c in step.citations]

@@ -123,7 +123,8 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
     for number in range(max_iters):
         reply = await proposer.propose(case.id, messages, number)
         dossier, problems = _parse(reply)
-        gates = run_gates(dossier, problems, pack, bundle, request.input, request.evidence)
+        gates = run_gates(dossier, problems, pack, bundle, request.input, request.evidence,
+                          country=case.import_country, programme=case.trade_programme)
         last = number == max_iters - 1
         blocking = [g for g in gates if not g.passed and (g.critical or not last)]
         reasons = [f"[{g.gate}] {r}" for g in blocking for r in g.reasons]
