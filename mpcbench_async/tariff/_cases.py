@@ -12,6 +12,16 @@ allowed), a refusal expected without a category, a reversed
 ``duty_delta_range``. Ids must be safe file names (fixtures are written as
 ``<id>.json``): no path separator, ``..``, control character or more than 200
 bytes (``_validate.id_problem``). ``load_suite`` reports every bad file at once.
+
+A case's duty terms are its options' ``import_country`` (a two-letter code, or
+"Canada", "USA"…, read as the code) and ``trade_programme`` ("USMCA", "GSP";
+"MFN" for the general rate). Other harnesses' names for them are read as these
+(``importing_country``, ``destination_country``; ``trade_program``,
+``tariff_treatment``…, listed in ``_OPTION_ALIASES``); two names of one field
+with different values are an error, and any other key stays one. Where the
+options say nothing, ``Case.import_country`` and ``Case.trade_programme`` read
+the tags (``_trade``); where those say nothing either, the pack's default
+country and the general rate apply.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import msgspec
 
 from .._exceptions import InputError, RecordDecodeError
 from .._validate import id_problem
+from ._trade import country_code, country_from_tags, programme_from_tags
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
@@ -43,6 +54,8 @@ class CaseOptions(_Strict):
     candidate_chapters: list[str] = []
     origin_country: str | None = None
     declared_value_usd: float | None = None
+    import_country: str | None = None
+    trade_programme: str | None = None
 
 
 class CaseInput(_Strict):
@@ -82,6 +95,18 @@ class Case(_Strict):
     input: CaseInput
     expected: CaseExpected
     notes: CaseNotes = msgspec.field(default_factory=CaseNotes)
+
+    @property
+    def import_country(self) -> str | None:
+        """The importing country: the options', else the first a tag names (``None``: the pack's default)."""
+        options = self.input.options
+        return options.import_country or country_from_tags(self.notes.tags, origin=options.origin_country)
+
+    @property
+    def trade_programme(self) -> str | None:
+        """The programme the goods enter under: the options' (even "MFN"), else the first a tag names, else ``None``."""
+        options = self.input.options
+        return options.trade_programme if options.trade_programme is not None else programme_from_tags(self.notes.tags)
 
 
 class _Enum(msgspec.Struct, frozen=True):
@@ -136,6 +161,43 @@ def _normalise_enums(data: Any) -> list[str]:
     return problems
 
 
+# Other harnesses' names for the options' duty terms.
+_OPTION_ALIASES = {
+    # ``country`` and ``jurisdiction`` beside ``origin_country`` name the tariff that applies: the importer's.
+    "import_country": ("importing_country", "destination_country", "country_of_import", "country_of_importation",
+                       "country", "jurisdiction"),
+    "trade_programme": ("trade_program", "programme", "program", "trade_agreement", "preference_programme",
+                        "preference_program", "preferential_programme", "preferential_program", "special_programme",
+                        "special_program", "tariff_treatment"),
+}
+
+
+def _normalise_options(data: Any) -> list[str]:
+    """Read the duty terms' other names as the canonical fields and a country name as its code, in place; return a
+    problem for two names of one field that disagree and for a country that is not one."""
+    node = data.get("input") if isinstance(data, dict) else None
+    options = node.get("options") if isinstance(node, dict) else None
+    if not isinstance(options, dict):
+        return []
+    problems = []
+    for field, aliases in _OPTION_ALIASES.items():
+        for alias in aliases:
+            if alias not in options:
+                continue
+            value = options.pop(alias)
+            if field in options and options[field] != value:
+                problems.append(f"`{alias}` {value!r} contradicts `{field}` {options[field]!r} (two names of one "
+                                f"option) - at `$.input.options.{alias}`")
+            options[field] = value
+    country = options.get("import_country")
+    if isinstance(country, str):
+        options["import_country"] = country_code(country)
+        if options["import_country"] is None:
+            problems.append(f"import_country {country!r} is not a country: give its two-letter code (US, CA) - at "
+                            "`$.input.options.import_country`")
+    return problems
+
+
 def _inconsistencies(case: Case) -> list[str]:
     """An id that cannot name a fixture file, and expectations that contradict themselves or cannot be scored."""
     expected = case.expected
@@ -168,7 +230,7 @@ def _read_case(path: Path) -> tuple[Case | None, list[str]]:
         return None, [f"not valid JSON ({exc})"]
     except RecursionError:  # msgspec gives up on ~1,000 levels of nesting
         return None, ["nested too deeply to read"]
-    problems = _normalise_enums(data)
+    problems = _normalise_enums(data) + _normalise_options(data)
     if problems:
         return None, problems
     try:

@@ -69,6 +69,7 @@ class Dossier(_Strict):
     optimized_duty_pct: float | None = None
     levers: list[Lever] = []
     what_if: list[WhatIf] = []
+    trade_programme: str | None = None  # the programme the stated duties are claimed under ("USMCA", "GSP"), if any
     savings_note: str = ""
 
     def citations(self) -> list[Citation]:

@@ -14,6 +14,14 @@ contradicts a line the pack does have fails, and so do savings that contradict
 the dossier's own baseline. A dossier that states no duty has no duty claim to
 check (n/a). A pack line covers a code when its digits begin the code's.
 
+Duties are checked against the importing country's table (the case's, else the
+pack's default country) at the rate of the trade programme the goods enter
+under: the case's programme when it names one (it says what is claimed at
+entry; "MFN" there means the general rate), else the programme the answer
+claims (``Dossier.trade_programme``), else the general rate. Where the pack has
+no table for that country or no line stating that programme's rate, the duty is
+unverified, never contradicted.
+
 A code is valid when it is well formed — digits, optionally grouped by dots or
 spaces, 6 (HS subheading), 8 (US rate line) or 10 (US statistical suffix)
 digits in all — and its first 6 digits are an HS 2022 subheading (chapters
@@ -30,6 +38,7 @@ import msgspec
 
 from ._dossier import Dossier, references_missing_document
 from ._pack import EvidenceItem, Pack, digits
+from ._trade import programme_key, programme_name
 
 __all__ = ["CODE_LENGTHS", "CRITICAL_GATES", "GATES_VERSION", "GateResult", "GateStatus", "MissingEvidenceRule",
            "run_gates"]
@@ -161,25 +170,53 @@ def _gri_sequence(dossier: Dossier) -> _Verdict:
     return _verdict([])
 
 
-def _duty(pack: Pack, dossier: Dossier) -> _Verdict:
+class _Terms(msgspec.Struct, frozen=True):
+    """Where the goods are imported (a two-letter code) and the programme they enter under (``None``: general)."""
+
+    country: str
+    programme: str | None
+
+    def table(self) -> str:
+        """The table and column a rate comes from: "US rate table's", "CA rate table's CUSMA"."""
+        column = f" {programme_name(self.programme, self.country)}" if self.programme else ""
+        return f"{self.country} rate table's{column}"
+
+    def line(self, pack: Pack) -> str:
+        """What the pack would need to verify a rate: "US duty line", "US duty line giving the USMCA rate"."""
+        if self.country not in pack.countries:
+            return f"{self.country} duty table"
+        column = f" giving the {programme_name(self.programme, self.country)} rate" if self.programme else ""
+        return f"{self.country} duty line{column}"
+
+
+def _check_rate(pack: Pack, code: str, stated: float | None, terms: _Terms) -> tuple[str | None, str | None]:
+    """(contradiction, gap) for a rate stated for ``code``: how it contradicts the pack's line ("does not match the
+    US rate table's 20% for 6404.11.90"), or what the pack lacks to verify it ("the pack has no US duty line for …")."""
+    found = pack.rate(code, country=terms.country, programme=terms.programme)
+    if found is None:
+        return None, f"the pack has no {terms.line(pack)} for {code}"
+    line, rate = found
+    if stated is None or abs(stated - rate) <= RATE_TOLERANCE:
+        return None, None
+    return f"does not match the {terms.table()} {rate:g}% for {line}", None
+
+
+def _duty(pack: Pack, dossier: Dossier, terms: _Terms) -> _Verdict:
     """The stated baseline duty against the pack's line for the code: n/a for a refusal, an invalid code or no
-    stated duty; unverified where the pack has no line for the code."""
+    stated duty; unverified where the pack has no line for the code under the terms."""
     code, stated = dossier.hts_code, dossier.baseline_duty_pct
     if dossier.decision != "accept" or not code or _code_problems(pack, code, "hts_code"):
         return _verdict([], applies=False)
-    found = pack.rate(code)
-    if found is None:
+    contradiction, gap = _check_rate(pack, code, stated, terms)
+    if gap:
         said = "no baseline duty stated" if stated is None else f"the stated {stated:g}% is unverified"
-        return _verdict([], notes=[f"the pack has no duty line for {code}; {said}"])
-    line, rate = found
+        return _verdict([], notes=[f"{gap}; {said}"])
     if stated is None:
         return _verdict([], applies=False)
-    if abs(stated - rate) > RATE_TOLERANCE:
-        return _verdict([f"baseline duty {stated:g}% does not match the rate table's {rate:g}% for {line}"])
-    return _verdict([])
+    return _verdict([f"baseline duty {stated:g}% {contradiction}"] if contradiction else [])
 
 
-def _lever_problems(pack: Pack, dossier: Dossier) -> tuple[list[str], list[str]]:
+def _lever_problems(pack: Pack, dossier: Dossier, terms: _Terms) -> tuple[list[str], list[str]]:
     """(reasons, notes) for the levers: a lever's duty is checked where the pack has a line for its code."""
     reasons: list[str] = []
     notes: list[str] = []
@@ -187,13 +224,11 @@ def _lever_problems(pack: Pack, dossier: Dossier) -> tuple[list[str], list[str]]
     for lever in dossier.levers:
         invalid = _code_problems(pack, lever.new_hts, f"lever {lever.id} new_hts")
         reasons += invalid
-        found = None if invalid else pack.rate(lever.new_hts)
-        if found is None and not invalid:
-            notes.append(f"lever {lever.id}: the pack has no duty line for {lever.new_hts}; the stated "
-                         f"{lever.new_duty_pct:g}% is unverified")
-        elif found is not None and abs(found[1] - lever.new_duty_pct) > RATE_TOLERANCE:
-            reasons.append(f"lever {lever.id}: new duty {lever.new_duty_pct:g}% does not match the table's "
-                           f"{found[1]:g}% for {found[0]}")
+        contradiction, gap = (None, None) if invalid else _check_rate(pack, lever.new_hts, lever.new_duty_pct, terms)
+        if gap:
+            notes.append(f"lever {lever.id}: {gap}; the stated {lever.new_duty_pct:g}% is unverified")
+        elif contradiction:
+            reasons.append(f"lever {lever.id}: new duty {lever.new_duty_pct:g}% {contradiction}")
         if base is not None and lever.new_duty_pct >= base:
             reasons.append(f"lever {lever.id} saves nothing ({lever.new_duty_pct:g}% ≥ baseline {base:g}%)")
         if not lever.steps:
@@ -201,12 +236,12 @@ def _lever_problems(pack: Pack, dossier: Dossier) -> tuple[list[str], list[str]]
     return reasons, notes
 
 
-def _savings(pack: Pack, dossier: Dossier) -> _Verdict:
+def _savings(pack: Pack, dossier: Dossier, terms: _Terms) -> _Verdict:
     """Levers and the optimized duty: consistent with each other, the baseline and the pack's lines."""
     optimized, base = dossier.optimized_duty_pct, dossier.baseline_duty_pct
     if dossier.decision != "accept" or not (dossier.levers or optimized is not None):
         return _verdict([], applies=False)
-    reasons, notes = _lever_problems(pack, dossier)
+    reasons, notes = _lever_problems(pack, dossier, terms)
     if optimized is not None and base is not None:
         if optimized > base + RATE_TOLERANCE:
             reasons.append(f"optimized duty {optimized:g}% is above the baseline {base:g}%")
@@ -218,23 +253,27 @@ def _savings(pack: Pack, dossier: Dossier) -> _Verdict:
 
 def run_gates(
     dossier: Dossier | None, schema_problems: Sequence[str], pack: Pack, bundle: Sequence[EvidenceItem],
-    request: str, evidence: list[str], *, missing_evidence: MissingEvidenceRule = "request",
+    request: str, evidence: list[str], *, country: str | None = None, programme: str | None = None,
+    missing_evidence: MissingEvidenceRule = "request",
 ) -> list[GateResult]:
-    """All gates over one proposal (a proposal that failed the schema gets only that result).
+    """All gates over one proposal (a proposal that failed the schema gets only that result). ``country`` and
+    ``programme`` are the case's importing country and trade programme, ``None`` where it names none.
 
     ``missing_evidence`` picks what missing evidence means: ``request`` (the project's: the request relies on a
     document it does not supply) or ``bundle`` (the original harness's: the chosen code's chapter has no notes in
     the bundle)."""
     if dossier is None:
         return [GateResult(gate="schema", passed=False, critical=True, reasons=list(schema_problems))]
+    claimed = programme if programme is not None else dossier.trade_programme
+    terms = _Terms(pack.country(country), programme_key(claimed))
     verdicts = {
         "schema": _verdict([]),
         "code_validity": _code_validity(pack, dossier),
         "citations": _citations(dossier, {item.id: item for item in bundle}),
         "missing_evidence": (_missing_evidence(dossier, request, evidence) if missing_evidence == "request"
                              else _missing_chapter_evidence(dossier, bundle)),
-        "duty": _duty(pack, dossier),
-        "savings": _savings(pack, dossier),
+        "duty": _duty(pack, dossier, terms),
+        "savings": _savings(pack, dossier, terms),
         "gri_sequence": _gri_sequence(dossier),
     }
     return [GateResult(gate=name, passed=v.status != "fail", critical=name in CRITICAL_GATES, reasons=v.reasons,

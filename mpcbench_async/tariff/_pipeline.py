@@ -133,6 +133,7 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
         reply = await proposer.propose(case.id, messages, number)
         dossier, problems = _parse(reply)
         gates = run_gates(dossier, problems, pack, bundle, request.input, request.evidence,
+                          country=case.import_country, programme=case.trade_programme,
                           missing_evidence="bundle" if scoring == "original" else "request")
         last = number == max_iters - 1
         blocking = [g for g in gates if not g.passed and (g.critical or not last)]

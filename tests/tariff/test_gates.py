@@ -55,7 +55,7 @@ DEFECTS = {
     "unsupported savings": (broken(optimized_duty_pct=6.0),
                             "[savings] unsupported savings claim: optimized duty 6% is not the result of any lever"),
     "wrong duty": (broken(baseline_duty_pct=3.0),
-                   "[duty] baseline duty 3% does not match the rate table's 20% for 6404.11.90"),
+                   "[duty] baseline duty 3% does not match the US rate table's 20% for 6404.11.90"),
 }
 
 

@@ -71,19 +71,19 @@ class TestDuty:
     def test_duty_contradicting_the_line_fails(self, pack):
         """A stated duty that contradicts the pack's line for the code still fails, naming the line's rate."""
         gate = gates_for(pack, with_(LISTED, hts_code="6404.11.9020", baseline_duty_pct=12.0))["duty"]
-        assert ("fail", False, ["baseline duty 12% does not match the rate table's 20% for 6404.11.90"]) == (
+        assert ("fail", False, ["baseline duty 12% does not match the US rate table's 20% for 6404.11.90"]) == (
             gate.status, gate.passed, gate.reasons)
 
     def test_code_without_a_line_is_unverified_not_failed(self, pack):
         """Where the pack has no line for the code, the duty is unverified: it passes, with a note saying so."""
         gate = gates_for(pack, UNLISTED)["duty"]
-        assert ("unverified", True, [], ["the pack has no duty line for 6404.20.6060; the stated 10.5% is unverified"]
-                ) == (gate.status, gate.passed, gate.reasons, gate.notes)
+        assert ("unverified", True, [], ["the pack has no US duty line for 6404.20.6060; the stated 10.5% is "
+                                         "unverified"]) == (gate.status, gate.passed, gate.reasons, gate.notes)
 
     def test_code_without_a_line_and_no_stated_duty_is_unverified(self, pack):
         """An unlisted code with no duty stated is unverified too (nothing in the pack to ask for)."""
         gate = gates_for(pack, with_(UNLISTED, baseline_duty_pct=None))["duty"]
-        assert ("unverified", ["the pack has no duty line for 6404.20.6060; no baseline duty stated"]) == (
+        assert ("unverified", ["the pack has no US duty line for 6404.20.6060; no baseline duty stated"]) == (
             gate.status, gate.notes)
 
     def test_six_digit_code_is_not_covered_by_a_narrower_line(self, pack):
@@ -133,14 +133,14 @@ class TestSavings:
     def test_lever_to_an_unlisted_code_is_unverified_not_failed(self, pack):
         """A lever whose target code has no pack line is unverified, with a note; it does not block."""
         gate = gates_for(pack, with_(LISTED, levers=[self.LEVER], optimized_duty_pct=10.0))["savings"]
-        assert ("unverified", True, ["lever L1: the pack has no duty line for 6404.20.60; the stated 10% is "
+        assert ("unverified", True, ["lever L1: the pack has no US duty line for 6404.20.60; the stated 10% is "
                                      "unverified"]) == (gate.status, gate.passed, gate.notes)
 
     def test_lever_contradicting_a_listed_line_fails(self, pack):
         """A lever rate that contradicts the pack's line for its target fails."""
         lever = self.LEVER | {"new_hts": "6404.19.90", "new_duty_pct": 5.0}
         gate = gates_for(pack, with_(LISTED, levers=[lever], optimized_duty_pct=5.0))["savings"]
-        assert ("fail", ["lever L1: new duty 5% does not match the table's 12.5% for 6404.19.90"]) == (
+        assert ("fail", ["lever L1: new duty 5% does not match the US rate table's 12.5% for 6404.19.90"]) == (
             gate.status, gate.reasons)
 
     def test_unsupported_savings_claim_fails_even_when_unverified(self, pack):

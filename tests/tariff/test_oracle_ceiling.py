@@ -3,9 +3,12 @@ blocks it.
 
 The oracle proposer knows the case's expectations (it is the ceiling, not a model): it answers the first
 preferred code, cites GRI 1 and GRI 6 verbatim from the bundle it was given, states the pack's duty where the pack
-has a line for the code, and shapes levers to the case's lever expectations. Whatever such a dossier fails on is a
+has a line for the code (in the case's importing country's table, at its trade programme's rate, naming the
+programme), and shapes levers to the case's lever expectations. Whatever such a dossier fails on is a
 cap on accuracy that no model can get past. Run on the shipped suite, the original harness's 72 cases and the
-632 HSCodeComp listings (the converted suite when shipped, else built here from the dataset).
+632 HSCodeComp listings (the converted suite when shipped, else built here from the dataset), and on the shipped
+suite tagged as Canadian imports at rates other than the US ones (the pack has no Canadian table: the US one must
+not judge them).
 """
 
 from __future__ import annotations
@@ -61,18 +64,23 @@ def _cite(bundle: list[dict[str, Any]], rule: str) -> dict[str, Any]:
             "citations": [{"evidence_id": item["id"], "quote": item["text"][:60]}]}
 
 
-def _table(pack: Pack) -> dict[str, float]:
-    """Every duty line of the pack: code → general rate."""
-    items = pack.rate_items({f"{h:04d}" for h in range(10000)})
-    return {item.id.removeprefix("rate-"): pack.rate(item.id.removeprefix("rate-"))[1] for item in items}
+def _table(pack: Pack, country: str | None, programme: str | None) -> dict[str, float]:
+    """Every line of the country's duty table: code → its rate under the programme (lines with none left out)."""
+    code = pack.country(country)
+    prefix = "rate-" if code == pack.default_country else f"rate-{code}-"
+    lines = [item.id.removeprefix(prefix) for item in pack.rate_items({f"{h:04d}" for h in range(10000)})
+             if item.id.startswith(prefix) and item.id.removeprefix(prefix)[:1].isdigit()]
+    return {line: found[1] for line in lines if (found := pack.rate(line, country=country, programme=programme))}
 
 
-def _unlisted_code(pack: Pack, code: str) -> str:
-    """An HS 2022 subheading in the code's chapter for which the pack has no duty line."""
-    d = digits(code)
+def _unlisted_code(pack: Pack, case: Case) -> str:
+    """An HS 2022 subheading in the chapter of the case's code for which the pack has no duty line (in the case's
+    country, at its programme's rate)."""
+    d = digits(case.expected.preferred_hts[0])
     for tail in range(10000):
         candidate = f"{d[:2]}{tail:04d}"
-        if pack.hs_description(candidate) and pack.rate(candidate) is None:
+        if pack.hs_description(candidate) and \
+                pack.rate(candidate, country=case.import_country, programme=case.trade_programme) is None:
             return candidate
     raise AssertionError(f"no unlisted subheading in chapter {d[:2]}")
 
@@ -91,7 +99,7 @@ def _levers(case: Case, pack: Pack, table: dict[str, float], baseline: float) ->
     if fits:
         target, new = fits[0], table[fits[0]]
     else:
-        target, new = _unlisted_code(pack, e.preferred_hts[0]), round(baseline - (low + high) / 2, 2)
+        target, new = _unlisted_code(pack, case), round(baseline - (low + high) / 2, 2)
     steps = max(e.min_lever_steps or 1, 2 if e.expected_best_is_multi_step else 1)
     return [{"id": f"L{n + 1}", "description": "documented design change", "new_hts": target,
              "new_duty_pct": new, "steps": [f"step {s + 1}" for s in range(steps)],
@@ -100,18 +108,21 @@ def _levers(case: Case, pack: Pack, table: dict[str, float], baseline: float) ->
 
 def oracle_dossier(case: Case, pack: Pack, bundle: list[dict[str, Any]], table: dict[str, float]) -> dict[str, Any]:
     """The well-formed dossier answering the case's preferred code (or its expected refusal): the pack's duty
-    where it has a line for the code, else the case's expected rate or a rate of its own."""
+    where it has a line for the code, else the case's expected rate or a rate of its own; ``table`` is the lines of
+    the case's country at its programme's rates."""
     e = case.expected
     if not e.expected_accept:
         return {"decision": "refuse", "refusal_category": e.expected_refusal_category,
                 "refusal_reason": "as expected", "questions": ["?"]}
     code = e.preferred_hts[0]
-    found = pack.rate(code)
+    found = pack.rate(code, country=case.import_country, programme=case.trade_programme)
     baseline = found[1] if found else e.expected_duty_total_rate_pct if e.expected_duty_total_rate_pct is not None \
         else KNOWN_RATE
     levers = _levers(case, pack, table, baseline)
     dossier: dict[str, Any] = {"decision": "accept", "gri_steps": [_cite(bundle, "GRI1"), _cite(bundle, "GRI6")],
                                "hts_code": code, "baseline_duty_pct": baseline}
+    if case.trade_programme is not None:
+        dossier["trade_programme"] = case.trade_programme
     if levers:
         dossier |= {"levers": levers, "optimized_duty_pct": min(lv["new_duty_pct"] for lv in levers)}
     return dossier
@@ -123,11 +134,17 @@ class OracleProposer:
     def __init__(self, cases: Sequence[Case], pack: Pack) -> None:
         self.cases = {c.id: c for c in cases}
         self.pack = pack
-        self.table = _table(pack)
+        self.tables: dict[tuple[str | None, str | None], dict[str, float]] = {}
+
+    def dossier(self, case_id: str, messages: list[Message]) -> dict[str, Any]:
+        case = self.cases[case_id]
+        terms = (case.import_country, case.trade_programme)
+        if terms not in self.tables:
+            self.tables[terms] = _table(self.pack, *terms)
+        return oracle_dossier(case, self.pack, _bundle(messages), self.tables[terms])
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        dossier = oracle_dossier(self.cases[case_id], self.pack, _bundle(messages), self.table)
-        return orjson.dumps(dossier).decode()
+        return orjson.dumps(self.dossier(case_id, messages)).decode()
 
 
 def hscodecomp_cases(path: Path) -> list[Case]:
@@ -145,10 +162,20 @@ def hscodecomp_cases(path: Path) -> list[Case]:
     return cases
 
 
+def _canadian(case: Case) -> Case:
+    """The case tagged as a Canadian import, its expected rate (if any) 2.5 points above the US one."""
+    rate = case.expected.expected_duty_total_rate_pct
+    expected = msgspec.structs.replace(case.expected, expected_duty_total_rate_pct=None if rate is None else rate + 2.5)
+    return msgspec.structs.replace(case, expected=expected,
+                                   notes=msgspec.structs.replace(case.notes, tags=[*case.notes.tags, "canada"]))
+
+
 def _suite(name: str) -> list[Case]:
     """The suite's cases; HSCodeComp both as shipped and built here from the raw listings (attributes as JSON)."""
     if name == "tariff":
         return load_suite(REPO / "storage" / "benchmarks" / "tariff" / "cases")
+    if name == "tariff_ca":
+        return [_canadian(c) for c in _suite("tariff")]
     if name == "reference":
         return load_suite(reference_dir("tariff_whitebox", "benchmarks_tariff", "cases"))
     if name == "hscodecomp" and HSCODECOMP_SUITE.is_dir():
@@ -177,7 +204,8 @@ def pack() -> Pack:
     return load_pack(PACK_DIR)
 
 
-@pytest.fixture(scope="module", params=["tariff", "reference", "hscodecomp", "hscodecomp_raw"])
+@pytest.fixture(scope="module", params=["tariff", "reference", "hscodecomp", "hscodecomp_raw",
+                                                      "tariff_ca"])
 def ceiling(request, pack) -> tuple[str, Ceiling]:
     return request.param, asyncio.run(_run(_suite(request.param), pack))
 
@@ -205,7 +233,7 @@ class OffByOnePoint(OracleProposer):
     """The oracle, but stating a baseline duty one point off."""
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
-        dossier = oracle_dossier(self.cases[case_id], self.pack, _bundle(messages), self.table)
+        dossier = self.dossier(case_id, messages)
         if dossier.get("baseline_duty_pct") is not None:
             dossier["baseline_duty_pct"] += 1.0
         return orjson.dumps(dossier).decode()
