@@ -35,7 +35,7 @@ import msgspec
 
 from .._exceptions import InputError, RecordDecodeError
 from .._validate import id_problem
-from ._trade import country_code, country_from_tags, programme_from_tags
+from ._trade import country_code, country_from_tags, country_from_text, programme_from_tags, programme_from_text
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
@@ -98,15 +98,20 @@ class Case(_Strict):
 
     @property
     def import_country(self) -> str | None:
-        """The importing country: the options', else the first a tag names (``None``: the pack's default)."""
+        """The importing country: the options', else the first a tag names, else the one the request says the goods
+        are imported into (``None``: the pack's default)."""
         options = self.input.options
-        return options.import_country or country_from_tags(self.notes.tags, origin=options.origin_country)
+        return (options.import_country or country_from_tags(self.notes.tags, origin=options.origin_country)
+                or country_from_text(self.input.input))
 
     @property
     def trade_programme(self) -> str | None:
-        """The programme the goods enter under: the options' (even "MFN"), else the first a tag names, else ``None``."""
+        """The programme the goods enter under: the options' (even "MFN"), else the first a tag names, else the
+        first the request claims, else ``None``."""
         options = self.input.options
-        return options.trade_programme if options.trade_programme is not None else programme_from_tags(self.notes.tags)
+        if options.trade_programme is not None:
+            return options.trade_programme
+        return programme_from_tags(self.notes.tags) or programme_from_text(self.input.input)
 
 
 class _Enum(msgspec.Struct, frozen=True):

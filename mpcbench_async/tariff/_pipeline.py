@@ -122,8 +122,10 @@ async def verify(case: Case, proposer: Proposer, pack: Pack, prompts: PromptConf
     bundle = build_bundle(pack, request.input, request.evidence, request.options.candidate_chapters,
                           limit=None if scoring == "original" else 14)
     bundle_json = orjson.dumps([msgspec.to_builtins(item) for item in bundle], option=orjson.OPT_INDENT_2).decode()
-    values = {"request_json": orjson.dumps({"input": request.input, "evidence": request.evidence},
-                                           option=orjson.OPT_INDENT_2).decode(),
+    # the importing country and programme, where the case names them: the duty the answer states depends on them
+    terms = {"import_country": case.import_country, "trade_programme": case.trade_programme}
+    shown = {"input": request.input, "evidence": request.evidence, **{k: v for k, v in terms.items() if v}}
+    values = {"request_json": orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode(),
               "evidence_bundle_json": bundle_json}
     messages = [Message(role="system", content=prompts.render("tariff_proposer", "system", **values)),
                 Message(role="user", content=prompts.render("tariff_proposer", "user", **values))]

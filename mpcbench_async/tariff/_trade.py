@@ -10,7 +10,11 @@ rate has no programme: "MFN", "general", "none" or "" name none.
 
 Cases may say neither; ``country_from_tags`` and ``programme_from_tags`` read the
 tags other suites use for them. Only exact tags count ("usmca", "country_ca",
-"programme_gsp"): a tag such as "usmca_not_eligible" names no programme.
+"programme_gsp"): a tag such as "usmca_not_eligible" names no programme. Last,
+``country_from_text`` and ``programme_from_text`` read the request as a broker
+would: "imported into Canada", "USMCA-qualifying goods" — but not where the goods
+come from ("made in Canada") nor a programme the text denies ("not USMCA
+originating", "no GSP claim").
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["DEFAULT_COUNTRY", "country_code", "country_from_tags", "programme_from_tags", "programme_key",
-           "programme_name"]
+__all__ = ["DEFAULT_COUNTRY", "country_code", "country_from_tags", "country_from_text", "programme_from_tags",
+           "programme_from_text", "programme_key", "programme_name"]
 
 DEFAULT_COUNTRY = "US"
 # Names of the countries whose suites and tables the project meets, besides their two-letter codes.
@@ -85,4 +89,39 @@ def programme_from_tags(tags: Iterable[str]) -> str | None:
         key = programme_key(prefixed.group(1) if prefixed else tag)
         if key is not None and (prefixed or key in _KNOWN):
             return key
+    return None
+
+
+# Where the goods are imported: a verb or noun of entry, then the country ("imported into Canada", "entry into the
+# US", "for import to Mexico", "destined for Canada"), or a customs authority or tariff of that country.
+_COUNTRY_WORDS = (r"(?:the\s+)?(?P<country>United\s+States(?:\s+of\s+America)?|USA|U\.S\.(?:A\.)?|US|Canada|"
+                  r"Mexico)")
+_IMPORT_INTO = re.compile(
+    r"\b(?:import(?:ed|ing|s)?|entry|entered|entering|enter|clear(?:ed|ing)?|ship(?:ped|ping)?|destined|bound|"
+    r"deliver(?:ed|y)?)\s+(?:(?:in)?to|for|at)\s+" + _COUNTRY_WORDS + r"(?![\w-])", re.I)
+_AUTHORITY = {"CBSA": "CA", "CBP": "US", "HTSUS": "US", "CANADIAN CUSTOMS TARIFF": "CA", "SAT": "MX"}
+_AUTHORITY_WORD = re.compile(r"\b(CBSA|CBP|HTSUS|Canadian\s+Customs\s+Tariff)\b", re.I)
+# A programme named in the text, and the words that deny it just before or after.
+_PROGRAMME_WORD = re.compile(r"(?<![\w-])(USMCA|CUSMA|T-MEC|NAFTA|GSP|CPTPP|CETA|KORUS|AGOA)(?![\w])", re.I)
+_DENIED_BEFORE = re.compile(r"\b(?:not|no|non|without|never|ineligible\s+for|does\s+not\s+qualify\s+for|"
+                            r"doesn't\s+qualify\s+for|excluded\s+from|outside)\b[\w\s-]{0,20}$", re.I)
+_DENIED_AFTER = re.compile(r"^[\w\s:;,()-]{0,25}?\b(?:not\s+(?:eligible|applicable|claimed|qualifying|met)|"
+                           r"ineligible|does\s+not\s+apply|is\s+not\s+claimed|not\s+qualify)", re.I)
+
+
+def country_from_text(text: str) -> str | None:
+    """The importing country the request names ("imported into Canada", "cleared by CBSA"), if it names one."""
+    found = _IMPORT_INTO.search(text)
+    if found:
+        return country_code(found.group("country").replace(".", ""))
+    authority = _AUTHORITY_WORD.search(text)
+    return _AUTHORITY[re.sub(r"\s+", " ", authority.group(1)).upper()] if authority else None
+
+
+def programme_from_text(text: str) -> str | None:
+    """The first programme the request claims ("USMCA-qualifying", "entered under CUSMA"), skipping denied ones."""
+    for found in _PROGRAMME_WORD.finditer(text):
+        if _DENIED_BEFORE.search(text[:found.start()]) or _DENIED_AFTER.match(text[found.end():]):
+            continue
+        return programme_key(found.group(1))
     return None

@@ -274,3 +274,30 @@ class TestCaseTerms:
             [programme_key(n) for n in ("CUSMA", "t-mec", "usmca", "GPT", "MFN", "", None)],
             programme_from_tags(["chapter_64", "CUSMA"]), programme_from_tags(["gsp_eligible"]),
             country_from_tags(["destination_mx", "canada"], origin="Mexico"))
+
+
+class TestTermsInTheRequest:
+    @pytest.mark.parametrize(("text", "expected"), [
+        ("Steel hex bolts, zinc plated, imported into Canada. CUSMA originating.", ("CA", "USMCA")),
+        ("Made in Canada, shipped to the United States under USMCA.", ("US", "USMCA")),
+        ("Running shoes for entry into the U.S.; USMCA-qualifying per the supplier.", ("US", "USMCA")),
+        ("Ladies sneakers, textile upper. Cleared by CBSA at Toronto.", ("CA", None)),
+        ("Cotton T-shirts, GSP eligible, imported into USA.", ("US", "GSP")),
+        ("Goods are not USMCA originating; entry into the US at the general rate.", ("US", None)),
+        ("USMCA: not eligible (non-originating parts). Importer of record in Mexico.", (None, None)),
+        ("Product of Mexico, 100% polyester backpack.", (None, None)),
+        ("No GSP claim is made for these leather handbags.", (None, None)),
+        ("Women's knit sweater, 80% cotton 20% nylon.", (None, None)),
+    ])
+    def test_the_request_names_them_when_options_and_tags_do_not(self, tmp_path, text, expected):
+        """The importing country as a broker reads it ("imported into Canada", "cleared by CBSA"), never the
+        goods' origin; a programme the request claims, never one it denies."""
+        data = case_data("c", {}, [], "6402.99.90")
+        data["input"]["input"] = text
+        case = read_case(tmp_path, data)
+        assert expected == (case.import_country, case.trade_programme)
+
+    def test_the_options_win_over_the_request(self, tmp_path):
+        data = case_data("c", {"import_country": "US", "trade_programme": "MFN"}, [], "6402.99.90")
+        data["input"]["input"] = "Boots imported into Canada under CUSMA."
+        assert ("US", "MFN") == (read_case(tmp_path, data).import_country, read_case(tmp_path, data).trade_programme)
