@@ -141,14 +141,19 @@ def _missing_evidence(dossier: Dossier, request: str, evidence: list[str]) -> _V
                      "ask for it"] if dossier.decision == "accept" else [])
 
 
-def _missing_chapter_evidence(dossier: Dossier, bundle: Sequence[EvidenceItem]) -> _Verdict:
-    """The original harness's reading (``--scoring original``): an accepted code whose chapter has no notes in the
-    evidence bundle lacks its evidence, whatever the request says."""
+def _missing_chapter_evidence(dossier: Dossier, pack: Pack, bundle: Sequence[EvidenceItem]) -> _Verdict:
+    """The original harness's reading (``--scoring original``): an accepted code whose chapter's notes were kept
+    out of the evidence bundle (the case named other candidate chapters) lacks its evidence, whatever the request
+    says. Where the pack has no notes of that chapter at all, the evidence is unverified: what our pack lacks
+    never blocks an answer."""
     if dossier.decision != "accept" or not dossier.hts_code:
         return _verdict([], applies=False)
     chapter = digits(dossier.hts_code)[:2]
-    if any(item.source == f"chapter_{chapter}" for item in bundle):
+    source = f"chapter_{chapter}"
+    if any(item.source == source for item in bundle):
         return _verdict([])
+    if not any(note.source == source for note in pack.notes):
+        return _verdict([], notes=[f"the pack has no notes of chapter {chapter}; its evidence is unverified"])
     return _verdict([f"missing chapter evidence: the evidence bundle has no notes of chapter {chapter}, the chapter "
                      f"of {dossier.hts_code}; attach missing chapter notes or refuse with missing_evidence"])
 
@@ -260,8 +265,8 @@ def run_gates(
     ``programme`` are the case's importing country and trade programme, ``None`` where it names none.
 
     ``missing_evidence`` picks what missing evidence means: ``request`` (the project's: the request relies on a
-    document it does not supply) or ``bundle`` (the original harness's: the chosen code's chapter has no notes in
-    the bundle)."""
+    document it does not supply) or ``bundle`` (the original harness's: the chosen code's chapter has notes in the
+    pack that the bundle left out)."""
     if dossier is None:
         return [GateResult(gate="schema", passed=False, critical=True, reasons=list(schema_problems))]
     claimed = programme if programme is not None else dossier.trade_programme
@@ -271,7 +276,7 @@ def run_gates(
         "code_validity": _code_validity(pack, dossier),
         "citations": _citations(dossier, {item.id: item for item in bundle}),
         "missing_evidence": (_missing_evidence(dossier, request, evidence) if missing_evidence == "request"
-                             else _missing_chapter_evidence(dossier, bundle)),
+                             else _missing_chapter_evidence(dossier, pack, bundle)),
         "duty": _duty(pack, dossier, terms),
         "savings": _savings(pack, dossier, terms),
         "gri_sequence": _gri_sequence(dossier),

@@ -118,6 +118,15 @@ class TestOracle:
         assert {c.id: [] for c in cases} == {c.id: [g.status for g in results[c.id].iterations[0].gates
                                                     if g.status == "fail"] for c in cases}
 
+    async def test_under_the_original_rules_too(self, pack, cases):
+        """The oracle shaped to the original's rules (its levers lead to the expected code) passes every case scored
+        by them: the country and programme rates hold in both modes."""
+        proposer = OracleProposer(cases, pack, "original")
+        results = {c.id: await verify(c, proposer, pack, PROMPTS, scoring="original") for c in cases}
+        assert {c.id: (True, []) for c in cases} == {
+            c.id: (score_case(c, results[c.id], scoring="original").passed,
+                   [g.gate for it in results[c.id].iterations for g in it.gates if g.status == "fail"]) for c in cases}
+
     async def test_a_rate_one_point_off_fails_wherever_the_case_has_a_line(self, pack, cases):
         """The ceiling is not vacuous: one point off is rejected on every case whose country and programme have a
         line for the code, and only there."""

@@ -28,8 +28,10 @@ from mpcbench_async._prompts import load_prompts
 from mpcbench_async.records import Message
 from mpcbench_async.tariff import (
     CRITICAL_GATES,
+    SCORING_MODES,
     Case,
     Pack,
+    ScoringMode,
     VerificationResult,
     digits,
     load_pack,
@@ -106,10 +108,24 @@ def _levers(case: Case, pack: Pack, table: dict[str, float], baseline: float) ->
              "compliance_ok": e.lever_compliance_ok is not False} for n in range(max(1, e.lever_count_min or 1))]
 
 
-def oracle_dossier(case: Case, pack: Pack, bundle: list[dict[str, Any]], table: dict[str, float]) -> dict[str, Any]:
+def _original_levers(case: Case, pack: Pack, code: str, rate: float,
+                     levers: list[dict[str, Any]]) -> tuple[str, float, list[dict[str, Any]]]:
+    """Under the original's rules the code after the lever is scored: the levers lead to the preferred code at its
+    rate, from a code of the same chapter the pack has no line for, at a higher rate — by the middle of the case's
+    delta range when it is written as the original writes it (optimized − baseline, negative), else one point."""
+    low, high = case.expected.duty_delta_range or (-1.0, -1.0)
+    saving = -(low + high) / 2 if high < 0 else 1.0
+    retargeted = [{**lever, "new_hts": code, "new_duty_pct": rate} for lever in levers]
+    return _unlisted_code(pack, case), round(rate + saving, 2), retargeted
+
+
+def oracle_dossier(case: Case, pack: Pack, bundle: list[dict[str, Any]], table: dict[str, float],
+                   scoring: ScoringMode = "project") -> dict[str, Any]:
     """The well-formed dossier answering the case's preferred code (or its expected refusal): the pack's duty
     where it has a line for the code, else the case's expected rate or a rate of its own; ``table`` is the lines of
-    the case's country at its programme's rates."""
+    the case's country at its programme's rates. Under the original's rules the levers lead to the preferred code
+    (``_original_levers``), and a flat or no-savings answer states its optimized duty and says "no savings" in its
+    ``savings_note``."""
     e = case.expected
     if not e.expected_accept:
         return {"decision": "refuse", "refusal_category": e.expected_refusal_category,
@@ -119,8 +135,13 @@ def oracle_dossier(case: Case, pack: Pack, bundle: list[dict[str, Any]], table: 
     baseline = found[1] if found else e.expected_duty_total_rate_pct if e.expected_duty_total_rate_pct is not None \
         else KNOWN_RATE
     levers = _levers(case, pack, table, baseline)
+    if scoring == "original" and levers:
+        code, baseline, levers = _original_levers(case, pack, code, baseline, levers)
     dossier: dict[str, Any] = {"decision": "accept", "gri_steps": [_cite(bundle, "GRI1"), _cite(bundle, "GRI6")],
                                "hts_code": code, "baseline_duty_pct": baseline}
+    if scoring == "original" and not levers and (e.no_savings_expected or e.expected_duty_delta_direction == "none"):
+        # the original reads a flat duty only from a stated optimized duty, and no savings only from the note
+        dossier |= {"optimized_duty_pct": baseline, "savings_note": "No savings: the duty cannot reduce lawfully."}
     if case.trade_programme is not None:
         dossier["trade_programme"] = case.trade_programme
     if levers:
@@ -131,9 +152,10 @@ def oracle_dossier(case: Case, pack: Pack, bundle: list[dict[str, Any]], table: 
 class OracleProposer:
     """Answers every case with its oracle dossier, on every iteration."""
 
-    def __init__(self, cases: Sequence[Case], pack: Pack) -> None:
+    def __init__(self, cases: Sequence[Case], pack: Pack, scoring: ScoringMode = "project") -> None:
         self.cases = {c.id: c for c in cases}
         self.pack = pack
+        self.scoring = scoring
         self.tables: dict[tuple[str | None, str | None], dict[str, float]] = {}
 
     def dossier(self, case_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -141,7 +163,7 @@ class OracleProposer:
         terms = (case.import_country, case.trade_programme)
         if terms not in self.tables:
             self.tables[terms] = _table(self.pack, *terms)
-        return oracle_dossier(case, self.pack, _bundle(messages), self.tables[terms])
+        return oracle_dossier(case, self.pack, _bundle(messages), self.tables[terms], self.scoring)
 
     async def propose(self, case_id: str, messages: list[Message], iteration: int) -> str:
         return orjson.dumps(self.dossier(case_id, messages)).decode()
@@ -191,11 +213,11 @@ class Ceiling(msgspec.Struct, kw_only=True):
     passed: list[str]
 
 
-async def _run(cases: list[Case], pack: Pack) -> Ceiling:
-    proposer = OracleProposer(cases, pack)
+async def _run(cases: list[Case], pack: Pack, scoring: ScoringMode) -> Ceiling:
+    proposer = OracleProposer(cases, pack, scoring)
     accepted = [c for c in cases if c.expected.expected_accept]
-    results = {c.id: await verify(c, proposer, pack, PROMPTS) for c in accepted}
-    passed = [c.id for c in accepted if score_case(c, results[c.id]).passed]
+    results = {c.id: await verify(c, proposer, pack, PROMPTS, scoring=scoring) for c in accepted}
+    passed = [c.id for c in accepted if score_case(c, results[c.id], scoring=scoring).passed]
     return Ceiling(cases=len(cases), results=results, passed=passed)
 
 
@@ -204,10 +226,12 @@ def pack() -> Pack:
     return load_pack(PACK_DIR)
 
 
-@pytest.fixture(scope="module", params=["tariff", "reference", "hscodecomp", "hscodecomp_raw",
-                                                      "tariff_ca"])
+@pytest.fixture(scope="module", params=[(suite, scoring) for scoring in SCORING_MODES for suite in
+                                        ("tariff", "reference", "hscodecomp", "hscodecomp_raw", "tariff_ca")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
 def ceiling(request, pack) -> tuple[str, Ceiling]:
-    return request.param, asyncio.run(_run(_suite(request.param), pack))
+    suite, scoring = request.param
+    return f"{suite} ({scoring} scoring)", asyncio.run(_run(_suite(suite), pack, scoring))
 
 
 class TestOracleCeiling:
