@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import msgspec
+import pytest
 
 from mpcbench_async.tariff import (
     BenchmarkReport,
@@ -17,6 +21,8 @@ from mpcbench_async.tariff import (
     render_report,
     score_case,
 )
+from mpcbench_async.tariff._report import MixedScoringError
+from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 
 CASES = [make_case(id="a"), make_case(id="b"), make_case(id="c", difficulty="hard"),
@@ -197,3 +203,53 @@ class TestDutyStatus:
     def test_no_duty_line_when_nothing_is_unverified(self):
         """Without an unverified duty the summary stays as it was."""
         assert "unverified" not in render_report(BASELINE)
+
+
+class TestScoringModes:
+    """Reports name their scoring mode; reports scored under different modes are not compared unless asked."""
+
+    ORIGINAL = msgspec.structs.replace(CURRENT, scoring="original")
+
+    def test_the_report_names_its_mode(self):
+        text = render_report(self.ORIGINAL)
+        assert ("original", "# s benchmark — live mode, model `m`, original scoring") == (
+            self.ORIGINAL.scoring, text.splitlines()[0])
+        assert "Scored by the original harness's rules (--scoring original; README: tariff scoring modes)." in text
+        assert "project" == load_report_from(BASELINE).scoring
+
+    def test_mixed_modes_are_refused_with_what_to_do(self):
+        with pytest.raises(MixedScoringError) as refused:
+            compare_reports(BASELINE, self.ORIGINAL)
+        assert ("the baseline was scored with --scoring project and the current run with --scoring original: their "
+                "scores are not comparable; rerun one of them under the other's mode, or pass --allow-mixed-scoring "
+                "to compare anyway") == str(refused.value)
+
+    def test_allowed_mixed_modes_are_compared_and_flagged(self):
+        diff = compare_reports(BASELINE, self.ORIGINAL, allow_mixed_scoring=True)
+        assert (("project", "original"), ["b"]) == (diff.scoring, diff.new_failures)
+        assert "**Scored under different modes** (baseline `--scoring project`, current `--scoring original`" in \
+            render_diff(diff, "a.json", "b.json")
+
+    def test_both_compare_commands_exit_2_naming_the_files_and_accept_the_flag(self, tmp_path):
+        a, b = tmp_path / "a.json", tmp_path / "b.json"
+        a.write_bytes(msgspec.json.encode(BASELINE))
+        b.write_bytes(msgspec.json.encode(self.ORIGINAL))
+        top = _cli("compare", str(a), str(b))
+        old = _cli("tariff", "compare", "--baseline", str(a), "--current", str(b), "--out", str(tmp_path))
+        assert (2, 2) == (top.returncode, old.returncode)
+        assert f"{a} vs {b}: the baseline was scored with --scoring project" in top.stderr
+        assert "Traceback" not in top.stderr + old.stderr
+        allowed = _cli("compare", str(a), str(b), "--allow-mixed-scoring")
+        assert (0, True) == (allowed.returncode, "**Scored under different modes**" in allowed.stdout)
+
+
+def load_report_from(report_: BenchmarkReport) -> BenchmarkReport:
+    """A report as written before scoring modes existed (no ``scoring`` field) and read back."""
+    raw = msgspec.json.decode(msgspec.json.encode(report_))
+    del raw["scoring"]
+    return msgspec.convert(raw, BenchmarkReport)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mpcbench_async", *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
