@@ -95,3 +95,27 @@ class TestRunTariff:
         assert ({72}, "fixture", tmp_path / "runs" / "tariff_fixture_fixture.jsonl") == (
             {cases for _, cases in seen}, result.model, result.results)
         assert result.report_base.with_suffix(".json").exists() and result.report_base.with_suffix(".md").exists()
+
+
+class TestSweepTariffScoring:
+    async def test_the_scoring_mode_is_recorded_and_a_change_rescores_every_case(self, tmp_path):
+        """``sweep --suite tariff --scoring original``: the manifest and the report name the mode; the same sweep
+        under the project's rules reruns every case (the mode is in their keys) instead of reusing the records."""
+        from tests.sweep.test_exit_codes import tariff_suite  # three shipped cases as a suite
+
+        out = tmp_path / "out"
+        async with SimServer(seed=43) as sim:
+            suite, _ = tariff_suite(tmp_path, sim.base_url)
+            common = {"config": tmp_path / "model_config.json", "prompts": REPO / "prompt_config.json", "out": out,
+                      "suites": ["tariff"], "tariff_path": suite, "pack": REPO / "storage/packs/tariff",
+                      "handle_signals": False}
+            await run_sweep(SweepOptions(**common, tariff_scoring="original"))
+            original = orjson.loads((out / "tariff_sim_tariff.json").read_bytes())
+            manifest = orjson.loads((out / "manifest.json").read_bytes())
+            await run_sweep(SweepOptions(**common))
+            project = orjson.loads((out / "tariff_sim_tariff.json").read_bytes())
+        records, _ = read_jsonl(out / "tariff_sim_tariff.jsonl")
+        assert ("original", "original", "project") == (manifest["tariff_scoring"], original["scoring"],
+                                                       project["scoring"])
+        assert (["original"] * 3 + ["project"] * 3, 6) == ([r["scoring"] for r in records], len({r["key"]
+                                                                                              for r in records}))
