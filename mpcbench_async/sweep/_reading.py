@@ -94,6 +94,7 @@ class _CaseScore(msgspec.Struct):
 
 class CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc, call-arg]  # a dynamic base
     score: _CaseScore | None = None
+    scoring: str = "project"
     error_class: str | None = None
     error_message: str | None = None
 
@@ -162,13 +163,14 @@ class JudgeEntry(Entry):
 
 
 class CaseEntry(Entry):
-    __slots__ = ("suite", "case_id", "file", "score", "passed")
+    __slots__ = ("suite", "case_id", "file", "score", "passed", "scoring")
 
     def __init__(self, line: CaseLine, names: Names, suite: str, file: str) -> None:
         super().__init__(line, names(line.model))
         self.suite, self.case_id, self.file = suite, line.case_id, file
         self.score = line.score.score if self.ok and line.score else 0.0
         self.passed = bool(self.ok and line.score and line.score.passed)
+        self.scoring = line.scoring
 
 
 class Names(dict[str, str]):

@@ -170,7 +170,8 @@ def render_table(summary: Summary) -> str:
             "tariff suites (an errored case is a failure scoring 0):"]
         lines += _grid(["suite", "model", "cases", "passed", "pass rate", "avg score", "err", "infra",
                         "tokens kept/spent", "cost $ kept/spent"],
-                       [[t.suite, name(t.model), str(t.cases), str(t.passed), pct(t.pass_rate),
+                       [[t.suite + ("" if t.scoring == "project" else f" ({t.scoring} scoring)"), name(t.model),
+                         str(t.cases), str(t.passed), pct(t.pass_rate),
                          f"{t.average_score or 0:.3f}", str(t.errors), str(t.infra_errors),
                          *_kept_spent(t.kept, t.spent)] for t in summary.tariff], right=set(range(2, 10)))
     lines += ["", "errors by class and model:" if summary.errors else "errors: none"]

@@ -147,6 +147,7 @@ class TariffSummary(msgspec.Struct, kw_only=True):
 
     suite: str
     model: str
+    scoring: str = "project"  # the cases' --scoring (one per suite × model: the mode is in the case keys)
     cases: int = 0
     passed: int = 0
     pass_rate: float | None = None
@@ -358,7 +359,8 @@ def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
     rows: dict[tuple[str, str], TariffSummary] = {}
     totals: dict[tuple[str, str], float] = defaultdict(float)
     for key, case in cases.items():
-        row = rows.setdefault((case.suite, case.model), TariffSummary(suite=case.suite, model=case.model))
+        row = rows.setdefault((case.suite, case.model), TariffSummary(suite=case.suite, model=case.model,
+                                                                      scoring=case.scoring))
         row.cases += 1
         row.passed += case.passed
         totals[(case.suite, case.model)] += case.score

@@ -109,7 +109,7 @@ class TestSweepTariffScoring:
             common = {"config": tmp_path / "model_config.json", "prompts": REPO / "prompt_config.json", "out": out,
                       "suites": ["tariff"], "tariff_path": suite, "pack": REPO / "storage/packs/tariff",
                       "handle_signals": False}
-            await run_sweep(SweepOptions(**common, tariff_scoring="original"))
+            first = await run_sweep(SweepOptions(**common, tariff_scoring="original"))
             original = orjson.loads((out / "tariff_sim_tariff.json").read_bytes())
             manifest = orjson.loads((out / "manifest.json").read_bytes())
             await run_sweep(SweepOptions(**common))
@@ -117,5 +117,6 @@ class TestSweepTariffScoring:
         records, _ = read_jsonl(out / "tariff_sim_tariff.jsonl")
         assert ("original", "original", "project") == (manifest["tariff_scoring"], original["scoring"],
                                                        project["scoring"])
+        assert "tariff (original scoring)" in first.table
         assert (["original"] * 3 + ["project"] * 3, 6) == ([r["scoring"] for r in records], len({r["key"]
                                                                                               for r in records}))
