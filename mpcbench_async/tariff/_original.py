@@ -5,7 +5,7 @@ The original harness scores a *payload* — what its pack runner returns: the fi
 ``mutations``, ``gri_trace``), a ``lever_proof`` and a citation gate result. ``original_payload`` writes a project
 ``VerificationResult`` in that shape, and ``score_original`` applies the original's rules to it, read the way the
 original reads it (``.get`` with the same fallbacks), so that the original's own code, given the same payload,
-gives the same score (``tests/tariff/test_original_scoring.py`` checks this against its source when the reference
+gives the same score (``tests/tariff/test_scoring_modes.py`` checks this against its source when the reference
 folder is present).
 
 How the project's result becomes the original's payload:
