@@ -12,7 +12,8 @@ How the project's result becomes the original's payload:
 
 - ``accepted`` is the project's acceptance; ``rejected_because`` lists, for a refusal, the original's marker of the
   proposer's refusal category (``missing_evidence``, ``hts_or_questions_missing``, ``conflicts``,
-  ``illegal_evasion_suggestion``) or, when no proposal passed the gates, the failed gates of the last iteration
+  ``illegal_evasion_suggestion``) or, when no proposal passed the gates, the critical gates that rejected the last
+  iteration
   (``missing_evidence`` → ``missing_evidence_gate_failed``, ``gri_sequence`` → ``gri_sequence_violation``; any
   other gate by its own name, which the original reads as ``insufficient_info``).
 - ``baseline`` is the dossier's code and stated duty; ``optimized`` is the code and duty *after the lever*: the
@@ -100,7 +101,7 @@ def _rejected_because(result: VerificationResult) -> list[str]:
     if result.status == "accepted" or not result.iterations:
         return []
     last = result.iterations[-1]
-    failed = [g.gate for g in last.gates if not g.passed]
+    failed = [g.gate for g in last.gates if not g.passed and g.critical]  # what rejected it (the last iteration)
     if result.refusal_category != "verification_failed" and result.refusal_category in _CATEGORY_MARKER:
         return [_CATEGORY_MARKER[result.refusal_category]]
     return [_GATE_MARKER.get(gate, gate) for gate in failed] or ["hts_or_questions_missing"]
@@ -362,6 +363,6 @@ def score_original(case: Case, result: VerificationResult, payload: dict[str, An
     return CaseScore(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, score=round(score, 4),
                      passed=score >= threshold, threshold=threshold, status=result.status,
                      refusal_category=_refusal_category(f.rejected_because), predicted_hts=f.final_hts,
-                     match=match or "refused", penalties=penalties, prefix_correct=prefix,
+                     match=match or ("must_not" if "must_not_hts" in penalties else "refused"), penalties=penalties, prefix_correct=prefix,
                      digits_correct=digits_correct, iterations=len(result.iterations), duty_status=result.duty_status,
                      scoring="original")

@@ -34,7 +34,11 @@ JUDGES = {("t0", "sim/echo", 0): "judge-12701f02e3c67c47", ("t0", "gpt-x", 0): "
           ("t1", "sim/echo", 0): "judge-677b3059c6e8a463", ("t1", "gpt-x", 0): "judge-b42877e64c3bbfed",
           ("t0", "sim/echo", 1): "judge-34bbc73c609197f4", ("t0", "gpt-x", 1): "judge-a6af9e781865f29c",
           ("t1", "sim/echo", 1): "judge-e084634d8ad0f260", ("t1", "gpt-x", 1): "judge-1cf5782357698769"}
-CASES = {"fixture": ["case-88e911075e135f41"], "live": ["case-11931071298b4b3c"], "record": ["case-8ca47f19bd8c7f55"]}
+# Tariff case keys changed once, deliberately (issue 24): the scoring mode, the versions of the gates and of the
+# scoring rules and, in fixture mode, the fixture's content are part of the key, so that a changed rule or fixture
+# re-verifies its cases instead of reusing records scored under other rules. Results files written before rerun
+# their cases once (fixture mode: offline; live: through the response cache when one is used).
+CASES = {"fixture": ["case-fcf9c95f61f9a4b2"], "live": ["case-3a6f7f2f9ef11c21"], "record": ["case-883464952d176f84"]}
 GENERATION = ["gen/sc_a/world_state/c6b7ab535e931ff5/try0", "gen/sc_a/slack/e290bd0576cc5064/try0"]
 
 
