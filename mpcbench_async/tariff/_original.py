@@ -363,6 +363,6 @@ def score_original(case: Case, result: VerificationResult, payload: dict[str, An
     return CaseScore(case_id=case.id, case_type=case.case_type, difficulty=case.difficulty, score=round(score, 4),
                      passed=score >= threshold, threshold=threshold, status=result.status,
                      refusal_category=_refusal_category(f.rejected_because), predicted_hts=f.final_hts,
-                     match=match or ("must_not" if "must_not_hts" in penalties else "refused"), penalties=penalties, prefix_correct=prefix,
-                     digits_correct=digits_correct, iterations=len(result.iterations), duty_status=result.duty_status,
+                     match=match or ("must_not" if "must_not_hts" in penalties else "refused"), penalties=penalties,
+                     prefix_correct=prefix, digits_correct=digits_correct, iterations=len(result.iterations), duty_status=result.duty_status,
                      scoring="original")

@@ -621,7 +621,8 @@ def original_case_data(c: Case) -> dict[str, Any]:
             "notes": {"source": c.notes.source or "synthetic", "tags": list(c.notes.tags)}}
 
 
-_NO_LEVEL = {"refused", "refusal", "wrong_refusal", "accepted", "must_not"}  # our names where the original has no match level
+# our names where the original has no match level
+_NO_LEVEL = {"refused", "refusal", "wrong_refusal", "accepted", "must_not"}
 
 
 def disagreement(original: types.ModuleType, ours_case: Case, theirs_case: Any,
