@@ -364,5 +364,5 @@ def score_original(case: Case, result: VerificationResult, payload: dict[str, An
                      passed=score >= threshold, threshold=threshold, status=result.status,
                      refusal_category=_refusal_category(f.rejected_because), predicted_hts=f.final_hts,
                      match=match or ("must_not" if "must_not_hts" in penalties else "refused"), penalties=penalties,
-                     prefix_correct=prefix, digits_correct=digits_correct, iterations=len(result.iterations), duty_status=result.duty_status,
-                     scoring="original")
+                     prefix_correct=prefix, digits_correct=digits_correct, iterations=len(result.iterations),
+                     duty_status=result.duty_status, scoring="original")
