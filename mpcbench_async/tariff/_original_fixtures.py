@@ -32,6 +32,7 @@ from typing import Any
 import msgspec
 
 from .._exceptions import InputError
+from ..records import load_json_file
 from ..runtime import atomic_write_bytes
 from ._cases import Case
 from ._fixtures import fixture_path
@@ -140,15 +141,6 @@ def convert_proposal(proposal: dict[str, Any], critic: dict[str, Any] | None = N
     return dossier
 
 
-def _read(path: Path) -> _Original:
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=_Original)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise InputError(f"{path}: not an original tariff fixture ({exc})") from exc
-
-
 def convert_suite(cases: Sequence[Case], original_dir: Path, out_dir: Path) -> ConversionSummary:
     """Write ``out_dir/<case_id>.json`` for every case the original resolver finds a fixture for: the converted
     proposals in order, the last repeated up to the case's ``max_iters`` (the original replays it on every
@@ -163,7 +155,7 @@ def convert_suite(cases: Sequence[Case], original_dir: Path, out_dir: Path) -> C
         if source is None:
             unresolved.append(case.id)
             continue
-        original = originals.get(source) or originals.setdefault(source, _read(source))
+        original = originals.get(source) or originals.setdefault(source, load_json_file(source, _Original))
         if not original.proposals:
             raise InputError(f"{source}: has no proposals to replay")
         replies = []

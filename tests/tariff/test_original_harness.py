@@ -25,6 +25,7 @@ from mpcbench_async._prompts import load_prompts
 from mpcbench_async.tariff import load_pack, load_suite, run_cases
 from mpcbench_async.tariff._report import BenchmarkReport
 from tests.conftest import REPO, reference_dir
+from tests.tariff.conftest import make_case
 
 # The original harness's report on its own fixtures: the final code of each fixture's answer (None: it names none).
 FINAL_CODE = {"fixture_positive.json": "6402.99", "fixture_ch73.json": "7318.15", "fixture_ch84.json": "8413.70",
@@ -117,3 +118,40 @@ class TestFixturesCannotGoStale:
         edited.write_bytes(msgspec.json.encode(fixture))
         assert [cases[2].id] == await run("original")
         assert sorted(c.id for c in cases) == await run("project")
+
+
+class TestConvertFixturesCommand:
+    """Runs without the reference folder: its own small original fixtures."""
+
+    def _suite(self, tmp_path: Path) -> Path:
+        cases = tmp_path / "cases" / "positive"
+        cases.mkdir(parents=True)
+        for case in (make_case(id="shoe", notes__tags=["chapter_64"]), make_case(id="lamp", case_type="negative",
+                     expected__expected_accept=False, expected__expected_refusal_category="insufficient_info")):
+            (cases / f"{case.id}.json").write_bytes(msgspec.json.encode(case))
+        return tmp_path
+
+    def test_a_broken_original_fixture_is_one_line_naming_it(self, tmp_path):
+        root = self._suite(tmp_path)
+        (root / "orig").mkdir()
+        (root / "orig" / "fixture_positive.json").write_text('{"proposals": "none"}')
+        done = _cli("tariff", "convert-fixtures", str(root / "orig"), "--cases", str(root / "cases"), "--out",
+                    str(root / "fixtures"))
+        assert (2, f"error: {root / 'orig' / 'fixture_positive.json'}: Expected `array`, got `str` - at "
+                "`$.proposals`") == (done.returncode, done.stderr.strip().splitlines()[-1])
+
+    def test_cases_without_an_original_fixture_are_listed_and_exit_1(self, tmp_path):
+        root = self._suite(tmp_path)
+        (root / "orig").mkdir()
+        proposal = {"baseline": {"hts_code": "6404.11.90", "duty_rate_pct": 20.0},
+                    "optimized": {"hts_code": "6404.11.90", "duty_rate_pct": 20.0, "rationale": "No savings."}}
+        (root / "orig" / "fixture_positive.json").write_bytes(msgspec.json.encode({"proposals": [proposal]}))
+        done = _cli("tariff", "convert-fixtures", str(root / "orig"), "--cases", str(root / "cases"), "--out",
+                    str(root / "fixtures"))
+        assert (1, "fixture_positive.json: 1 case(s)", "no original fixture for 1 case(s): lamp") == (
+            done.returncode, done.stdout.splitlines()[0], done.stderr.strip())
+        fixture = msgspec.json.decode((root / "fixtures" / "shoe.json").read_bytes())
+        assert ("original:fixture_positive.json", 3) == (fixture["model"], len(fixture["replies"]))
+        assert {"decision": "accept", "questions": [], "gri_steps": [], "hts_code": "6404.11.90",
+                "baseline_duty_pct": 20.0, "savings_note": "No savings.", "what_if": [],
+                "optimized_duty_pct": 20.0} == msgspec.json.decode(fixture["replies"][0])
