@@ -78,8 +78,7 @@ def _applied_lever(dossier: Dossier) -> Lever | None:
     return min(fits, key=lambda lv: lv.new_duty_pct) if fits else None
 
 
-def _tariff_dossier(dossier: Dossier, sequence_ok: bool) -> dict[str, Any]:
-    applied = _applied_lever(dossier)
+def _tariff_dossier(dossier: Dossier, applied: Lever | None, sequence_ok: bool) -> dict[str, Any]:
     optimized: dict[str, Any] = {"rationale": dossier.savings_note}
     if dossier.optimized_duty_pct is not None:
         optimized["duty_rate_pct"] = dossier.optimized_duty_pct
@@ -118,8 +117,8 @@ def original_payload(result: VerificationResult) -> dict[str, Any]:
                         "sequence_violations": ["gri_sequence"] if result.gri_violation else []}],
     }
     if dossier is not None:
-        payload["tariff_dossier"] = _tariff_dossier(dossier, sequence_ok=not result.gri_violation)
         applied = _applied_lever(dossier)
+        payload["tariff_dossier"] = _tariff_dossier(dossier, applied, sequence_ok=not result.gri_violation)
         levers = sorted(dossier.levers, key=lambda lv: lv is not applied)
         payload["lever_proof"] = {"selected_levers": [
             {"id": lv.id, "sequence": list(lv.steps), "gate_results": {"plausibility": {"ok": lv.compliance_ok}}}
