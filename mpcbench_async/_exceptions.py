@@ -24,7 +24,8 @@ stored in records and reports and printed::
     │   │   ├── HTMLReplyError      an HTML page answered where the JSON API should be
     │   │   └── ReplayMissError     the replay store holds no reply for this request
     │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
-    │   └── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
+    │   ├── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
+    │   └── LedgerError             a request's intent could not be written to the call ledger: not sent
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
 """
 
@@ -41,6 +42,7 @@ __all__ = [
     "InputError",
     "HTMLReplyError",
     "Interrupted",
+    "LedgerError",
     "LLMConnectionError",
     "LLMError",
     "LLMTimeoutError",
@@ -177,6 +179,15 @@ class CircuitOpenError(LLMError):
     """The model's circuit breaker is open: its endpoint failed too many calls in a row, so no call is sent.
 
     ``retryable``: the unit never reached the endpoint, so it runs again on the next resume.
+    """
+
+    retryable = True
+
+
+class LedgerError(LLMError):
+    """A request's intent could not be written to the call ledger (disk full, I/O error), so it was not sent.
+
+    ``retryable``: nothing reached the endpoint, so the unit runs again on the next resume.
     """
 
     retryable = True

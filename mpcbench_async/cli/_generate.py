@@ -40,8 +40,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         "holds)")
     parser.add_argument("--logs-dir", type=output_dir, default=Path("reports/generation"),
                         help="where the run's records go, never into --data-dir: generation.jsonl (one record per "
-                        "scenario run, what resume reads), calls.jsonl (every model call) and the .lock that keeps "
-                        "a second generate off them (default: reports/generation/)")
+                        "scenario run, what resume reads), calls.jsonl (every model call), ledger.jsonl (each "
+                        "request's intent, durable before it is sent) and the .lock that keeps a second generate off "
+                        "them (default: reports/generation/)")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -50,8 +51,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Generate world states and the six sources (Slack, Gmail, Calendar, Contacts, Jira, "
         "Drive) from scenarios/, validated against schemas/ with model repair. Writes "
         "data/<scenario_id>_<name>.json atomically as each file becomes valid; existing files are "
-        "kept unless --force, so rerunning resumes. The run's records (generation.jsonl, calls.jsonl) go to "
-        "--logs-dir (default: reports/generation/); a scenario whose files a run found valid is skipped whole. "
+        "kept unless --force, so rerunning resumes. The run's records (generation.jsonl, calls.jsonl, "
+        "ledger.jsonl) go to --logs-dir (default: reports/generation/); a scenario whose files a run found valid "
+        "is skipped whole. "
         "Exit code 0 when every file is valid, 1 when one failed, 2 for a user error, 130 when interrupted.")
     sub = generate.add_subparsers(dest="generate_command", metavar="SUBCOMMAND", required=True)
     world = sub.add_parser("world-state", help="generate one scenario's world state")

@@ -29,7 +29,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     sweep = commands.add_parser(
         "sweep", help="every task × agent model × trial, judged by every judge model (the main job)",
         description="Run every task with every agent model (and trial), judge every run with every judge "
-        "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, manifest.json, "
+        "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, ledger.jsonl (each "
+        "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
         "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
         "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
@@ -81,8 +82,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="scenario for tasks that name none (original MPCBench task files)")
     sweep.add_argument("--max-cost", type=float, default=None, metavar="USD",
                        help="stop starting units once the sweep's spend (earlier runs into --out included) would "
-                       "pass USD: each call's worst case is reserved before it is sent; units in flight finish; "
+                       "pass USD: each call's worst case is reserved before it is sent; calls an earlier, killed "
+                       "run sent and never recorded (unsettled, in ledger.jsonl) count at their worst case; units in "
+                       "flight finish; "
                        "exit 3; every model needs a known price (models.<name>.prices) and a max_tokens")
+    sweep.add_argument("--ledger-sync", choices=("fsync", "flush"), default="fsync",
+                       help="how each request's intent reaches ledger.jsonl before it is sent: fsync (default: "
+                       "flushed to the disk, group-committed; survives a crash of the machine) or flush (written to "
+                       "the OS only: survives a killed process, not a crash; for thousands of calls/s on a slow "
+                       "disk, see bench/RESULTS.md)")
     sweep.add_argument("--cache", nargs="?", const=".mpcbench_cache", default=None, type=Path, metavar="DIR",
                        help="answer repeated requests from a response cache (one SQLite file in DIR, default "
                        ".mpcbench_cache/; a path with a suffix is the file itself): hits make no call, spend $0 "
@@ -161,7 +169,8 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
         hscodecomp_path=args.hscodecomp_path, pack=args.pack, tariff_scoring=args.scoring, max_cost=args.max_cost,
         cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
-        executor=args.executor, ray_address=args.ray_address, workers=args.workers,
+        ledger_fsync=args.ledger_sync == "fsync", executor=args.executor, ray_address=args.ray_address,
+        workers=args.workers,
         levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 

@@ -18,7 +18,7 @@ __all__ = ["compare_paths", "input_kind"]
 SWEEP = "a sweep directory"
 REPORT = "a tariff report"
 _SWEEP_MARKS = ("runs.jsonl", "manifest.json", "levels.jsonl")
-_SWEEP_FILES = {*_SWEEP_MARKS, "judgements.jsonl", "calls.jsonl", "summary.json", "summary.md",
+_SWEEP_FILES = {*_SWEEP_MARKS, "judgements.jsonl", "calls.jsonl", "ledger.jsonl", "summary.json", "summary.md",
                 "experiment_keys.txt"}
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._budget import Budget, BudgetExceeded, Reservation
+    from ._budget import Budget, BudgetExceeded, Reservation, worst_case_usd
     from ._cache import (
         CACHE_MODES,
         CacheError,
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._client import LLMClient, ModelTotals, is_sim_model
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
+    from ._ledger import LEDGER, CallLedger, LedgerStats, SettledCalls, unsettled_calls
     from ._mock import MockHandler, MockTransport
     from ._native import NativeTransport
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
@@ -41,10 +42,13 @@ __all__ = [
     "CacheError",
     "CacheMode",
     "CacheStats",
+    "CallLedger",
     "CallStore",
     "ChatRequest",
     "Endpoint",
+    "LEDGER",
     "LLMClient",
+    "LedgerStats",
     "MockHandler",
     "MockTransport",
     "ModelCacheStats",
@@ -62,6 +66,7 @@ __all__ = [
     "ReplayTransport",
     "Reservation",
     "ResponseCache",
+    "SettledCalls",
     "StoredCall",
     "StreamTiming",
     "Timeouts",
@@ -82,6 +87,8 @@ __all__ = [
     "request_hash",
     "table_prices",
     "transport_names",
+    "unsettled_calls",
+    "worst_case_usd",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -15,6 +15,12 @@ model_config.json). A model whose price is unknown, or whose calls have no outpu
 cap, cannot be bounded: reserving for it is a ``ConfigError`` saying what to set.
 Every method is synchronous (no ``await`` between check and update), so concurrent
 calls on one event loop cannot both take the last dollar; a lock covers threads.
+
+Unsettled calls: a call sent whose reply was never recorded — in flight when an
+earlier process was killed (its intent is in the call ledger, ``_ledger``), or
+cancelled in flight in this one (``keep``) — may have been billed, so it counts as
+spent at its worst case (``add_unsettled``); ``unsettled_calls`` and
+``unsettled_usd`` say how much of ``spent_usd`` is such bounds.
 """
 
 from __future__ import annotations
@@ -27,7 +33,17 @@ import msgspec
 from .._exceptions import BenchError, ConfigError
 from ._config import ModelConfig, Prices
 
-__all__ = ["Budget", "BudgetExceeded", "Reservation"]
+__all__ = ["Budget", "BudgetExceeded", "Reservation", "worst_case_usd"]
+
+
+def worst_case_usd(prices: Prices | None, prompt_tokens: int, max_output_tokens: int) -> float | None:
+    """The most one call can cost (what a budget reserves), ``None`` when nothing bounds it.
+
+    Unbounded: no known price, or no output cap (``max_output_tokens`` 0) on a model whose output is priced.
+    """
+    if prices is None or (max_output_tokens <= 0 and max(prices.output_per_1m, prices.reasoning_per_1m or 0.0) > 0):
+        return None
+    return prices.worst_case(prompt_tokens, max_output_tokens)
 
 
 class BudgetExceeded(BenchError):
@@ -52,6 +68,8 @@ class _Account(msgspec.Struct, kw_only=True):
     open: int = 0  # reservations in flight (at 0, reserved_usd is reset to an exact 0.0)
     calls: int = 0
     refused: int = 0
+    unsettled: int = 0  # calls counted at their worst case: sent, reply never recorded
+    unsettled_usd: float = 0.0
 
 
 class Budget:
@@ -90,6 +108,28 @@ class Budget:
             for acct in (self._total, self._models.setdefault(model, _Account())):
                 acct.spent_usd += cost_usd
 
+    def add_unsettled(self, model: str, worst_usd: float) -> None:
+        """Count a call of ``model`` an earlier run sent and never settled (reply unrecorded) at its worst case."""
+        with self._lock:
+            for acct in (self._total, self._models.setdefault(model, _Account())):
+                acct.spent_usd += worst_usd
+                acct.unsettled += 1
+                acct.unsettled_usd += worst_usd
+
+    @property
+    def unsettled_calls(self) -> int:
+        """Calls counted in ``spent_usd`` at their worst case, their replies never recorded."""
+        return self._total.unsettled
+
+    @property
+    def unsettled_usd(self) -> float:
+        """The part of ``spent_usd`` that is unsettled calls' worst case."""
+        return self._total.unsettled_usd
+
+    def unsettled_by_model(self) -> dict[str, tuple[int, float]]:
+        """Per model: its unsettled calls and their worst case."""
+        return {name: (acct.unsettled, acct.unsettled_usd) for name, acct in self._models.items() if acct.unsettled}
+
     def refused(self) -> int:
         """Calls refused so far."""
         return self._total.refused
@@ -100,10 +140,10 @@ class Budget:
         if prices is None:
             raise ConfigError(f"model {model!r} has no known price, so a budget cannot bound its calls: set "
                               f"models.{model}.prices (input_per_1m, output_per_1m) in {where}")
-        if max_output_tokens <= 0 and max(prices.output_per_1m, prices.reasoning_per_1m or 0.0) > 0:
+        amount = worst_case_usd(prices, prompt_tokens, max_output_tokens)
+        if amount is None:
             raise ConfigError(f"model {model!r} has no output cap, so a budget cannot bound its calls: set "
                               f"models.{model}.params.max_tokens in {where}")
-        amount = prices.worst_case(prompt_tokens, max_output_tokens)
         with self._lock:
             account = self._models.setdefault(model, _Account())
             for scope, acct, limit in (("the run", self._total, self.limit_usd),
@@ -129,7 +169,11 @@ class Budget:
         """Drop the reservation of a call that failed (a failed call is not billed)."""
         self._close(reservation, None)
 
-    def _close(self, reservation: Reservation, cost_usd: float | None) -> None:
+    def keep(self, reservation: Reservation) -> None:
+        """The call was sent and will never be settled (cancelled in flight): its worst case stays spent."""
+        self._close(reservation, reservation.amount_usd, unsettled=True)
+
+    def _close(self, reservation: Reservation, cost_usd: float | None, *, unsettled: bool = False) -> None:
         with self._lock:
             if not reservation.open:
                 return
@@ -140,3 +184,6 @@ class Budget:
                 if cost_usd is not None:
                     acct.spent_usd += cost_usd
                     acct.calls += 1
+                if unsettled:
+                    acct.unsettled += 1
+                    acct.unsettled_usd += reservation.amount_usd

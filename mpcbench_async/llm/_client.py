@@ -13,7 +13,10 @@ the registry (``_registry``) by the model's configured name, or from the client'
 call and stopped in ``aclose()``; each client owns its own. Calls are priced by
 ``_prices`` (unknown: ``cost_usd`` null), their TPM reservation uses the model's
 calibrated ``TokenEstimator``, a ``ResponseCache`` answers repeats without sending
-them and a ``Budget`` refuses calls whose worst case would pass its limits. Usage::
+them and a ``Budget`` refuses calls whose worst case would pass its limits. With a
+``CallLedger`` (``_ledger``), each request's intent — call id, key, attempt, model,
+worst-case cost — is durable on disk before the request is sent, and the call's
+record carries the same ``call_id``, which settles it. Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
@@ -39,6 +42,7 @@ import orjson
 
 from .._exceptions import (
     ConfigError,
+    LedgerError,
     LLMError,
     LLMTimeoutError,
     MissingAPIKeyError,
@@ -46,13 +50,14 @@ from .._exceptions import (
     TransientLLMError,
 )
 from .._redact import register_secret, register_secret_headers
-from ..records import ChatResult, LLMCallRecord, Message, ToolSchema, Usage
+from ..records import CallIntent, ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, Deadline, Limiter, LimitSettings, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
-from ._budget import Budget
+from ._budget import Budget, Reservation, worst_case_usd
 from ._cache import ResponseCache, cache_digest
 from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings, Prices
 from ._estimate import TokenEstimator
+from ._ledger import CallLedger
 from ._prices import model_prices
 from ._providers import Provider, create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
@@ -89,10 +94,12 @@ class _Timing(msgspec.Struct, kw_only=True):
     queued_s: float = 0.0
     retry_wait_s: float = 0.0
     latency_s: float = 0.0
+    call_id: str | None = None  # set once an intent of the call is in the ledger: its record settles it
 
     def record(self, model: str, key: str, *, transport: str, usage: Usage | None = None,
                cost_usd: float | None = 0.0, cached_tokens: int = 0, reasoning_tokens: int = 0,
-               error: LLMError | None = None, stream: StreamTiming | None = None) -> LLMCallRecord:
+               error: LLMError | None = None, stream: StreamTiming | None = None,
+               completion: WireCompletion | None = None) -> LLMCallRecord:
         ttft = tpot = itl = None
         if stream is not None and stream.chunks:  # no token chunk at all: no first token to time
             # TPOT as vLLM defines it: the time after the first token per further token
@@ -107,7 +114,9 @@ class _Timing(msgspec.Struct, kw_only=True):
             retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, itl_s=itl, usage=usage or Usage(),
             estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
             reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
-            error_message=str(error) if error else None, transport=transport)
+            error_message=str(error) if error else None, transport=transport, call_id=self.call_id,
+            request_id=completion.request_id if completion is not None else None,
+            response_id=(completion.id or None) if completion is not None else None)
 
 
 class _ModelState:
@@ -144,7 +153,8 @@ class LLMClient:
     overrides every model's ``store`` (the call store of ``record`` and ``replay``).
     ``cache`` answers repeated requests without sending them (``ResponseCache``; the
     client closes it); ``budget`` refuses calls whose worst case would pass its
-    limits (``Budget``, which may be shared by several clients). ``limiter_factory(model, limits)`` makes each
+    limits (``Budget``, which may be shared by several clients); ``ledger`` makes each request's intent durable
+    before it is sent (``CallLedger``; the client does not close it). ``limiter_factory(model, limits)`` makes each
     model's limiter instead of a local ``ModelLimiter`` (a Ray worker's share of one global limit: a
     ``runtime.Limiter``).
     """
@@ -161,9 +171,13 @@ class LLMClient:
         sim_base_url: str | None = None,
         cache: ResponseCache | None = None,
         budget: Budget | None = None,
+        ledger: CallLedger | None = None,
         limiter_factory: Callable[[str, LimitSettings], Limiter] | None = None,
     ) -> None:
         self.config = config or ModelConfig()
+        self.ledger = ledger
+        self._call_prefix = os.urandom(6).hex()  # call ids: unique across clients and invocations
+        self._call_count = 0
         self._limiter_factory = limiter_factory
         self.call_sink = call_sink
         self.cache = cache
@@ -349,26 +363,36 @@ class LLMClient:
         max_out = int(request.body.get("max_tokens") or request.body.get("max_completion_tokens") or 0)
         reservation = (budget.reserve(model, state.prices, prompt_tokens, max_out, where=self.config.source)
                        if budget is not None else None)
+        timing = _Timing(started_at=time.time(), estimated_prompt_tokens=prompt_tokens)
         try:
-            completion, timing = await self._fetch(state, model, request, prompt_tokens, max_out)
+            completion = await self._fetch(state, model, request, timing, max_out, reservation)
             result, cost = self._accept(state, model, request, completion, timing)
             if budget is not None and reservation is not None:
                 budget.settle(reservation, cost or 0.0)
-        finally:
+        except BaseException as exc:
             if budget is not None and reservation is not None:
-                budget.release(reservation)  # a no-op once settled
+                if timing.call_id is not None and not isinstance(exc, LLMError):
+                    budget.keep(reservation)  # sent, then cancelled: it may be billed, and its intent stays unsettled
+                else:
+                    budget.release(reservation)  # failed (not billed) or never sent
+            raise
         if cache is not None and digest is not None:
             await cache.put(digest, model, completion)
         return result
 
-    async def _fetch(self, state: _ModelState, model: str, request: ChatRequest, prompt_tokens: int,
-                     max_out: int) -> tuple[WireCompletion, _Timing]:
+    async def _fetch(self, state: _ModelState, model: str, request: ChatRequest, timing: _Timing,
+                     max_out: int, reservation: Reservation | None) -> WireCompletion:
         """The reply, through the limiter (TPM cost: estimated prompt + max output tokens), breaker and retries.
 
-        A failure is recorded and raised.
+        With a ledger, each request's intent is durable before it is sent. A failure is recorded and raised.
         """
-        timing = _Timing(started_at=time.time(), estimated_prompt_tokens=prompt_tokens)
+        prompt_tokens = timing.estimated_prompt_tokens
         token_cost = prompt_tokens + max_out
+        ledger = self.ledger if not state.transport.offline else None  # an offline transport sends nothing
+        worst: float | None = None
+        if ledger is not None:
+            worst = (reservation.amount_usd if reservation is not None
+                     else worst_case_usd(state.prices, prompt_tokens, max_out))
 
         def on_retry(_exc: BaseException, wait: float) -> None:
             timing.retry_wait_s += wait
@@ -382,6 +406,8 @@ class LLMClient:
             timing.attempts += 1
             async with state.limiter.slot(token_cost) as ticket:
                 timing.queued_s += ticket.queued_s
+                if ledger is not None:  # durable before the request leaves: a kill from here on cannot hide it
+                    await self._intend(ledger, state, model, request, timing, worst)
                 if deadline is None:  # the deadline runs from the first send
                     deadline = Deadline(at=self._clock.now() + state.settings.timeouts.call_deadline_s,
                                         seconds=state.settings.timeouts.call_deadline_s)
@@ -414,11 +440,27 @@ class LLMClient:
                             raise failed  # noqa: B904
                         completion = await attempt_once()
         except LLMError as exc:
-            state.breaker.after_call(exc)
+            if not isinstance(exc, LedgerError):  # the endpoint never saw it: no evidence either way
+                state.breaker.after_call(exc)
             self._record(state, timing.record(model, request.key, transport=state.transport.name, error=exc))
             raise
         state.breaker.after_call(None)
-        return completion, timing
+        return completion
+
+    async def _intend(self, ledger: CallLedger, state: _ModelState, model: str, request: ChatRequest,
+                      timing: _Timing, worst: float | None) -> None:
+        """Write the intent of the call's current attempt to the ledger and wait until it is durable."""
+        if timing.call_id is None:
+            self._call_count += 1
+            call_id = f"{self._call_prefix}-{self._call_count}"
+        else:
+            call_id = timing.call_id
+        try:
+            await ledger.intend(CallIntent(call_id=call_id, key=request.key, attempt=timing.attempts, model=model,
+                                           worst_usd=worst, at=time.time()))
+        except LedgerError as exc:  # the same failure, naming the endpoint the request was not sent to
+            raise LedgerError(exc.detail, model=model, endpoint=state.endpoint.url) from exc.__cause__
+        timing.call_id = call_id  # from here on the call's record settles an intent
 
     def _accept(self, state: _ModelState, model: str, request: ChatRequest, completion: WireCompletion,
                 timing: _Timing) -> tuple[ChatResult, float | None]:
@@ -426,7 +468,7 @@ class LLMClient:
         result, cost, cached_tokens, reasoning_tokens = self._priced(state, model, request, completion)
         record = timing.record(model, request.key, transport=state.transport.name, usage=result.usage,
                                cost_usd=cost, cached_tokens=cached_tokens, reasoning_tokens=reasoning_tokens,
-                               stream=completion.stream)
+                               stream=completion.stream, completion=completion)
         result = msgspec.structs.replace(result, latency_s=timing.latency_s, attempts=timing.attempts,
                                          cost_usd=cost, ttft_s=record.ttft_s, tpot_s=record.tpot_s)
         self._record(state, record)

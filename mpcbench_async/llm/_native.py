@@ -16,7 +16,7 @@ import aiohttp
 from .._exceptions import BadResponseError, LLMConnectionError
 from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import WireCompletion, decode_completion, error_for_status, rate_limit_headers
+from ._wire import WireCompletion, decode_completion, error_for_status, rate_limit_headers, request_id_header
 
 __all__ = ["NativeTransport"]
 
@@ -57,12 +57,14 @@ class NativeTransport(Transport):
                     assembler = StreamAssembler(started, model=endpoint.model, endpoint=url)
                     completion = await assembler.read(response.content.iter_any(), _broke)
                     completion.rate_limit_headers = rate_limit_headers(response.headers)
+                    completion.request_id = request_id_header(response.headers)
                     return completion
                 body = await response.read()
                 if response.status != 200:
                     raise error_for_status(response.status, body, response.headers,
                                            model=endpoint.model, endpoint=url)
                 limits = rate_limit_headers(response.headers)
+                request_id = request_id_header(response.headers)
         except aiohttp.ConnectionTimeoutError as exc:
             raise endpoint.connect_timeout() from exc
         except aiohttp.ServerTimeoutError as exc:  # a ClientConnectionError too: caught before it
@@ -78,6 +80,7 @@ class NativeTransport(Transport):
                                      model=endpoint.model, endpoint=url) from exc
         completion = decode_completion(body, model=endpoint.model, endpoint=url)
         completion.rate_limit_headers = limits
+        completion.request_id = request_id
         return completion
 
     async def aclose(self) -> None:

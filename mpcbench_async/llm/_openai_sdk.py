@@ -26,6 +26,7 @@ from ._wire import (
     html_reply_error,
     looks_like_html,
     rate_limit_headers,
+    request_id_header,
 )
 
 __all__ = ["OpenAISDKTransport"]
@@ -105,6 +106,7 @@ class OpenAISDKTransport(Transport):
             )
             completion = _completion(raw.parse(), endpoint)
             completion.rate_limit_headers = rate_limit_headers(raw.headers)
+            completion.request_id = request_id_header(raw.headers)
             return completion
         except openai.APIStatusError as exc:
             raise error_for_status(exc.status_code, exc.response.content, exc.response.headers,
@@ -147,6 +149,7 @@ class OpenAISDKTransport(Transport):
                                        endpoint=endpoint.url) from exc
             raise
         completion.rate_limit_headers = rate_limit_headers(response.headers)
+        completion.request_id = request_id_header(response.headers)
         return completion
 
     async def aclose(self) -> None:

@@ -27,7 +27,7 @@ from ..runtime import retry_after_from_headers
 
 __all__ = [
     "StreamTiming", "WireCompletion", "completion_from_builtins", "decode_completion", "error_for_status",
-    "html_reply_error", "looks_like_html", "rate_limit_headers", "to_chat_result",
+    "html_reply_error", "looks_like_html", "rate_limit_headers", "request_id_header", "to_chat_result",
 ]
 
 
@@ -92,9 +92,10 @@ class StreamTiming(msgspec.Struct, kw_only=True):
 class WireCompletion(msgspec.Struct, omit_defaults=True):
     """A chat completion as servers send it, plus what the transport measured while receiving it.
 
-    ``stream`` (streamed replies) and ``rate_limit_headers`` (the reply's ``x-ratelimit-*`` headers,
-    names lower-cased; ``None`` when it had none) are set by the transport, under JSON names no
-    server sends; stores and caches keep ``without_measurements()``, the reply alone.
+    ``stream`` (streamed replies), ``rate_limit_headers`` (the reply's ``x-ratelimit-*`` headers,
+    names lower-cased; ``None`` when it had none) and ``request_id`` (the provider's request id header,
+    ``request_id_header``) are set by the transport, under JSON names no server sends; stores and caches
+    keep ``without_measurements()``, the reply alone.
     """
 
     choices: list[_WireChoice]
@@ -103,12 +104,13 @@ class WireCompletion(msgspec.Struct, omit_defaults=True):
     id: str = ""
     stream: StreamTiming | None = msgspec.field(default=None, name="_mpcbench_stream")
     rate_limit_headers: dict[str, str] | None = msgspec.field(default=None, name="_mpcbench_headers")
+    request_id: str | None = msgspec.field(default=None, name="_mpcbench_request_id")
 
     def without_measurements(self) -> WireCompletion:
         """The reply as the server sent it (what a store or cache keeps: a replay measured nothing)."""
-        if self.stream is None and self.rate_limit_headers is None:
+        if self.stream is None and self.rate_limit_headers is None and self.request_id is None:
             return self
-        return msgspec.structs.replace(self, stream=None, rate_limit_headers=None)
+        return msgspec.structs.replace(self, stream=None, rate_limit_headers=None, request_id=None)
 
 
 _decoder = msgspec.json.Decoder(WireCompletion)
@@ -119,6 +121,21 @@ def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str] | None:
     found = {name.lower(): value for name, value in headers.items()  # the x- test first: most names fail it
              if name[:2] in ("x-", "X-") and name[:12].lower() == "x-ratelimit-"}
     return found or None
+
+
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id")  # OpenAI, vLLM, LiteLLM …; Anthropic's compatible API
+
+
+def request_id_header(headers: Mapping[str, str]) -> str | None:
+    """The provider's id of the request (``x-request-id``, else ``request-id``), ``None`` when it sent none.
+
+    ``headers`` is the reply's (case-insensitive, as aiohttp's and httpx's are); a value is cut at 200 characters.
+    """
+    for name in _REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value.strip()[:200] or None
+    return None
 
 
 _TAG = re.compile(r"<[^>]*>")

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._calls import LLMCallRecord
+    from ._calls import CallIntent, LLMCallRecord
     from ._chat import ChatResult, FunctionCall, FunctionSchema, Message, ToolCall, ToolSchema, Usage, add_cost
     from ._codec import decode_json, encode_json, load_json_file, to_builtins
     from ._keys import unit_key
     from ._unit import UnitRecord
 
 __all__ = [
+    "CallIntent",
     "ChatResult",
     "FunctionCall",
     "FunctionSchema",

@@ -1,4 +1,4 @@
-"""The per-call log record written for every LLM call (``calls.jsonl``)."""
+"""The per-call log record written for every LLM call (``calls.jsonl``) and the intent written before it is sent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import msgspec
 
 from ._chat import Usage
 
-__all__ = ["LLMCallRecord"]
+__all__ = ["CallIntent", "LLMCallRecord"]
 
 
 class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -35,6 +35,13 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     ttft_s) / (completion_tokens - 1)``, vLLM's definition; null with fewer than 2 completion
     tokens), all of its final attempt; ``ttft_s`` and ``tpot_s`` are null (``itl_s`` empty) when
     no such chunk arrived.
+
+    ``call_id`` names the call in the call ledger (``ledger.jsonl``, see ``CallIntent``): the record of
+    a call whose requests were announced there settles them; it is omitted for calls that sent nothing
+    (a response-cache hit, a call refused before its first request) and for clients without a ledger.
+    ``request_id`` is the provider's id of the final attempt's request (its ``x-request-id`` or
+    ``request-id`` response header) and ``response_id`` the completion's own ``id``, each where the
+    provider gives one: what a provider's usage export or support desk knows the call by.
     """
 
     model: str
@@ -58,4 +65,31 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     error_class: str | None = None
     error_message: str | None = None
     transport: str = "native"
+    call_id: str | None = None
+    request_id: str | None = None
+    response_id: str | None = None
     kind: Literal["llm_call"] = "llm_call"
+
+
+class CallIntent(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One request about to be sent: a line of the call ledger (``ledger.jsonl``), durable before it leaves.
+
+    ``call_id`` names the call (unique across invocations: a random prefix per client and a counter);
+    ``key`` is the call's key (its unit's key, then ``/turnN`` and the like: the ``Idempotency-Key``
+    sent); ``attempt`` counts the call's requests from 1 (a retried call announces each request);
+    ``worst_usd`` is the most the request can cost — estimated prompt tokens at the input rate plus the
+    output cap at the dearer output rate, the amount a budget reserves — and ``null`` when that has no
+    bound (no known price, or no output cap); ``at`` is wall-clock epoch seconds.
+
+    The call's ``LLMCallRecord`` in ``calls.jsonl`` (same ``call_id``) settles every intent of it: its
+    ``attempts`` are the intents it covers. An intent without a settling record is *unsettled*: sent,
+    and its reply never recorded (the process was killed, or the call cancelled, while it was in
+    flight), so the provider may have billed it; readers count it at ``worst_usd``.
+    """
+
+    call_id: str
+    key: str
+    attempt: int
+    model: str
+    worst_usd: float | None
+    at: float

@@ -5,7 +5,8 @@ Routes: ``POST /v1/chat/completions`` (tools and tool_calls supported),
 ``POST /sim/reset``. Requests are counted per idempotency key (the
 ``Idempotency-Key`` header, else a hash of the body): ``received`` counts every
 request, ``completed`` only those answered 200 with a full body — tests use it
-to prove that no call was completed twice.
+to prove that no call was completed twice. A reply carries an ``x-request-id``
+header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
 """
 
 from __future__ import annotations
@@ -293,6 +294,7 @@ class SimServer:
         if fault is not None:
             self._count(self.stats.faults, fault)
         headers = self._limit_headers(model_name, spec)
+        headers["x-request-id"] = f"req_{hashlib.sha256(f'{self.seed}:{key}:{attempt}'.encode()).hexdigest()[:24]}"
         if body.get("stream") is True:
             options = body.get("stream_options")
             events, tokens = stream_events(completion, include_usage=isinstance(options, dict)

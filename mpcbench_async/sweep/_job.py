@@ -14,7 +14,9 @@ run, and the rendered summary table.
 
 Spending: ``max_cost`` (and each model's ``budget_usd``) make a ``llm.Budget``
 shared by every call, charged first with what earlier runs into ``out`` spent
-(``calls.jsonl``), so the limit is the sweep's, not one invocation's; a model
+(``calls.jsonl``, plus the worst case of every call in ``ledger.jsonl`` that no
+record settles: sent before a kill, reply never recorded), so the limit is the
+sweep's, not one invocation's; a model
 it cannot bound (no price, no ``max_tokens``) is refused with the inputs. Once
 a call is refused the runner starts no new unit, the refused unit leaves no
 record, and ``SweepResult.budget_reached`` says which budget stopped it and how
@@ -49,14 +51,17 @@ import msgspec
 from .._exceptions import InputError
 from .._resources import workspace_path
 from ..llm import (
+    LEDGER,
     Budget,
     BudgetExceeded,
     CacheMode,
     ModelConfig,
     ResponseCache,
+    SettledCalls,
     is_sim_model,
     load_model_config,
     model_prices,
+    unsettled_calls,
 )
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
@@ -117,6 +122,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
     cache: Path | None = None  # a response cache file (``llm.cache_path`` of ``--cache``); None: no cache
     cache_mode: CacheMode = "readwrite"
+    ledger_fsync: bool = True  # False (``--ledger-sync flush``): intents survive a killed process, not a crash
     executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench and levels units run on Ray workers
     ray_address: str | None = None  # a running Ray cluster (HEAD:6379); None: a local Ray instance for the sweep
     workers: int | None = None  # Ray workers; None: one per CPU of the cluster
@@ -290,7 +296,7 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     budget = _budget(options, config, _models(plan, tariff, levels))
     runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
-                    cache=cache, executor=executor)
+                    cache=cache, executor=executor, ledger_fsync=options.ledger_fsync)
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
     if fingerprint is not None and tariff:
         fingerprint.tariff_scoring = options.tariff_scoring
@@ -326,23 +332,33 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
 
 
 def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:
-    """The sweep's budget (``None``: no limit), charged with what earlier runs into ``options.out`` spent."""
+    """The sweep's budget (``None``: no limit), charged with what earlier runs into ``options.out`` spent.
+
+    That is every call record's cost, and every unsettled call's worst case: its intent is in the ledger and no
+    record settles it (it was in flight when a run was killed, so the provider may have billed it).
+    """
     if not _budgeted(options, config, models):
         return None
     budget = Budget.from_config(config, options.max_cost)
+    settled = SettledCalls()
     calls = options.out / "calls.jsonl"
     if calls.is_file():
         for call in iter_jsonl(calls, type_=_SpentView, warn=False):
+            settled.add(call.call_id)
             if call.cost_usd:
                 budget.add_spent(call.model, call.cost_usd)
+    for intent in unsettled_calls(options.out / LEDGER, settled):
+        if intent.worst_usd is not None:
+            budget.add_unsettled(intent.model, intent.worst_usd)
     return budget
 
 
 class _SpentView(msgspec.Struct):
-    """What a budget reads of an earlier call record: its model and what it spent (a cache hit spent $0)."""
+    """What a budget reads of an earlier call record: its model, what it spent (a cache hit spent $0), its call id."""
 
     model: str
     cost_usd: float | None = None
+    call_id: str | None = None
 
 
 def _budget_line(stop: BudgetExceeded | None, budget: Budget | None, outcome: Outcome,
@@ -352,11 +368,15 @@ def _budget_line(stop: BudgetExceeded | None, budget: Budget | None, outcome: Ou
         return None
     if stop.scope == "the run":
         spent, who, how = budget.spent_usd, "the sweep", "a higher --max-cost"
+        unsettled = (budget.unsettled_calls, budget.unsettled_usd)
     else:
         spent, who = budget.spent_by_model().get(stop.model, 0.0), stop.model
         how = f"a higher models.{stop.model}.budget_usd in {config.source}"
-    return (f"budget reached: ${spent:.4f} of ${stop.limit_usd:.4f} for {who}; {outcome.not_run} units not run; "
-            f"rerun with {how} to continue")
+        unsettled = budget.unsettled_by_model().get(stop.model, (0, 0.0))
+    counted = (f" (unsettled: {unsettled[0]} call{'s' if unsettled[0] != 1 else ''}, ≤ ${unsettled[1]:.4f}, "
+               "counted at their worst case)" if unsettled[0] else "")
+    return (f"budget reached: ${spent:.4f} of ${stop.limit_usd:.4f} for {who}{counted}; {outcome.not_run} units "
+            f"not run; rerun with {how} to continue")
 
 
 def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,

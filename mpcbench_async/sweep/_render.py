@@ -14,6 +14,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from ..llm import LEDGER
 from ._errors import ErrorClass
 from ._render_stats import Section, pct, stat_sections
 from ._summary import AxisStats, JudgeView, Spend, Summary
@@ -28,7 +29,8 @@ LEGEND = (
     "passed (k = the fewest trials of a task; infrastructure errors are not trials). err = task-level errors "
     "(runs and judgements); infra = infrastructure errors (rate limits, 5xx, timeouts, connections: rerunning "
     "the same command retries them); unsc = judgements left unscored. tokens, cost $ = kept/spent: in the "
-    "records counted / every call made, redone and failed work included. p50, p95 = agent call latency in s."
+    "records counted / every call made, redone and failed work included (≤: with unsettled calls at their worst "
+    "case). p50, p95 = agent call latency in s."
 )
 
 
@@ -71,6 +73,16 @@ def _counted(summary: Summary) -> str:
         parts.append(f"{summary.tariff_cases} tariff cases")
     return (f"counted: {', '.join(parts)}; {summary.calls} LLM calls for them (redone attempts included; "
             f"calls.jsonl holds {summary.directory_calls.calls}{_priced(summary.directory_calls)}); {_wall(summary)}")
+
+
+def _unsettled(summary: Summary) -> str | None:
+    """What the unsettled calls are and how they count (``None`` when there are none)."""
+    text = summary.directory_calls.unsettled_text()
+    if not text:
+        return None
+    return (f"{text} — sent, but their replies were never recorded (the sweep was killed, or the call cancelled, "
+            f"while they were in flight; their intents are in {LEDGER}); the provider may have billed them, so spent "
+            "and budgets count each at its worst case")
 
 
 def _priced(calls: Spend) -> str:
@@ -179,6 +191,8 @@ def render_table(summary: Summary) -> str:
     if alias:
         lines += ["", "models: " + "; ".join(f"{a} = {full}" for full, a in alias.items())]
     lines += ["", _counted(summary)]
+    unsettled = _unsettled(summary)
+    lines += [f"  {unsettled}"] if unsettled else []
     lines += [f"  {part}" for part in _left_out(summary)]
     return "\n".join(lines)
 
@@ -186,7 +200,9 @@ def render_table(summary: Summary) -> str:
 def render_markdown(summary: Summary) -> str:
     """``summary.md``: the overall table, the statistics, scores per task type, judge calls, tariff suites, errors,
     what counted."""
-    lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`; {_counted(summary)}.", "", LEGEND, "",
+    unsettled = _unsettled(summary)
+    lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`; {_counted(summary)}.", "",
+             *([_sentence(unsettled), ""] if unsettled else []), LEGEND, "",
              "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | infra errors | unscored | "
              "tokens kept | tokens spent | cost $ kept | cost $ spent | latency p50 s | p95 s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -63,7 +63,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
 from ..distributed import WorkersLost
-from ..llm import Budget, BudgetExceeded, LLMClient, ModelConfig, ResponseCache, Transport
+from ..llm import LEDGER, Budget, BudgetExceeded, CallLedger, LLMClient, ModelConfig, ResponseCache, Transport
 from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import DirLock, JsonlWriter, Pipeline, PipelineEvents, Stage, latest_records, unit_failure
@@ -224,7 +224,10 @@ class Runner:
     """Runs suites (and sweep plans, as ``MPCBenchSuite``) into one output directory.
 
     Sweeps write ``runs.jsonl`` and ``judgements.jsonl`` (and need ``prompts``, the agent and judge templates),
-    other suites ``<name>.jsonl``; every call goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``).
+    other suites ``<name>.jsonl``; every call goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``),
+    and then each request's intent is made durable in ``ledger.jsonl`` before it is sent (``llm.CallLedger``;
+    the call's record settles it), so calls in flight when the process is killed are still accounted for
+    (``ledger_fsync=False``: written to the OS, not flushed to the disk — it survives a kill, not a crash).
     ``budget`` and ``cache`` go to the client (``LLMClient(budget=..., cache=...)``). A call the budget refuses
     stops every suite of the runner (no new unit starts; units in flight finish and are written) and its unit
     leaves no record, so a rerun with a higher budget does it; ``budget_stop`` is that first refusal.
@@ -242,6 +245,7 @@ class Runner:
         handle_signals: bool = False,
         grace_period: float = 30.0,
         fsync: bool = False,
+        ledger_fsync: bool = True,
         transport: str | Transport | None = None,
         log_calls: bool = True,
         budget: Budget | None = None,
@@ -264,9 +268,11 @@ class Runner:
         self.handle_signals = handle_signals
         self.grace_period = grace_period
         self.fsync = fsync
+        self.ledger_fsync = ledger_fsync  # False: intents written to the OS only (survive a kill, not a crash)
         self.stats = SweepStats()
         self.client: LLMClient | None = None
         self._calls: JsonlWriter | None = None
+        self.ledger: CallLedger | None = None  # this directory's call ledger (``log_calls``)
         self._pipelines: set[Pipeline] = set()  # every suite running now
         self._sweeps: set[SweepStream] = set()  # sweeps still running
         self._tg: anyio.abc.TaskGroup | None = None
@@ -278,8 +284,9 @@ class Runner:
         try:
             if self.log_calls:
                 self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
+                self.ledger = CallLedger(self.out_dir / LEDGER, fsync=self.ledger_fsync)
             self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call,
-                                    budget=self.budget, cache=self.cache)
+                                    budget=self.budget, cache=self.cache, ledger=self.ledger)
         except BaseException:
             self._lock.release()
             raise
@@ -304,6 +311,8 @@ class Runner:
                     await self.client.aclose()
             if self._calls is not None:
                 self._calls.close()
+            if self.ledger is not None:
+                self.ledger.close()
             self._lock.release()
 
     def _on_call(self, record: LLMCallRecord) -> None:

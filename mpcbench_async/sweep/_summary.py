@@ -14,9 +14,11 @@ timeouts, connections; a rerun retries them) are not trials: they are counted in
 The statistics over tasks, trials and judges (bootstrap intervals, pass^k for
 every k, paired differences, judge agreement) come from the per-run table
 (``_statistics``). Tokens and cost: ``spent`` is every call of the plan's units in
-``calls.jsonl`` (redone and failed attempts included), ``kept`` the calls made by
-the kept records (an agent or judge call inside its kept record's start–finish
-window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
+``calls.jsonl`` (redone and failed attempts included) and every *unsettled* call of
+them — an intent in ``ledger.jsonl`` no call record settles: sent, and its reply
+never recorded because the process was killed — at its worst case; ``kept`` the
+calls made by the kept records (an agent or judge call inside its kept record's
+start–finish window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
 calls never reach the agent rows. Errors are grouped by class and model with an
 example and a hint (``_errors``). Memory: one small entry per unit key (and one
 compact tuple per kept run for the statistics, the rows streamed to it), never the records.
@@ -34,7 +36,8 @@ import msgspec
 
 from .._exceptions import InputError
 from .._numbers import Quantiles
-from ..records import LLMCallRecord
+from ..llm import LEDGER, SettledCalls, unsettled_calls
+from ..records import CallIntent, LLMCallRecord
 from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
@@ -73,7 +76,12 @@ class Spend(msgspec.Struct, kw_only=True):
     ``cost_usd`` sums the calls whose price is known; ``unpriced_calls`` counts the others, so a reader shows
     ``unknown`` (all unpriced) or ``X + unknown`` (some), never an unknown price as $0. ``cached_calls`` were
     answered by the response cache (they spent $0); ``value_usd`` is what every priced call was worth, a cached
-    one at what it cost when first fetched.
+    one at what it cost when first fetched. ``calls`` and ``tokens`` are those of the call records.
+
+    ``unsettled_calls`` were sent and never recorded (their intent is in ``ledger.jsonl``, no call record settles
+    it: the process was killed while they were in flight), so the provider may have billed them: ``cost_usd``
+    counts each at its worst case, ``unsettled_usd`` of it, and the text shows the sum as a bound (``≤X``);
+    ``unsettled_unbounded`` of them had no worst case (no known price or no output cap) and make it ``+ unknown``.
     """
 
     calls: int = 0
@@ -82,6 +90,9 @@ class Spend(msgspec.Struct, kw_only=True):
     unpriced_calls: int = 0
     cached_calls: int = 0
     value_usd: float = 0.0
+    unsettled_calls: int = 0
+    unsettled_usd: float = 0.0
+    unsettled_unbounded: int = 0
 
     def add(self, call: LLMCallRecord) -> None:
         self.calls += 1
@@ -91,13 +102,34 @@ class Spend(msgspec.Struct, kw_only=True):
         self.cached_calls += call.cached
         self.value_usd += (call.value_usd if call.cached else call.cost_usd) or 0.0
 
+    def add_unsettled(self, intent: CallIntent) -> None:
+        """Count a call sent and never recorded at its worst case (unknown when it has none)."""
+        self.unsettled_calls += 1
+        if intent.worst_usd is None:
+            self.unsettled_unbounded += 1
+        else:
+            self.unsettled_usd += intent.worst_usd
+            self.cost_usd += intent.worst_usd
+
     def cost_text(self) -> str:
-        """The cost for people: ``X``, ``X + unknown`` or ``unknown`` (``sweep._cost.cost_text``)."""
-        return cost_text(self.cost_usd, calls=self.calls, unpriced=self.unpriced_calls)
+        """The cost for people: ``X``, ``X + unknown`` or ``unknown`` (``sweep._cost.cost_text``); ``≤X`` when it
+        counts unsettled calls at their worst case."""
+        text = cost_text(self.cost_usd, calls=self.calls + self.unsettled_calls,
+                         unpriced=self.unpriced_calls + self.unsettled_unbounded)
+        return f"≤{text}" if self.unsettled_calls and text != "unknown" else text
+
+    def unsettled_text(self) -> str:
+        """``unsettled: N calls, ≤ $X`` (``≤ $X + unknown`` when some have no bound); empty when there are none."""
+        if not self.unsettled_calls:
+            return ""
+        bound = cost_text(self.unsettled_usd, calls=self.unsettled_calls, unpriced=self.unsettled_unbounded)
+        calls = f"{self.unsettled_calls} call{'s' if self.unsettled_calls != 1 else ''}"
+        return f"unsettled: {calls}, " + ("cost unknown" if bound == "unknown" else f"≤ ${bound}")
 
     def round_sums(self) -> None:
         """Sums to 6 decimals (micro-dollars), so summary.json is byte-stable."""
         self.cost_usd, self.value_usd = round(self.cost_usd, 6), round(self.value_usd, 6)
+        self.unsettled_usd = round(self.unsettled_usd, 6)
 
 
 class JudgeView(msgspec.Struct, kw_only=True):
@@ -167,8 +199,8 @@ class Summary(msgspec.Struct, kw_only=True):
     runs: int = 0
     judgements: int = 0
     tariff_cases: int = 0
-    calls: int = 0  # calls of the plan's units, redone attempts included
-    directory_calls: Spend = msgspec.field(default_factory=Spend)  # every call in calls.jsonl
+    calls: int = 0  # calls of the plan's units, redone attempts included (unsettled ones not)
+    directory_calls: Spend = msgspec.field(default_factory=Spend)  # every call in calls.jsonl, and unsettled ones
     other_experiments: int = 0  # records of earlier experiments in the directory, not counted
     duplicates_ignored: int = 0
     stale_judgements: int = 0
@@ -385,37 +417,50 @@ def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEnt
     endpoints: dict[str, str] = {}
     case_of = {(c.model, c.case_id): c for c in cases.values()}
     keys = reader.keys
-    target: ModelSummary | JudgeCalls | TariffSummary  # the row a call is counted in
+    settled = SettledCalls()
+
+    def row_of(model: str, key: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary, Entry | None, str] | None:
+        """The row a call of ``model`` with call key ``key`` counts in, its unit's kept entry and its role."""
+        unit, _, rest = key.partition("/")
+        if unit.startswith(("run-", "judge-")):
+            if keys is not None and unit not in keys:
+                return None  # a call of an earlier experiment
+            agent = unit.startswith("run-")
+            target: ModelSummary | JudgeCalls
+            if agent:
+                target = models.setdefault(model, ModelSummary(model=model))
+            else:
+                target = judge_calls.setdefault(model, JudgeCalls(model=model))
+            return target, (runs if agent else judges).get(unit), "agent" if agent else "judge"
+        if unit == "tariff":
+            case = case_of.get((model, rest.split("/", 1)[0]))
+            if case is None:
+                return None  # a case with no record here (killed before it finished): in directory_calls only
+            return tariff[(case.suite, case.model)], case, "tariff"
+        return None
+
     for call in reader.lines(CALLS, LLMCallRecord):
         summary.directory_calls.add(call)
+        settled.add(call.call_id)
         if call.status != "ok" and call.model not in endpoints and call.error_message:
             endpoint = endpoint_of(call.error_message)
             if endpoint:
                 endpoints[call.model] = endpoint
-        unit, _, rest = call.key.partition("/")
-        if unit.startswith(("run-", "judge-")):
-            if keys is not None and unit not in keys:
-                continue  # a call of an earlier experiment
-            agent = unit.startswith("run-")
-            if agent:
-                target = models.setdefault(call.model, ModelSummary(model=call.model))
-            else:
-                target = judge_calls.setdefault(call.model, JudgeCalls(model=call.model))
-            entry: Entry | None = (runs if agent else judges).get(unit)
-            role = "agent" if agent else "judge"
-        elif unit == "tariff":
-            case = case_of.get((call.model, rest.split("/", 1)[0]))
-            if case is None:
-                continue  # a case with no record here (killed before it finished): in directory_calls only
-            target, entry, role = tariff[(case.suite, case.model)], case, "tariff"
-        else:
+        found = row_of(call.model, call.key)
+        if found is None:
             continue
+        target, entry, role = found
         summary.calls += 1
         target.spent.add(call)
         if entry is not None and entry.made(call.started_at):
             target.kept.add(call)
         if call.status == "ok":
             latencies[(role, call.model)].add(call.latency_s)
+    for intent in unsettled_calls(reader.out_dir / LEDGER, settled):  # sent, reply never recorded
+        summary.directory_calls.add_unsettled(intent)
+        found = row_of(intent.model, intent.key)
+        if found is not None:
+            found[0].spent.add_unsettled(intent)
     rows: list[ModelSummary | JudgeCalls] = [*models.values(), *judge_calls.values()]
     for row in rows:
         role = "agent" if isinstance(row, ModelSummary) else "judge"

@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from ..llm import LEDGER
 from ..runtime import pid_alive
 from ..sweep import AgentRunRecord, JudgeRecord, Summary
 from ..sweep._reading import CALLS, JUDGEMENTS, RUNS, JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
@@ -193,8 +194,8 @@ def fresh_summary(out_dir: Path) -> Summary | None:
         written = (out_dir / SUMMARY).stat().st_mtime_ns
     except FileNotFoundError:
         return None
-    for path in [out_dir / RUNS, out_dir / JUDGEMENTS, out_dir / CALLS, out_dir / "experiment_keys.txt",
-                 *out_dir.glob("*_*.jsonl")]:
+    for path in [out_dir / RUNS, out_dir / JUDGEMENTS, out_dir / CALLS, out_dir / LEDGER,
+                 out_dir / "experiment_keys.txt", *out_dir.glob("*_*.jsonl")]:
         try:
             if path.stat().st_mtime_ns > written:
                 return None
@@ -208,7 +209,7 @@ def fresh_summary(out_dir: Path) -> Summary | None:
 
 def _stamp(out_dir: Path) -> bytes:
     """Sizes and modification times of every file the index and the summary are built from."""
-    names = [RUNS, JUDGEMENTS, CALLS, "experiment_keys.txt", "manifest.json", SUMMARY]
+    names = [RUNS, JUDGEMENTS, CALLS, LEDGER, "experiment_keys.txt", "manifest.json", SUMMARY]
     names += sorted(p.name for p in out_dir.glob("*_*.json*"))
     parts = {"version": SCHEMA_VERSION}
     for name in names:

@@ -118,8 +118,9 @@ class TestSweepCommand:
                                "sc01_*", "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO)
         assert 0 == proc.returncode, proc.stderr
         assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
-        assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "summary.json",
-                       "summary.md", "experiment_keys.txt", ".lock"]) == sorted(p.name for p in out.iterdir())
+        assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "ledger.jsonl",
+                       "summary.json", "summary.md", "experiment_keys.txt", ".lock"]) == sorted(
+            p.name for p in out.iterdir())
 
 
 class TestErrorsInsideTaskGroups:

@@ -54,3 +54,29 @@ class TestSweepMaxCost:
         text = capsys.readouterr().out
         assert "\n  3    a budget was reached (--max-cost, budget_usd): units in flight finished" in text
         assert all(flag in text for flag in ("--max-cost USD", "--cache [DIR]", "--cache-mode"))
+
+
+
+class TestLedgerSync:
+    def test_ledger_sync_chooses_whether_intents_are_flushed_to_the_disk(self):
+        """`--ledger-sync flush` reaches the sweep as ledger_fsync=False; the default is fsync."""
+        from mpcbench_async.cli import build_parser
+        from mpcbench_async.cli._sweep import _options
+
+        parser = build_parser()
+        default = _options(parser.parse_args(["sweep"]))
+        flush = _options(parser.parse_args(["sweep", "--ledger-sync", "flush"]))
+        assert (True, False) == (default.ledger_fsync, flush.ledger_fsync)
+
+    async def test_a_flush_only_ledger_still_pairs_every_call_with_its_intent(self, tmp_path):
+        """A sweep with --ledger-sync flush: one intent per call, each settled by the call's record (same call_id)."""
+        from mpcbench_async.runtime import read_jsonl
+
+        out = tmp_path / "out"
+        async with SimServer(seed=41) as sim:
+            root = write_workspace(tmp_path, base_url=sim.base_url, defaults=PRICED)
+            code, _, err = await cli(*sweep_args(root, out, "--ledger-sync", "flush"))
+        calls, _ = read_jsonl(out / "calls.jsonl")
+        intents, _ = read_jsonl(out / "ledger.jsonl")
+        assert 0 == code, err
+        assert sorted(c["call_id"] for c in calls) == sorted(i["call_id"] for i in intents) and calls

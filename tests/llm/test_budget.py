@@ -137,3 +137,19 @@ class TestAtTheSim:
         for i in range(sent):
             await client.chat("sim/echo", user(f"question {i:03d}"))
         assert (sent, spent) == (sim.stats.total_received, client.budget.spent_usd)
+
+
+class TestUnsettled:
+    def test_unsettled_calls_count_as_spent_at_their_worst_case(self):
+        """An earlier run's unsettled call adds its worst case to the run's and its model's spend; a call cancelled
+        after it was sent keeps its reservation as spent; both are reported as unsettled."""
+        budget = Budget(1.0, model_limits={"a": 0.5})
+        budget.add_unsettled("a", 0.3)
+        kept = budget.reserve("b", PRICES, 100, 50)  # 0.3
+        budget.keep(kept)
+        budget.release(kept)  # closed already: no effect
+        assert (pytest.approx(0.6), 0.0, 2, pytest.approx(0.6)) == (
+            budget.spent_usd, budget.reserved_usd, budget.unsettled_calls, budget.unsettled_usd)
+        assert {"a": (1, 0.3), "b": (1, pytest.approx(0.3))} == budget.unsettled_by_model()
+        with pytest.raises(BudgetExceeded, match="for model 'a'"):
+            budget.reserve("a", PRICES, 100, 50)  # 0.3 unsettled + 0.3 > 0.5
