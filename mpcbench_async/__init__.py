@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         RecordDecodeError,
         ReplayMissError,
         ServerError,
+        ToolWorkerTimeout,
         TransientLLMError,
     )
     from ._prompts import PromptConfig, load_prompts
@@ -76,6 +77,7 @@ __all__ = [
     "SweepPlan",
     "ToolCall",
     "ToolSchema",
+    "ToolWorkerTimeout",
     "TransientLLMError",
     "Usage",
     "WorkerPool",
