@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         RecordDecodeError,
         ReplayMissError,
         ServerError,
+        ToolWorkerTimeout,
         TransientLLMError,
     )
     from ._prompts import PromptConfig, load_prompts
@@ -78,6 +79,7 @@ __all__ = [
     "SweepPlan",
     "ToolCall",
     "ToolSchema",
+    "ToolWorkerTimeout",
     "TransientLLMError",
     "Usage",
     "WorkerPool",

@@ -26,6 +26,7 @@ stored in records and reports and printed::
     │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
     │   ├── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     │   └── LedgerError             a request's intent could not be written to the call ledger: not sent
+    ├── ToolWorkerTimeout           no tool worker came free in time (other units' calls held them all)
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
 """
 
@@ -52,6 +53,7 @@ __all__ = [
     "RecordDecodeError",
     "ReplayMissError",
     "ServerError",
+    "ToolWorkerTimeout",
     "TransientLLMError",
 ]
 
@@ -191,3 +193,19 @@ class LedgerError(LLMError):
     """
 
     retryable = True
+
+
+class ToolWorkerTimeout(BenchError):
+    """A tool call waited longer than the pool allows for a free worker: an infrastructure limit, not the model's.
+
+    Every worker of the process's tool pool was running other units' calls for the whole wait, so the call
+    never ran. ``retryable``: the agent run ends in an error record that a resume runs again, and it is no
+    trial in pass^k. (A tool that itself outlives its time limit is the model's business: it returns an
+    error result to the model and the run goes on.)
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, tool: str = "", waited_s: float = 0.0) -> None:
+        self.tool, self.waited_s = tool, waited_s
+        super().__init__(message)

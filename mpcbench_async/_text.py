@@ -4,7 +4,9 @@ Replaces the original's substring matching: the query is split into words
 (stop words dropped); a record scores by how many query words it contains
 (whole words, or prefixes for words of four letters or more), weighted by
 field, with a bonus when the whole query appears as a phrase. Records with no
-matching word are not returned; ties go to the newest record.
+matching word are not returned; ties go to the newest record. Ranking stops at a
+``checkpoint()`` per record and per query word (a tool's time limit, ``_checkpoint``):
+its cost grows with records × query words, both of which a caller may make large.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
+
+from ._checkpoint import checkpoint
 
 __all__ = ["rank", "words"]
 
@@ -57,6 +61,7 @@ def rank(
     phrase = " ".join(words(query))
     scored: list[tuple[float, str | float, int, T]] = []
     for index, record in enumerate(records):
+        checkpoint()
         score = 0.0
         matched: set[str] = set()
         for text, weight in fields(record):
@@ -64,6 +69,7 @@ def rank(
                 continue
             vocabulary = set(words(text))
             for term in terms:
+                checkpoint()
                 if _matches(term, vocabulary):
                     score += weight
                     matched.add(term)

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mpcbench_async"
 # may import each other except where listed in APART. Shared helpers sit below records.
 LAYERS: list[set[str]] = [
     {"_redact", "_exceptions", "_answers", "_numbers", "_text", "_replies", "_validate", "_lazy", "_resources",
-     "stats"},
+     "_checkpoint", "stats"},
     {"records"},
     {"_prompts", "runtime"},
     {"llm"},

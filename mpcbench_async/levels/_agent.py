@@ -10,7 +10,10 @@ the loop ask again (the reply stays in the conversation). After ``max_turns``
 The replies come from a ``ReplySource``: a model through ``LLMClient.chat`` (a
 sweep), or a recorded trace's assistant turns (``levels verify``), so replay
 exercises this very loop. The tools are dictionary look-ups over one small world
-(microseconds each), so they run inline rather than in the tool thread pool.
+(microseconds each), so they run inline rather than in the MPCBench tool pool
+(``mpcbench.tools._execution``): each is one pass over one table of the world,
+linear in the world and the arguments, so no argument can make a call run long
+or hold anything another unit needs — there is nothing to share out or stop.
 
 Where the original's loop swallowed a failed model call and scored ``[]``, here it
 ends the run with ``stop_reason="error"`` and the error:

@@ -8,12 +8,17 @@ the log keeps the original MPCBench fields plus model, stop reason, usage and
 timings. Bad tool arguments, unknown tools and a non-JSON final answer never
 end the run; they are visible in the log.
 
-Tools run off the event loop in a bounded thread pool (``tools._execution``):
-the calls of one reply run concurrently and their results come back in the
-order the model made them. A call past ``tool_timeout_s`` returns an error to
-the model and the run goes on (the thread finishes in the background, its
-result dropped); a result over ``tool_result_max_bytes`` of JSON is cut to fit
-with a marker the model sees. Each logged call says whether either happened.
+Tools run off the event loop in worker threads (``tools._execution``), in
+this run's own share of the tool pool: the calls of one reply run concurrently
+(up to the share, the rest wait behind them) and their results come back in the
+order the model made them. A call past ``tool_timeout_s`` is stopped and
+returns an error to the model, and the run goes on; a result over
+``tool_result_max_bytes`` of JSON is cut to fit with a marker the model sees.
+Each logged call says whether either happened. A call that gets no worker at
+all within the pool's wait (every worker busy with other units' calls) ends
+the run with ``stop_reason="error"`` and a retryable ``ToolWorkerTimeout``:
+the infrastructure failed, not the model, so the runner records an
+infrastructure error that a resume runs again.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import anyio
 import msgspec
 import orjson
 
-from .._exceptions import LLMError
+from .._exceptions import LLMError, ToolWorkerTimeout
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
@@ -37,9 +42,9 @@ from .tools import ToolBackend, tool_name
 from .tools._execution import (
     MIN_RESULT_MAX_BYTES,
     TOOL_RESULT_MAX_BYTES,
-    TOOL_TIMEOUT_S,
     ToolOutcome,
     ToolPool,
+    ToolShare,
     default_tool_pool,
     run_tool,
 )
@@ -60,7 +65,7 @@ class RawToolCall(msgspec.Struct, kw_only=True):
     truncated: bool = False
     """The result was cut to the size cap; ``result`` holds the cut version with its marker."""
     timed_out: bool = False
-    """The call outlived its time limit; ``result`` is the error the model received."""
+    """The call ran past its time limit and was stopped; ``result`` is the error the model received."""
 
 
 class RunTimings(msgspec.Struct, kw_only=True):
@@ -124,18 +129,27 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     return answer, rationale, "json"
 
 
-async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, pool: ToolPool, timeout_s: float,
+async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: ToolShare, timeout_s: float | None,
                      max_bytes: int) -> list[ToolOutcome]:
-    """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls."""
+    """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls.
+
+    Raises the first ``ToolWorkerTimeout`` once every call has ended (the others run to their own end).
+    """
     outcomes: dict[int, ToolOutcome] = {}
+    unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
-        outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, pool=pool,
-                                         timeout_s=timeout_s, max_bytes=max_bytes)
+        try:
+            outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, share=share,
+                                             timeout_s=timeout_s, max_bytes=max_bytes)
+        except ToolWorkerTimeout as exc:
+            unserved.append(exc)
 
     async with anyio.create_task_group() as group:
         for index, call in enumerate(calls):
             group.start_soon(one, index, call)
+    if unserved:
+        raise unserved[0]
     return [outcomes[index] for index in range(len(calls))]
 
 
@@ -147,9 +161,9 @@ def agent_messages(task: Task, data: ScenarioData, prompts: PromptConfig) -> lis
             Message(role="user", content=prompts.render("agent", "user", **values))]
 
 
-def _check_limits(tool_timeout_s: float, tool_result_max_bytes: int) -> None:
+def _check_limits(tool_timeout_s: float | None, tool_result_max_bytes: int) -> None:
     """Reject tool limits no run could work with, naming the parameter."""
-    if not tool_timeout_s > 0:
+    if tool_timeout_s is not None and not tool_timeout_s > 0:
         raise ValueError(f"tool_timeout_s must be a positive number of seconds, got {tool_timeout_s!r}")
     if tool_result_max_bytes < MIN_RESULT_MAX_BYTES:
         raise ValueError(f"tool_result_max_bytes must be at least {MIN_RESULT_MAX_BYTES} "
@@ -165,17 +179,18 @@ async def run_agent(
     *,
     max_turns: int = 12,
     key: str = "",
-    tool_timeout_s: float = TOOL_TIMEOUT_S,
+    tool_timeout_s: float | None = None,
     tool_result_max_bytes: int = TOOL_RESULT_MAX_BYTES,
     tool_pool: ToolPool | None = None,
 ) -> RunLog:
     """Run ``model`` on ``task`` with the nine tools over ``data``; never raises for model failures.
 
-    Tool calls run in ``tool_pool`` (the process-wide pool by default), each limited to ``tool_timeout_s``
-    seconds and its result to ``tool_result_max_bytes`` bytes of JSON.
+    Tool calls run in this run's own share of ``tool_pool`` (the process-wide pool by default), each stopped
+    after ``tool_timeout_s`` seconds of running (the pool's limit, 30 s, by default) and its result limited
+    to ``tool_result_max_bytes`` bytes of JSON.
     """
     _check_limits(tool_timeout_s, tool_result_max_bytes)
-    pool = tool_pool or default_tool_pool()
+    share = (tool_pool or default_tool_pool()).share()
     backend = ToolBackend(data)
     tools = backend.schemas()
     messages = agent_messages(task, data, prompts)
@@ -188,7 +203,7 @@ async def run_agent(
     stop: StopReason = "max_turns"
     final: tuple[str, str, Literal["json", "text", "none"]] = ("", "", "none")
     error: str | None = None
-    failure: LLMError | None = None
+    failure: LLMError | ToolWorkerTimeout | None = None
     turns = 0
     for turn in range(max_turns):
         turns = turn + 1
@@ -206,8 +221,13 @@ async def run_agent(
             stop, final = "final", _final(result.content)
             break
         t1 = time.perf_counter()
-        outcomes = await _run_tools(backend, result.tool_calls, pool=pool, timeout_s=tool_timeout_s,
-                                    max_bytes=tool_result_max_bytes)
+        try:
+            outcomes = await _run_tools(backend, result.tool_calls, share=share, timeout_s=tool_timeout_s,
+                                        max_bytes=tool_result_max_bytes)
+        except ToolWorkerTimeout as exc:  # the calls never ran: an infrastructure failure, the run ends
+            stop, error, failure = "error", str(exc), exc
+            tools_s += time.perf_counter() - t1
+            break
         for call, outcome in zip(result.tool_calls, outcomes, strict=True):
             name = tool_name(call.function.name)
             arguments = _arguments(call.function.arguments)

@@ -33,6 +33,8 @@ _HINTS = {
     "HTMLReplyError": "a web page answered instead of the API: check base_url (it usually ends in /v1)",
     "PermanentLLMError": "the endpoint rejected the request: check the model name, API key and params in "
                          "model_config.json, then rerun with --retry-errors",
+    "ToolWorkerTimeout": "a tool call found no free tool worker in time (other units' tool calls held them all): "
+                         "rerun the same command to retry these units",
     "InvalidInstance": "a levels instance does not fit the schema (file, line and field in the message): fix it; "
                        "the fixed instance runs on the next sweep",
 }

@@ -1,14 +1,18 @@
-"""Tool calls off the event loop: bounded threads, a time limit per call, a size cap per result, order kept.
+"""Tool calls off the event loop: each unit's share of workers, a time limit that stops the call, a size cap.
 
-Blocking tools wait on a ``threading.Event`` the test controls (never on a clock); every pool a test makes
-is closed at teardown after its gate is opened, so no thread outlives the test.
+Blocking tools wait on a ``threading.Event`` the test controls (never on a clock), and every test opens its
+gate before it ends. Tools that run "too long" spin on ``checkpoint()``; a ``StepClock`` makes time pass only
+when a checkpoint reads it, so whether and where a call stops is decided by the code, not by the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 import anyio
@@ -17,12 +21,31 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpcbench_async import ToolWorkerTimeout
+from mpcbench_async._checkpoint import checkpoint
 from mpcbench_async.mpcbench import RawToolCall, run_agent
 from mpcbench_async.mpcbench.tools import TOOL_RESULT_MAX_BYTES, ToolBackend, ToolPool, cap_result
+from mpcbench_async.mpcbench.tools._execution import run_tool
 from tests.mpcbench.test_agent import DATA, PROMPTS, task_with_script
 
 FINAL = {"content": '{"final_answer": "done", "rationale": "r"}'}
 NO_FILES = {"files": [], "total_matches": 0}
+
+
+class StepClock:
+    """Time that passes only when read: each reading in a thread advances that thread's clock by ``step`` s.
+
+    A tool call's limit of ``timeout_s`` is then ``timeout_s / step`` checkpoints of its own, whatever else runs.
+    """
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self._local = threading.local()
+
+    def __call__(self) -> float:
+        now = getattr(self._local, "now", 0.0) + self.step
+        self._local.now = now
+        return now
 
 
 def calls(*pairs: tuple[str, dict]) -> dict:
@@ -35,24 +58,17 @@ def search(query: str) -> tuple[str, dict]:
 
 
 @pytest.fixture
-def gate() -> threading.Event:
-    """The event blocked tools wait for; only the test (or the teardown of its pools) sets it."""
-    return threading.Event()
+def gate() -> Iterator[threading.Event]:
+    """The event blocked tools wait for; the test sets it, and teardown sets it in case an assertion failed."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 @pytest.fixture
-def make_pool(gate: threading.Event) -> Iterator[Callable[[int], ToolPool]]:
-    """Tool pools of the test's own; teardown opens the gate, then waits for every pool thread to finish."""
-    pools: list[ToolPool] = []
-
-    def build(threads: int = 2) -> ToolPool:
-        pools.append(ToolPool(threads))
-        return pools[-1]
-
-    yield build
-    gate.set()
-    for pool in pools:
-        pool.close(wait=True)
+def make_pool() -> Callable[..., ToolPool]:
+    """Tool pools of the test's own (nothing to close: every call ends before its run does)."""
+    return ToolPool
 
 
 @pytest.fixture
@@ -92,16 +108,54 @@ def block_drive_search(monkeypatch, gate: threading.Event, started: list[str],
     monkeypatch.setattr(ToolBackend, "drive_search", blocked)
 
 
+class Spinning:
+    """Drive search replaced by a loop that only ends at a checkpoint's stop; notes entries, exits and overlap."""
+
+    def __init__(self, monkeypatch, on_enter: Callable[[], None] = lambda: None) -> None:
+        self.entered: list[str] = []
+        self.exited: list[str] = []
+        self.running = self.most = 0
+        self._lock = threading.Lock()
+        self._on_enter = on_enter
+        monkeypatch.setattr(ToolBackend, "drive_search", lambda backend, args: self(args.query))
+
+    def __call__(self, query: str) -> dict:
+        refuse_event_loop()
+        with self._lock:
+            self.entered.append(query)
+            self.running += 1
+            self.most = max(self.most, self.running)
+        self._on_enter()
+        try:
+            while True:
+                checkpoint()
+        finally:
+            with self._lock:
+                self.running -= 1
+                self.exited.append(query)
+
+
+def signal_from_thread(event: asyncio.Event) -> Callable[[], None]:
+    """A callable a worker thread may call to set ``event`` on the test's loop."""
+    loop = asyncio.get_running_loop()
+    return lambda: loop.call_soon_threadsafe(event.set)
+
+
 def tool_messages(sent: list) -> list[str]:
     """The tool messages of the last request, in the order the model receives them."""
     return [m.content for m in sent[-1] if m.role == "tool"]
 
 
+def stopped_error(tool: str, limit: str) -> dict:
+    return {"error": f"{tool} took longer than {limit} s and was stopped. Narrow the query (a shorter date range, "
+                     "fewer people, a more specific search) and try again"}
+
+
 class TestOffTheEventLoop:
     async def test_blocked_tool_does_not_block_another_run(self, make_client, make_pool, gate, monkeypatch):
         """While one run's tool is stuck in its thread, another run on the same loop calls tools and finishes."""
-        loop, entered, started = asyncio.get_running_loop(), asyncio.Event(), []
-        block_drive_search(monkeypatch, gate, started, on_enter=lambda: loop.call_soon_threadsafe(entered.set))
+        entered, started = asyncio.Event(), []
+        block_drive_search(monkeypatch, gate, started, on_enter=signal_from_thread(entered))
         client, pool, finished = make_client("native"), make_pool(2), []
 
         async def slow() -> None:
@@ -110,7 +164,7 @@ class TestOffTheEventLoop:
 
         async with anyio.create_task_group() as group:
             group.start_soon(slow)
-            await entered.wait()  # the slow run's tool now holds its thread until the gate opens
+            await entered.wait()  # the slow run's tool now holds its worker until the gate opens
             steps = [calls(("Slack_search_messages", {"query": "launch review"})), FINAL]
             fast = await run_agent(client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="fast",
                                    tool_pool=pool, tool_timeout_s=600)
@@ -148,33 +202,101 @@ class TestOffTheEventLoop:
         assert [orjson.dumps(r).decode() for r in results] == tool_messages(spy_client.sent)
 
 
+class TestUnitShares:
+    async def test_a_unit_with_ten_stuck_calls_cannot_take_the_pool(self, make_client, make_pool, gate, monkeypatch):
+        """One run's ten parallel calls, all stuck, hold only its share (2 of 3 workers): another run's call
+        runs and its run finishes while they are still stuck; the stuck run finishes once they return."""
+        entered, started = asyncio.Event(), []
+        both = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        block_drive_search(monkeypatch, gate, started,
+                           on_enter=lambda: len(started) == 2 and loop.call_soon_threadsafe(both.set))
+        client, pool, finished = make_client("native"), make_pool(3, per_unit=2), []
+        stuck_steps = [calls(*(search(f"q{i}") for i in range(10))), FINAL]
+
+        async def stuck() -> None:
+            finished.append(await run_agent(client, "sim/scripted", task_with_script(stuck_steps), DATA, PROMPTS,
+                                            key="stuck", tool_pool=pool, tool_timeout_s=600))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(stuck)
+            await both.wait()  # two of its calls hold the unit's two workers; eight wait behind them
+            steps = [calls(("Slack_search_messages", {"query": "launch review"})), FINAL]
+            other = await run_agent(client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="other",
+                                    tool_pool=pool, tool_timeout_s=600)
+            assert ("final", False, [], 2) == (other.stop_reason, other.raw_tool_calls[0].timed_out, finished,
+                                               len(started))
+            entered.set()
+            gate.set()
+        [run] = finished
+        assert ("final", [NO_FILES] * 10) == (run.stop_reason, [c.result for c in run.raw_tool_calls])
+        assert sorted(f"q{i}" for i in range(10)) == sorted(started)
+
+    async def test_calls_beyond_the_share_wait_for_the_units_own_and_each_gets_its_full_limit(
+            self, make_client, monkeypatch):
+        """With a share of 1, a reply's three calls that each run until stopped run one after another; each is
+        stopped only by its own limit (counted while it runs), so all three return the time-limit error."""
+        spinning = Spinning(monkeypatch)
+        pool = ToolPool(4, per_unit=1, timeout_s=1.0, clock=StepClock(0.001))  # 1000 checkpoints a call
+        steps = [calls(search("a"), search("b"), search("c")), FINAL]
+        run = await run_agent(make_client("native"), "sim/scripted", task_with_script(steps), DATA, PROMPTS,
+                              key="k", tool_pool=pool)
+        assert (["a", "b", "c"], ["a", "b", "c"], 1) == (spinning.entered, spinning.exited, spinning.most)
+        assert [stopped_error("GoogleDrive.gdrive_search", "1")] * 3 == [c.result for c in run.raw_tool_calls]
+        assert ([True] * 3, "final") == ([c.timed_out for c in run.raw_tool_calls], run.stop_reason)
+
+
 class TestTimeLimit:
-    async def test_call_past_its_limit_returns_an_error_and_the_run_goes_on(self, spy_client, make_pool, gate,
-                                                                            monkeypatch):
-        """A tool that never returns gives the model a time-limit error, is marked timed_out, and the run ends final."""
-        block_drive_search(monkeypatch, gate, [])
+    async def test_a_call_past_its_limit_is_stopped_and_the_model_is_told(self, spy_client, monkeypatch):
+        """A tool that never ends by itself is stopped at a checkpoint once its limit passes (its thread has
+        left it when the run goes on); the model gets the time-limit error, the call is timed_out, the run ends
+        final."""
+        spinning = Spinning(monkeypatch)
         run = await run_agent(spy_client, "sim/scripted", task_with_script([calls(search("plan")), FINAL]), DATA,
-                              PROMPTS, key="k", tool_pool=make_pool(2), tool_timeout_s=0.01)
-        error = {"error": "GoogleDrive.gdrive_search took longer than 0.01 s; its result was dropped. Narrow the "
-                          "query (a shorter date range, fewer people, a more specific search) and try again"}
+                              PROMPTS, key="k", tool_pool=ToolPool(2), tool_timeout_s=0.01)
+        error = stopped_error("GoogleDrive.gdrive_search", "0.01")
+        assert (["plan"], ["plan"]) == (spinning.entered, spinning.exited)
         assert ("final", "done", 2) == (run.stop_reason, run.final_answer, run.turns)
         assert [RawToolCall(tool_name="GoogleDrive.gdrive_search", arguments={"query": "plan"}, result=error,
                             result_bytes=0, truncated=False, timed_out=True)] == run.raw_tool_calls
         assert [orjson.dumps(error).decode()] == tool_messages(spy_client.sent)
 
-    async def test_abandoned_calls_keep_their_threads_and_queued_ones_never_start(self, make_client, make_pool,
-                                                                                  gate, monkeypatch):
-        """With one pool thread held by a timed-out call, the next call times out queued and never runs at all."""
-        started: list[str] = []
-        block_drive_search(monkeypatch, gate, started)
-        pool = make_pool(1)
-        steps = [calls(search("first"), search("second")), FINAL]
-        run = await run_agent(make_client("native"), "sim/scripted", task_with_script(steps), DATA, PROMPTS,
-                              key="k", tool_pool=pool, tool_timeout_s=0.01)
-        assert ([True, True], "final") == ([c.timed_out for c in run.raw_tool_calls], run.stop_reason)
-        gate.set()
-        pool.close(wait=True)  # the abandoned call finishes now; the queued one was dropped before it began
-        assert ["first"] == started
+    async def test_a_stopped_calls_partial_results_are_freed_at_once(self, monkeypatch):
+        """What the stopped tool had built is released as it unwinds, without waiting for a garbage collection
+        (the stop's traceback, which holds the tool's frames, is not kept as the context of the error)."""
+        built: list[weakref.ref] = []
+
+        class Partial:
+            """Stands for the slots a pathological search has built so far."""
+
+        def builds_then_spins(backend, args):
+            partial = Partial()
+            built.append(weakref.ref(partial))
+            while True:
+                checkpoint()
+
+        monkeypatch.setattr(ToolBackend, "drive_search", builds_then_spins)
+        gc.disable()
+        try:
+            outcome = await run_tool(ToolBackend(DATA), "GoogleDrive_gdrive_search", '{"query": "x"}',
+                                     share=ToolPool(1, timeout_s=1.0, clock=StepClock(0.1)).share())
+            assert (True, [None]) == (outcome.timed_out, [ref() for ref in built])
+        finally:
+            gc.enable()
+
+    async def test_a_cancelled_run_stops_its_running_tool(self, make_client, monkeypatch):
+        """Cancelling a run (an interrupted sweep) stops its tool at the next checkpoint, long before the tool's
+        limit: when the cancelled scope is left, the tool's thread has left the tool."""
+        entered = asyncio.Event()
+        spinning = Spinning(monkeypatch, on_enter=signal_from_thread(entered))
+        client = make_client("native")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_agent, client, "sim/scripted",
+                                 task_with_script([calls(search("plan")), FINAL]), DATA, PROMPTS)
+                await entered.wait()
+                scope.cancel()
+        assert (True, ["plan"], ["plan"]) == (scope.cancelled_caught, spinning.entered, spinning.exited)
 
     @pytest.mark.parametrize(("time_limit", "max_bytes", "message"), [
         (0, 65536, "tool_timeout_s must be a positive number of seconds, got 0"),
@@ -186,6 +308,114 @@ class TestTimeLimit:
             await run_agent(make_client("native"), "sim/scripted", task_with_script([FINAL]), DATA, PROMPTS,
                             tool_timeout_s=time_limit, tool_result_max_bytes=max_bytes)
         assert message == str(caught.value)
+
+
+class TestWhoseFault:
+    async def test_waiting_for_a_worker_is_an_infrastructure_error(self, make_client, gate, monkeypatch):
+        """With the pool's one worker held by another unit, a call that waits past the pool's wait never runs:
+        its run ends in a retryable ToolWorkerTimeout error naming the tool, with no tool result for the model."""
+        entered, started = asyncio.Event(), []
+        block_drive_search(monkeypatch, gate, started, on_enter=signal_from_thread(entered))
+        client, pool, finished = make_client("native"), ToolPool(1, wait_s=0.01), []
+
+        async def holder() -> None:
+            finished.append(await run_agent(client, "sim/scripted", task_with_script([calls(search("hold")), FINAL]),
+                                            DATA, PROMPTS, key="holder", tool_pool=pool))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(holder)
+            await entered.wait()  # the holder's call runs in the only worker until the gate opens
+            steps = [calls(("Slack_search_messages", {"query": "launch review"})), FINAL]
+            starved = await run_agent(client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="starved",
+                                      tool_pool=pool)
+            gate.set()
+        assert ("error", "ToolWorkerTimeout", True, [], 1) == (
+            starved.stop_reason, starved.error_class, starved.retryable, starved.raw_tool_calls, starved.turns)
+        assert ("Slack.search_messages waited 0.01 s for a tool worker and never ran: all 1 were running other "
+                "units' calls (an infrastructure limit, not the model's doing; a resume runs this unit again)"
+                ) == starved.error
+        assert (["hold"], "final", None) == (started, finished[0].stop_reason, finished[0].error_class)
+
+    async def test_a_slow_tool_is_the_models_business(self, make_client, monkeypatch):
+        """A call stopped by its own limit is a tool result for the model, not an error of the run."""
+        Spinning(monkeypatch)
+        run = await run_agent(make_client("native"), "sim/scripted", task_with_script([calls(search("x")), FINAL]),
+                              DATA, PROMPTS, tool_pool=ToolPool(1, timeout_s=1.0, clock=StepClock(0.5)))
+        assert ("final", None, False, [True]) == (run.stop_reason, run.error_class, run.retryable,
+                                                 [c.timed_out for c in run.raw_tool_calls])
+
+
+PATHOLOGICAL = [
+    ("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree",
+     {"email_addresses": ["asha@q.io"], "start_date": "2026-01-01", "end_date": "9999-12-31", "slot_minutes": 5,
+      "include_weekends": True}),
+    ("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree",
+     {"email_addresses": [f"p{i}@q.io" for i in range(200_000)], "start_date": "2025-08-19"}),
+    ("Slack_search_messages", {"query": " ".join(f"word{i}" for i in range(200_000))}),
+    ("GoogleDrive_gdrive_search", {"query": " ".join(f"word{i}" for i in range(200_000))}),
+    ("GoogleContacts_SearchContactsByName", {"name": " ".join(f"word{i}" for i in range(200_000))}),
+    ("Gmail_SearchThreads", {"query": " ".join(f"word{i}" for i in range(200_000))}),
+    ("Jira_SearchIssuesWithJql", {"jql": " OR ".join(f'text ~ "w{i}"' for i in range(100_000))}),
+]
+
+
+def pathological_data() -> object:
+    """DATA with enough records that every search and JQL has work per query word."""
+    sources = dict(DATA.sources)
+    sources["drive"] = {"files": [{"id": "f1", "name": "plan", "content": "plan " * 50}]}
+    sources["gmail"] = {"threads": [{"id": "t1", "subject": "plan", "messages": [
+        {"from": "asha@q.io", "to": ["x@q.io"], "body": "plan", "date": "2025-08-18T10:00:00+05:30"}]}]}
+    sources["jira"] = {"projects": [], "issues": [{"key": "A-1", "summary": "plan", "description": "plan"}]}
+    return dataclasses.replace(DATA, sources=sources)
+
+
+class TestEveryLongToolStops:
+    @pytest.mark.parametrize(("tool", "arguments"), PATHOLOGICAL, ids=[f"{t}-{i}" for i, (t, _) in
+                                                                        enumerate(PATHOLOGICAL)])
+    async def test_pathological_arguments_are_stopped_at_a_checkpoint(self, tool, arguments):
+        """Arguments that make a tool's work explode (millennia of days, thousands of people or query words,
+        a JQL of 100,000 clauses) are stopped by the limit: 200 checkpoints of a clock that only moves there."""
+        share = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005)).share()
+        outcome = await run_tool(ToolBackend(pathological_data()), tool, orjson.dumps(arguments).decode(),
+                                 share=share)
+        assert (True, "took longer than 1 s and was stopped") == (
+            outcome.timed_out, outcome.result["error"].split(". ")[0].split(" ", 1)[1])
+
+    async def test_a_normal_call_passes_few_checkpoints(self):
+        """The same tools with ordinary arguments finish well inside that budget (no false stops)."""
+        share = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005)).share()
+        backend = ToolBackend(pathological_data())
+        ordinary = [("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree", {"email_addresses": ["asha@q.io"]}),
+                    ("Slack_search_messages", {"query": "launch review"}), ("GoogleDrive_gdrive_search",
+                                                                           {"query": "plan"}),
+                    ("Gmail_SearchThreads", {"query": "plan"}), ("Jira_SearchIssuesWithJql", {"jql": 'text ~ "plan"'})]
+        outcomes = [await run_tool(backend, tool, orjson.dumps(args).decode(), share=share) for tool, args in ordinary]
+        assert [False] * 5 == [o.timed_out for o in outcomes]
+        assert [1, 1] == [len(outcomes[3].result["threads"]), outcomes[4].result["total"]]
+
+
+class TestDirectUse:
+    async def test_run_tool_raises_only_for_the_infrastructure(self, gate, monkeypatch):
+        """``run_tool`` raises ToolWorkerTimeout when its share cannot get a worker, with the tool and the wait."""
+        entered, started = asyncio.Event(), []
+        block_drive_search(monkeypatch, gate, started, on_enter=signal_from_thread(entered))
+        pool, backend = ToolPool(1, wait_s=0.01), ToolBackend(DATA)
+        async with anyio.create_task_group() as group:
+            group.start_soon(functools.partial(run_tool, backend, "GoogleDrive_gdrive_search", '{"query": "hold"}',
+                                               share=pool.share()))
+            await entered.wait()
+            with pytest.raises(ToolWorkerTimeout) as caught:
+                await run_tool(backend, "Slack_search_messages", '{"query": "x"}', share=pool.share())
+            gate.set()
+        assert ("Slack.search_messages", 0.01, True) == (caught.value.tool, caught.value.waited_s,
+                                                         caught.value.retryable)
+
+    def test_tools_called_directly_never_stop(self):
+        """Outside a pool (a direct ``ToolBackend.call``) checkpoints do nothing: the call runs to its end."""
+        result = ToolBackend(DATA).call("GoogleCalendar.FindTimeSlotsWhenEveryoneIsFree",
+                                        {"email_addresses": ["asha@q.io"], "start_date": "2025-08-19",
+                                         "end_date": "2026-08-18"})
+        assert 261 == len(result["slots"])
 
 
 LEDGER = "date,account,amount\n" + "2025-08-01,payouts-settlement,1250.00\n" * 26_000  # about 1 MB, as a Drive file

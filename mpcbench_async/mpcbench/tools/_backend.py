@@ -5,6 +5,9 @@ names use ``_`` where the tool names have ``.``); ``call(name, arguments)``
 runs one and always returns a JSON-able dict: invalid arguments, unknown
 tools and failures come back as ``{"error": "..."}`` so the agent can recover.
 Tools read only the loaded data; nothing the model sends reaches the file system.
+Every loop whose length the arguments control (date ranges, slots, people,
+records × query words, JQL clauses × issues) stops at a ``checkpoint()`` per
+step when the call's time limit passes (``tools._execution``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..._checkpoint import checkpoint
 from ..._text import rank, words
 from ...records import FunctionSchema, ToolSchema
 from .._availability import title_of
@@ -91,6 +95,7 @@ def _bare(channel: Any) -> str:
 
 def _matches_person(value: str, needle: str) -> bool:
     """Whole-word match of a name or e-mail: 'Dan' finds Dan Ray, not Jordan; an address must match fully."""
+    checkpoint()
     wanted = words(needle)
     return bool(wanted) and set(wanted) <= set(words(value))
 
@@ -246,11 +251,16 @@ class ToolBackend:
             pieces = []
             for start, end in slots:
                 while start + length <= end:
+                    checkpoint()
                     pieces.append((start, start + length))
                     start += length
             slots = pieces
-        return [{"start": s.astimezone(self.tz).isoformat(), "end": e.astimezone(self.tz).isoformat(),
-                 "duration_minutes": int((e - s).total_seconds() // 60)} for s, e in slots]
+        listed = []
+        for s, e in slots:
+            checkpoint()
+            listed.append({"start": s.astimezone(self.tz).isoformat(), "end": e.astimezone(self.tz).isoformat(),
+                           "duration_minutes": int((e - s).total_seconds() // 60)})
+        return listed
 
     def _row_view(self, block: Block, who: set[str]) -> dict[str, Any]:
         """A stated-availability or unclear row as the free-slot tool lists it."""
@@ -271,7 +281,8 @@ class ToolBackend:
         known |= {str(c.get("email", "")).lower() for c in self.data.source("contacts").get("contacts") or ()
                   if isinstance(c, dict)}
         emails = [e.strip().lower() for e in args.email_addresses]
-        blocks = [b for b in calendar_blocks(calendar, self.tz) if b.people & set(emails)]
+        wanted = set(emails)
+        blocks = [b for b in calendar_blocks(calendar, self.tz) if b.people & wanted]
         free = common_free_slots([b.interval for b in blocks if b.row.reading.kind != "available"], first, last,
                                  self.tz, start_clock, end_clock,
                                  min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
@@ -287,13 +298,14 @@ class ToolBackend:
         shown = [b for b in blocks if b.row.reading.kind != "busy" and b.interval[1] > lo and b.interval[0] < hi]
         stated = [b for b in shown if b.row.reading.kind == "available"]
         if stated:
-            result["stated_availability"] = [self._row_view(b, set(emails)) for b in stated]
+            result["stated_availability"] = [self._row_view(b, wanted) for b in stated]
             for email in emails:  # the same free time, kept to the windows each person states
+                checkpoint()
                 windows = merge(b.interval for b in stated if email in b.people)
                 free = intersect(free, windows) if windows else free
             result["slots_within_stated_availability"] = self._slot_list(free, args)
         if unclear := [b for b in shown if b.row.reading.kind == "unclear"]:
-            result["unclear_rows"] = [self._row_view(b, set(emails)) for b in unclear]
+            result["unclear_rows"] = [self._row_view(b, wanted) for b in unclear]
         unknown = [e for e in emails if e not in known]
         if unknown:
             result["unknown_emails"] = unknown
@@ -306,6 +318,7 @@ class ToolBackend:
         wanted = args.attendee_email.lower() if args.attendee_email else None
         out = []
         for block in calendar_blocks(self.data.source("calendar"), self.tz):
+            checkpoint()
             row, (start, end) = block.row, block.interval
             if row.owner and row.reading.kind != "available":
                 continue  # busy free/busy slots repeat the events; stated availability exists only there
@@ -345,6 +358,7 @@ class ToolBackend:
         before = resolve_date(args.before, self.now) if args.before else None
 
         def keep(thread: dict[str, Any]) -> bool:
+            checkpoint()
             messages = [m for m in thread.get("messages") or () if isinstance(m, dict)]
             if args.sender and not any(_matches_person(str(m.get("from", "")), args.sender) for m in messages):
                 return False

@@ -5,6 +5,8 @@ zoneinfo), weekends skipped unless asked for, events spanning several days or
 given as all-day dates handled, and an optional minimum slot length. Rows that
 state availability rather than busy time never block time (the rule is in
 ``mpcbench._availability``); rows whose meaning is unclear count as busy.
+The loops a model's date range or people make long stop at a ``checkpoint()``
+per step (the tool's time limit, ``tools._execution``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..._checkpoint import checkpoint
 from .._availability import CalendarRow, calendar_rows
 from .._data import parse_timestamp
 from ._dates import local_datetime
@@ -107,6 +110,7 @@ def merge(intervals: Iterable[Interval]) -> list[Interval]:
     """Union of intervals, sorted, overlapping or touching ones joined."""
     merged: list[Interval] = []
     for start, end in sorted(intervals):
+        checkpoint()
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
@@ -116,7 +120,11 @@ def merge(intervals: Iterable[Interval]) -> list[Interval]:
 
 def intersect(intervals: Iterable[Interval], windows: Sequence[Interval]) -> list[Interval]:
     """The parts of ``intervals`` that lie inside ``windows`` (both sorted and disjoint)."""
-    return [(max(s, ws), min(e, we)) for s, e in intervals for ws, we in windows if max(s, ws) < min(e, we)]
+    parts: list[Interval] = []
+    for s, e in intervals:
+        checkpoint()
+        parts += [(max(s, ws), min(e, we)) for ws, we in windows if max(s, ws) < min(e, we)]
+    return parts
 
 
 def common_free_slots(
@@ -135,6 +143,7 @@ def common_free_slots(
     slots: list[Interval] = []
     day = first_day
     while day <= last_day:
+        checkpoint()
         if include_weekends or day.weekday() < 5:
             window_start = local_datetime(day, workday_start, tz)
             window_end = local_datetime(day, workday_end, tz)

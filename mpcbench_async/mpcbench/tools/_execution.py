@@ -1,43 +1,88 @@
-"""Tool calls off the event loop: a bounded thread pool, a time limit per call, a size cap per result.
+"""Tool calls off the event loop: each unit's own share of workers, a time limit that stops the call, a size cap.
 
-Tools are plain CPU-bound Python over in-memory data, and a pathological query (a free-slot search over
-years, a search matching every message) can take seconds and build megabytes. ``run_tool`` runs one call
-in a thread of a ``ToolPool`` so the event loop — every other unit, limiter and timeout — keeps going,
-and stops waiting after ``timeout_s``: the model gets ``{"error": "... took longer than N s; ..."}`` and
-the run continues. A Python thread cannot be killed, so a call past its limit finishes in the background
-and its result is dropped; it keeps its pool thread until then, which is how the pool's size bounds the
-number of such threads (a call still queued when its limit passes never starts). A result larger than
-``max_bytes`` of JSON is cut to fit by ``cap_result``, stays valid JSON and says so to the model.
+Tools are plain CPU-bound Python over in-memory data, and a pathological query (a free-slot search over two
+thousand years, a search matching every message) can run for minutes and build megabytes. Three rules keep
+one unit's tool calls from touching any other unit's results.
 
-The pool waits through ``asyncio`` (the package runs on asyncio: its HTTP transport is aiohttp).
+**Each unit has its own share of workers.** An agent run takes a ``ToolShare`` of the ``ToolPool`` for
+itself (``pool.share()``): at most ``per_unit`` of its calls run at once, and the others wait behind them —
+behind the unit's own calls only. A running call also holds one of the pool's ``workers``, the bound on tool
+threads running at once (per event loop, every unit's calls together). One unit therefore holds at most
+``per_unit`` workers and can never take the pool; another unit's call waits for a worker only while
+``workers / per_unit`` units all run calls at the same moment. The price falls on the unit itself: a reply
+whose n calls all run to the limit takes ceil(n / per_unit) limits. Threads share the interpreter lock, so
+running calls slow the rest of the process (never more than their limits allow) but change no result.
+
+**A call past its time limit is stopped, not abandoned.** Python cannot kill a thread, so the tools stop
+themselves: every loop whose length the model's arguments control — the days of a date range, the slots cut
+from free time, the people of a free-slot search, records × query words in ranked search, issues × clauses
+in JQL, the parts of a result being cut to size — calls ``checkpoint()`` (``mpcbench_async._checkpoint``)
+once per step. The check this module installs in the worker raises when the call has run ``timeout_s``
+(counted from when it started running, not while it queued) or when its unit was cancelled
+(``anyio.from_thread.check_cancelled``: an interrupted sweep does not wait a tool out). The call unwinds at
+that step and frees its worker at once; no thread outlives its call, so a sweep exits as soon as its summary
+is written, and a timed-out call never keeps a worker from another unit.
+
+Why cooperative checks rather than a process pool, which could kill a worker outright: the tools read one
+scenario's data in memory and a sweep serves many scenarios; worker processes would need each scenario's
+data shipped to them (pickled per call, or cached per process and lost with every killed worker), a
+respawn after each kill, start-up time per sweep, and a copy of the data per process; tests and users
+that replace a tool in-process would silently stop reaching it. A checkpoint costs a context-variable read
+and a clock read (about 0.4 µs in a worker on the 2-core bench machine; a normal call passes a few hundred).
+Its limit: one C-level operation cannot be interrupted mid-way (a regular expression over one long text,
+encoding one result), so every such operation in a tool must be bounded by the size of the scenario's data
+or of the arguments — never repeated by a loop without a checkpoint. ``tests/mpcbench/test_tool_execution.py``
+drives each long tool with pathological arguments on a clock that advances per checkpoint and requires it to
+stop; a new loop in a tool needs its checkpoint. A stopped call's partial results are freed as it unwinds.
+
+**Whose fault a timeout is, is explicit.** A call that runs past ``timeout_s`` is the model's doing (its
+arguments asked for too much): the model receives ``{"error": "... took longer than N s ..."}``, the run goes
+on, and the logged call says ``timed_out``. A call that waits longer than the pool's ``wait_s`` for a worker
+never ran — every worker was busy with other units' calls: ``run_tool`` raises ``ToolWorkerTimeout``, an
+infrastructure error (``retryable``), so the agent run ends in an error record that a resume runs again and
+that pass^k leaves out, as for a rate limit — never a score against the model.
+
+A result larger than ``max_bytes`` of JSON is cut to fit by ``cap_result``, stays valid JSON and says so to
+the model.
 """
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
 import msgspec
 import orjson
 
+from ..._checkpoint import checked, checkpoint
+from ..._exceptions import ToolWorkerTimeout
 from ._backend import ToolBackend, tool_name
 
-__all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_THREADS", "TOOL_TIMEOUT_S", "ToolOutcome", "ToolPool", "cap_result",
-           "default_tool_pool", "run_tool"]
+__all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
+           "ToolOutcome", "ToolPool", "ToolShare", "ToolTimeLimit", "cap_result", "default_tool_pool", "run_tool"]
 
 T = TypeVar("T")
 
 TOOL_TIMEOUT_S = 30.0
-"""Default time limit of one tool call, seconds (a normal call takes milliseconds)."""
+"""Default time limit of one tool call while it runs, seconds (a normal call takes milliseconds)."""
 TOOL_RESULT_MAX_BYTES = 64 * 1024
 """Default cap on one tool result, bytes of JSON as the model receives it."""
 MIN_RESULT_MAX_BYTES = 1024
 """The smallest cap accepted: below it the truncation marker itself would not fit."""
-TOOL_THREADS = 8
-"""Default size of the process-wide tool pool: tool calls running (or abandoned and still running) at once."""
+TOOL_WORKERS = 16
+"""Default bound on tool calls running at once, every unit's together (per event loop)."""
+TOOL_WORKERS_PER_UNIT = 2
+"""Default share of one unit (one agent run): its calls running at once; the calls of one reply beyond it wait."""
+TOOL_WORKER_WAIT_S = 60.0
+"""Default longest wait of a call for a pool worker before it fails as an infrastructure error. Every running
+call ends within its time limit, so a worker comes free at least that often."""
+CANCEL_EVERY = 32
+"""A running call looks whether its unit was cancelled at every this many checkpoints (the clock at each)."""
 MARKER_RESERVE = 200
 """Bytes kept free for the truncation marker on the first fitting attempt (a longer note takes the rest
 from the content on the next)."""
@@ -61,35 +106,112 @@ class ToolOutcome(msgspec.Struct, kw_only=True, frozen=True):
     timed_out: bool = False
 
 
-class ToolPool:
-    """At most ``threads`` tool calls run at once, each in a worker thread; the others wait in a queue.
+class ToolTimeLimit(BaseException):  # noqa: N818 — a stop signal, like KeyboardInterrupt, not an error
+    """Raised at a checkpoint of a call that ran past its time limit.
 
-    A call that outlives its time limit keeps its thread until it finishes (threads cannot be killed),
-    so abandoned calls count against the same bound and can never pile up without limit.
+    A ``BaseException``, so a tool's own ``except Exception`` (which turns failures into error results) lets it
+    through; ``ToolShare.run`` turns it into ``TimeoutError`` for its caller.
     """
 
-    def __init__(self, threads: int = TOOL_THREADS) -> None:
-        if threads < 1:
-            raise ValueError(f"a tool pool needs at least 1 thread, got {threads}")
-        self.threads = threads
-        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="mpcbench-tool")
 
-    async def run(self, fn: Callable[[], T], *, timeout_s: float) -> T:
-        """``fn()`` in a pool thread; ``TimeoutError`` after ``timeout_s`` (the thread's result is then dropped)."""
-        with anyio.fail_after(timeout_s):
-            # Cancelling the awaited future cancels the pool's future: a call still queued never starts.
-            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float]) -> T:
+    """``fn()`` in this worker thread, stopped at its next checkpoint once ``timeout_s`` has passed on ``clock``
+    or its unit has been cancelled (looked at every ``CANCEL_EVERY`` checkpoints: it costs more than the clock)."""
+    deadline = clock() + timeout_s
+    countdown = CANCEL_EVERY
 
-    def close(self, *, wait: bool = False) -> None:
-        """Drop queued calls and free the threads as their calls finish (``wait`` blocks until they have)."""
-        self._executor.shutdown(wait=wait, cancel_futures=True)
+    def check() -> None:
+        nonlocal countdown
+        if clock() > deadline:
+            raise ToolTimeLimit
+        countdown -= 1
+        if not countdown:
+            countdown = CANCEL_EVERY
+            anyio.from_thread.check_cancelled()
+
+    try:
+        with checked(check):
+            return fn()
+    except ToolTimeLimit:
+        pass
+    # Raised outside the handler, so the stop's traceback — the stopped frames and the partial results they
+    # hold, megabytes for a pathological call — is freed now, not kept as this error's context until a GC.
+    raise TimeoutError(f"stopped after {timeout_s:g} s")
+
+
+class ToolPool:
+    """Where tool calls run: ``workers`` at once in all (per event loop), ``per_unit`` of them per unit's share.
+
+    ``timeout_s`` is the default time limit of a call while it runs, ``wait_s`` the longest wait for a worker
+    (past it the call fails with ``ToolWorkerTimeout``), ``clock`` the time the limit is measured on (called in
+    the worker thread; tests give one that advances per checkpoint). Nothing to close: the worker threads are
+    anyio's, each call ends within its limit, and idle threads stop with the event loop.
+    """
+
+    def __init__(self, workers: int = TOOL_WORKERS, *, per_unit: int = TOOL_WORKERS_PER_UNIT,
+                 timeout_s: float = TOOL_TIMEOUT_S, wait_s: float = TOOL_WORKER_WAIT_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if workers < 1 or per_unit < 1:
+            raise ValueError(f"a tool pool needs at least 1 worker and 1 per unit, got {workers} and {per_unit}")
+        if not (timeout_s > 0 and wait_s > 0):
+            raise ValueError(f"a tool pool's timeout_s and wait_s must be positive, got {timeout_s} and {wait_s}")
+        self.workers, self.per_unit, self.timeout_s, self.wait_s = workers, min(per_unit, workers), timeout_s, wait_s
+        self.clock = clock
+        self._limiters: anyio.lowlevel.RunVar[tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]] = (
+            anyio.lowlevel.RunVar(f"mpcbench_tool_workers_{id(self)}"))
+
+    def share(self) -> ToolShare:
+        """A new unit's share of this pool (one per agent run)."""
+        return ToolShare(self)
+
+    def _loop_limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
+        """This event loop's bound on running calls, and an unbounded limiter for anyio's thread hand-off."""
+        try:
+            return self._limiters.get()
+        except LookupError:
+            limiters = (anyio.CapacityLimiter(self.workers), anyio.CapacityLimiter(float("inf")))
+            self._limiters.set(limiters)
+            return limiters
+
+
+class ToolShare:
+    """One unit's share of a ``ToolPool``: at most ``pool.per_unit`` of its calls run at once."""
+
+    def __init__(self, pool: ToolPool) -> None:
+        self.pool = pool
+        self._own = anyio.CapacityLimiter(pool.per_unit)
+
+    async def run(self, fn: Callable[[], T], *, timeout_s: float | None = None, tool: str = "") -> T:
+        """``fn()`` in a worker thread, stopped at a checkpoint after ``timeout_s`` (the pool's by default).
+
+        Raises ``TimeoutError`` when ``fn`` ran past its limit (it was stopped), ``ToolWorkerTimeout`` when no
+        pool worker came free within the pool's ``wait_s`` (``fn`` never started). Waiting behind the unit's
+        own calls has no limit: each of them ends within its own.
+        """
+        pool = self.pool
+        limit = pool.timeout_s if timeout_s is None else timeout_s
+        workers, handoff = pool._loop_limiters()
+        async with self._own:
+            try:
+                with anyio.fail_after(pool.wait_s):
+                    await workers.acquire()
+            except TimeoutError:
+                what = tool or "a tool call"
+                raise ToolWorkerTimeout(
+                    f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
+                    "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
+                    "this unit again)", tool=tool, waited_s=pool.wait_s) from None
+            try:
+                return await anyio.to_thread.run_sync(_limited, fn, limit, pool.clock, limiter=handoff)
+            finally:
+                workers.release()
 
 
 _default_pool: ToolPool | None = None
 
 
 def default_tool_pool() -> ToolPool:
-    """The process-wide pool every agent run shares unless given its own (one bound for the whole process)."""
+    """The process-wide pool every agent run shares unless given its own (its bound holds per event loop)."""
     global _default_pool
     if _default_pool is None:
         _default_pool = ToolPool()
@@ -112,6 +234,7 @@ def _fit_text(text: str, budget: int, path: str, cuts: list[str]) -> str | None:
         return None
     lo, hi = 0, len(text)
     while lo < hi:  # binary search on the number of characters kept
+        checkpoint()
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if _size(text[:mid]) <= budget else (lo, mid - 1)
     cuts.append(_cut(path, f"{lo:,} of {len(text):,} characters"))
@@ -126,6 +249,7 @@ def _fit_list(items: list[Any], budget: int, path: str, cuts: list[str]) -> list
     noted = len(cuts)  # this list's own cut is named before any inside its last item
     used = 2  # the brackets
     for index, item in enumerate(items):
+        checkpoint()
         comma = 1 if kept else 0
         size = _size(item)
         if used + comma + size <= budget:
@@ -150,6 +274,7 @@ def _fit_dict(doc: dict[str, Any], budget: int, path: str, cuts: list[str]) -> d
     room = budget - 1  # 2 for the braces, less the comma the first entry counts but does not have
     fitted: dict[str, Any] = {}
     for left, (overhead, size, key) in zip(range(len(entries), 0, -1), entries, strict=True):
+        checkpoint()
         share = room // left
         if overhead + size <= share:
             fitted[key], room = doc[key], room - overhead - size
@@ -198,7 +323,7 @@ def cap_result(result: dict[str, Any], max_bytes: int) -> dict[str, Any]:
 
 
 def _capped(result: dict[str, Any], max_bytes: int) -> ToolOutcome:
-    """The outcome of a finished call, its result cut to ``max_bytes`` when larger (run in the pool thread)."""
+    """The outcome of a finished call, its result cut to ``max_bytes`` when larger (run in the worker thread)."""
     encoded = orjson.dumps(result)
     if len(encoded) <= max_bytes:
         return ToolOutcome(result=result, content=encoded.decode(), result_bytes=len(encoded))
@@ -213,7 +338,7 @@ def _error(message: str, *, timed_out: bool = False) -> ToolOutcome:
 
 
 def _call(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, max_bytes: int) -> ToolOutcome:
-    """Run the tool and size its result (in the pool thread: both can be heavy)."""
+    """Run the tool and size its result (in the worker thread: both can be heavy, both stop at checkpoints)."""
     result = backend.call(name, arguments)
     try:
         return _capped(result, max_bytes)
@@ -222,12 +347,17 @@ def _call(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | Non
                       "narrow the query or use another tool")
 
 
-async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, *, pool: ToolPool,
-                   timeout_s: float, max_bytes: int) -> ToolOutcome:
-    """One tool call in ``pool``, bounded by ``timeout_s`` and ``max_bytes``; never raises for the tool's sake."""
+async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, *, share: ToolShare,
+                   timeout_s: float | None = None, max_bytes: int = TOOL_RESULT_MAX_BYTES) -> ToolOutcome:
+    """One tool call in ``share``, stopped after ``timeout_s`` (the pool's by default), its result capped.
+
+    Whatever the tool does — fails, runs past its limit, builds too much — comes back as the outcome the model
+    receives; only ``ToolWorkerTimeout`` is raised: no worker came free, which is not the model's doing.
+    """
+    limit = share.pool.timeout_s if timeout_s is None else timeout_s
     try:
-        return await pool.run(lambda: _call(backend, name, arguments, max_bytes), timeout_s=timeout_s)
+        return await share.run(lambda: _call(backend, name, arguments, max_bytes), timeout_s=limit,
+                               tool=tool_name(name))
     except TimeoutError:
-        return _error(f"{tool_name(name)} took longer than {timeout_s:g} s; its result was dropped. Narrow the "
-                      "query (a shorter date range, fewer people, a more specific search) and try again",
-                      timed_out=True)
+        return _error(f"{tool_name(name)} took longer than {limit:g} s and was stopped. Narrow the query (a "
+                      "shorter date range, fewer people, a more specific search) and try again", timed_out=True)

@@ -19,6 +19,10 @@ subset, wherever it stands (under ``NOT``, beside ``OR``, in parentheses, in
 ``ORDER BY``) — is not silently dropped: the clause is left unapplied and
 named, as written, in the result's ``unsupported_clauses`` so the model knows
 its filter did not run.
+
+Reading the query stops at a ``checkpoint()`` per token, running it at one per
+issue and per clause tested, and ordering at one per ``ORDER BY`` field: a long
+query over many issues is stopped by the tool's time limit (``tools._execution``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
+from ..._checkpoint import checkpoint
 from ..._text import words
 from .._data import parse_timestamp
 
@@ -69,6 +74,7 @@ def _tokens(jql: str) -> list[tuple[str, str, int, int]]:
     """(kind, value, start, end) for each token; positions let clauses be reported as written."""
     out, pos = [], 0
     while pos < len(jql):
+        checkpoint()
         if jql[pos:].strip() == "":
             break
         match = _TOKEN.match(jql, pos)
@@ -255,6 +261,7 @@ class _Parser:
             wanted |= {alias for w in wanted for alias in self.ctx.projects.get(w, ())}
         if op in ("=", "!=", "in", "not in"):
             def equal(issue: dict[str, Any]) -> bool:
+                checkpoint()
                 return any(v.lower() in wanted for v in _field_values(issue, name))
 
             return equal if op in ("=", "in") else (lambda issue: not equal(issue))
@@ -262,9 +269,13 @@ class _Parser:
             terms = words(values[0].text)
 
             def contains(issue: dict[str, Any]) -> bool:
+                checkpoint()
                 vocabulary = set(words(" ".join(_field_values(issue, name))))
-                return bool(terms) and all(t in vocabulary or any(w.startswith(t) for w in vocabulary)
-                                           for t in terms)
+                for term in terms:
+                    checkpoint()
+                    if term not in vocabulary and not any(w.startswith(term) for w in vocabulary):
+                        return False
+                return bool(terms)
 
             return contains if op == "~" else (lambda issue: not contains(issue))
         return None
@@ -294,6 +305,7 @@ class _Parser:
                    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}[op]
 
         def on_date(issue: dict[str, Any]) -> bool:
+            checkpoint()
             stamp = parse_timestamp(issue.get(name), tz)
             return stamp is not None and compare(stamp, bound)
 
@@ -384,8 +396,13 @@ class JqlQuery:
     unsupported: list[str]
 
     def run(self, issues: list[dict[str, Any]], tz: tzinfo) -> list[dict[str, Any]]:
-        selected = [issue for issue in issues if isinstance(issue, dict) and self.predicate(issue)]
+        selected = []
+        for issue in issues:
+            checkpoint()
+            if isinstance(issue, dict) and self.predicate(issue):
+                selected.append(issue)
         for name, descending in reversed(self.order_by):
+            checkpoint()
             if name in DATE_FIELDS:
                 epoch = datetime.min.replace(tzinfo=tz)
                 selected.sort(key=lambda i: parse_timestamp(i.get(name), tz) or epoch, reverse=descending)
