@@ -28,6 +28,7 @@ import orjson
 
 from .._exceptions import LLMError
 from .._prompts import PromptConfig
+from .._redact import mask_secrets, mask_value
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
 from ..records import Message, ToolCall, Usage, add_cost
@@ -124,6 +125,14 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     return answer, rationale, "json"
 
 
+def _masked(outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome`` with registered secrets masked in what the model receives and the run log keeps (a tool
+    may quote its arguments or its data)."""
+    content = mask_secrets(outcome.content)
+    if content is outcome.content:
+        return outcome
+    return msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
+
 async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, pool: ToolPool, timeout_s: float,
                      max_bytes: int) -> list[ToolOutcome]:
     """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls."""
@@ -208,7 +217,8 @@ async def run_agent(
         t1 = time.perf_counter()
         outcomes = await _run_tools(backend, result.tool_calls, pool=pool, timeout_s=tool_timeout_s,
                                     max_bytes=tool_result_max_bytes)
-        for call, outcome in zip(result.tool_calls, outcomes, strict=True):
+        for call, tool_outcome in zip(result.tool_calls, outcomes, strict=True):
+            outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
             arguments = _arguments(call.function.arguments)
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")
