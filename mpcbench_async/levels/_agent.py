@@ -32,6 +32,7 @@ import msgspec
 
 from .._exceptions import LLMError
 from .._prompts import PromptConfig
+from .._redact import mask_secrets
 from ..records import ChatResult, FunctionSchema, Message, ToolSchema, Usage, add_cost
 from ._answer import AnswerError, parse_answer
 from ._tools import LevelTools, ToolOptions, tool_schemas
@@ -125,7 +126,7 @@ async def run_levels_agent(reply: ReplySource, world: dict[str, Any], instance: 
         trace.append(_assistant(result))
         if result.tool_calls:
             for call in result.tool_calls:
-                content = tools.call(call.function.name, call.function.arguments)
+                content = mask_secrets(tools.call(call.function.name, call.function.arguments))
                 messages.append(Message(role="tool", tool_call_id=call.id, content=content))
                 trace.append({"role": "tool", "tool_call_id": call.id, "content": content})
             continue

@@ -49,7 +49,7 @@ from .._exceptions import (
     RateLimitError,
     TransientLLMError,
 )
-from .._redact import register_secret, register_secret_headers
+from .._redact import register_secret, register_secret_headers, register_secret_url
 from ..records import CallIntent, ChatResult, LLMCallRecord, Message, ToolSchema, Usage
 from ..runtime import Clock, Deadline, Limiter, LimitSettings, ModelLimiter, MonotonicClock, retrying
 from ._breaker import CircuitBreaker
@@ -235,6 +235,7 @@ class LLMClient:
                     )
                 register_secret(api_key)  # from now on masked in every error text and log line
         register_secret_headers(settings.headers)
+        register_secret_url(base_url)  # a key in the URL (``?key=…``) is masked in any shape too
         assert base_url is not None
         return Endpoint(model=name, api_model=settings.model or name, base_url=base_url, api_key=api_key,
                         headers=settings.headers, connect_s=settings.timeouts.connect_s,

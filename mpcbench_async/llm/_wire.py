@@ -22,6 +22,7 @@ from .._exceptions import (
     RateLimitError,
     ServerError,
 )
+from .._redact import mask_secrets
 from ..records import ChatResult, FunctionCall, ToolCall, Usage
 from ..runtime import retry_after_from_headers
 
@@ -43,9 +44,19 @@ class _WireToolCall(msgspec.Struct):
 
 
 class _WireMessage(msgspec.Struct):
+    """A reply's message; registered secrets in its content and tool-call arguments are masked as it is made
+    (decoded, converted or assembled from a stream), before a cache, a call store or a record sees it."""
+
     role: str = "assistant"
     content: str | None = None
     tool_calls: list[_WireToolCall] | None = None
+
+    def __post_init__(self) -> None:
+        if self.content:
+            self.content = mask_secrets(self.content)
+        for call in self.tool_calls or ():
+            if call.function.arguments:
+                call.function.arguments = mask_secrets(call.function.arguments)
 
 
 class _WireChoice(msgspec.Struct):

@@ -33,6 +33,7 @@ import orjson
 
 from .._exceptions import LLMError, ToolWorkerTimeout
 from .._prompts import PromptConfig
+from .._redact import mask_secrets, mask_value
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
 from ..records import Message, ToolCall, Usage, add_cost
@@ -127,6 +128,15 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     rationale = doc.get("rationale", "")
     rationale = rationale if isinstance(rationale, str) else orjson.dumps(rationale).decode()
     return answer, rationale, "json"
+
+
+def _masked(outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome`` with registered secrets masked in what the model receives and the run log keeps (a tool
+    may quote its arguments or its data)."""
+    content = mask_secrets(outcome.content)
+    if content is outcome.content:
+        return outcome
+    return msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
 
 
 async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: ToolShare, timeout_s: float | None,
@@ -228,7 +238,8 @@ async def run_agent(
             stop, error, failure = "error", str(exc), exc
             tools_s += time.perf_counter() - t1
             break
-        for call, outcome in zip(result.tool_calls, outcomes, strict=True):
+        for call, tool_outcome in zip(result.tool_calls, outcomes, strict=True):
+            outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
             arguments = _arguments(call.function.arguments)
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")

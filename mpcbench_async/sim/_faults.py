@@ -47,6 +47,9 @@ a second's worth earns 429s although the minute's budget is not spent).
 ``echo_auth=true`` makes every error body quote the request's credentials
 (the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
 some proxies do: tests use it to prove that no key reaches a record or a log.
+``echo_shapes=true`` adds the key in eleven shapes (prefix-less, a substring,
+split, percent-encoded, base64 at three alignments, base64url: ``_leaks``) and
+``quote_key=true`` makes every 200 reply's content quote the key in those shapes.
 """
 
 from __future__ import annotations
@@ -100,6 +103,8 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     retry_after: str | None = None
     hang_s: float = 300.0
     echo_auth: bool = False
+    echo_shapes: bool = False
+    quote_key: bool = False
     tokenizer: Literal["bytes", "words"] = "bytes"
     tokens_per_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     output_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None

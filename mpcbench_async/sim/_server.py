@@ -16,7 +16,7 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -24,6 +24,7 @@ import orjson
 from aiohttp import web
 
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
+from ._leaks import echoed_credentials, echoed_shapes, quoted_key
 from ._policies import Reply
 from ._registry import get_policy, policy_names
 from ._stream import fixed_length, stream_events, write_stream
@@ -106,13 +107,6 @@ def _prompt_tokens(raw: bytes, tokenizer: str) -> int:
 
 def _error_body(message: str, kind: str, code: str | None = None) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
-
-
-def _echoed_credentials(headers: Mapping[str, str]) -> str:
-    """What a careless proxy quotes back (``echo_auth``): the credential headers and the bare key."""
-    sent = {name: headers[name] for name in ("Authorization", "api-key", "x-api-key") if name in headers}
-    key = headers.get("api-key") or headers.get("x-api-key") or headers.get("Authorization", "").partition(" ")[2]
-    return f" (request headers: {orjson.dumps(sent).decode()}; key {key})"
 
 
 _ERROR_TEXT: dict[str, tuple[str, str]] = {
@@ -290,6 +284,8 @@ class SimServer:
                                                   "server_error"))
         if spec.output_tokens is not None:
             reply = msgspec.structs.replace(reply, content=fixed_length(reply.content, spec.output_tokens))
+        if spec.quote_key:
+            reply = msgspec.structs.replace(reply, content=quoted_key(reply.content, request.headers))
         completion = self._completion(model_name, reply, prompt_tokens, key)
         if fault is not None:
             self._count(self.stats.faults, fault)
@@ -369,7 +365,9 @@ class SimServer:
         if fault in _ERROR_TEXT:
             kind, text = _ERROR_TEXT[fault]
             if spec.echo_auth:
-                text += _echoed_credentials(request.headers)
+                text += echoed_credentials(request.headers)
+            if spec.echo_shapes:
+                text += echoed_shapes(request.headers)
             headers: dict[str, str] = {}
             if fault in ("429", "503"):
                 if spec.retry_after_ms is not None:
