@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         RateLimitError,
         RecordDecodeError,
         ReplayMissError,
+        ReplyStoreError,
         ServerError,
         TransientLLMError,
     )
@@ -69,6 +70,7 @@ __all__ = [
     "RateLimitError",
     "RecordDecodeError",
     "ReplayMissError",
+    "ReplyStoreError",
     "ResumeIndex",
     "RetryPolicy",
     "Runner",

@@ -21,7 +21,11 @@ hits, store misses; counts hits), ``off``. SQLite in WAL mode allows concurrent
 readers beside one writer; every statement runs in a worker thread (one at a time
 per cache, on one connection) so the event loop never waits on the disk or a lock.
 A file that is not a cache, or stays locked longer than ``timeout_s``, is a
-``CacheError`` naming the file and what to do.
+``CacheError`` naming the file and what to do when the cache is opened or managed
+(``open``, ``stats``, ``prune``: a user error). During a call (``get``, ``put``) the
+same failure, or a damaged stored reply, is a ``ReplyStoreError``: retryable, since
+it is the file's failure and not the unit's result, so once the cache is deleted or
+repaired a plain rerun runs those units again.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import anyio.to_thread
 import msgspec
 import orjson
 
-from .._exceptions import InputError
+from .._exceptions import InputError, ReplyStoreError
 from ._wire import WireCompletion
 
 __all__ = ["CACHE_FILE", "CACHE_MODES", "DEFAULT_CACHE_DIR", "CacheError", "CacheMode", "CacheStats",
@@ -174,7 +178,11 @@ class ResponseCache:
                              "cache file") from exc
 
     async def _in_thread(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await anyio.to_thread.run_sync(self._run, action, limiter=self._serial)
+        """Run ``action`` in a worker thread, for a call: the cache failing it is a (retryable) ``ReplyStoreError``."""
+        try:
+            return await anyio.to_thread.run_sync(self._run, action, limiter=self._serial)
+        except CacheError as exc:
+            raise ReplyStoreError(str(exc)) from exc
 
     # -- the client's side -----------------------------------------------------
     async def get(self, digest: str) -> WireCompletion | None:
@@ -195,8 +203,8 @@ class ResponseCache:
         try:
             return _decode(blob)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise CacheError(f"{self.path}: the stored reply {digest} is damaged ({exc}); delete the cache file "
-                             "or prune it") from exc
+            raise ReplyStoreError(f"{self.path}: the stored reply {digest} is damaged ({exc}); delete the cache "
+                                  "file or prune it, then rerun") from exc
 
     async def put(self, digest: str, model: str, response: WireCompletion) -> None:
         """Store the reply to the request ``digest`` of ``model`` (replacing an older one) unless read-only."""

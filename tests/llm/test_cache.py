@@ -8,7 +8,7 @@ import anyio
 import msgspec
 import pytest
 
-from mpcbench_async import LLMCallRecord, Message, ModelConfig
+from mpcbench_async import LLMCallRecord, Message, ModelConfig, ReplyStoreError
 from mpcbench_async.llm import CacheError, ResponseCache, cache_digest, cache_path, cache_scope
 from mpcbench_async.records import FunctionSchema, ToolSchema
 
@@ -116,8 +116,9 @@ class TestModes:
         path = tmp_path / "c.sqlite3"
         client = make_client("native")
         client.cache = ResponseCache(path, mode="read")
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: no response cache here (mode 'read' only reads an existing cache; fill one with mode "
                 "'readwrite' or 'write')") == str(caught.value)
         filler = make_client("native")
@@ -186,8 +187,9 @@ class TestBrokenFiles:
         path.write_bytes(b"this is not sqlite" * 100)
         client = make_client("native")
         client.cache = ResponseCache(path)
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: not a usable response cache (file is not a database); delete it or pass another cache "
                 "file") == str(caught.value)
 
@@ -197,8 +199,9 @@ class TestBrokenFiles:
             conn.execute("CREATE TABLE notes (text TEXT)")
         client = make_client("native")
         client.cache = ResponseCache(path)
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: not a response cache of this version (schema 0, tables ['notes']); pass another cache "
                 "file or delete this one") == str(caught.value)
 
@@ -212,7 +215,7 @@ class TestBrokenFiles:
         try:
             client = make_client("native")
             client.cache = ResponseCache(path, timeout_s=0.05)
-            with pytest.raises(CacheError) as caught:
+            with pytest.raises(ReplyStoreError) as caught:
                 await client.chat("sim/echo", user("x"))
         finally:
             holder.execute("ROLLBACK")
