@@ -8,8 +8,12 @@ time. A hit answers without any HTTP call; the client marks its call record
 The key (``cache_digest``) hashes the endpoint, the request body as canonical
 JSON (the API model, messages, tools and every param, ``seed`` included; the
 reply-neutral ``user``, ``metadata``, ``store`` and ``service_tier`` left out, as
-in the call store) and the caller's extra key fields — the trial index, so trials
-of one unit stay independent samples::
+in the call store), the model's configured ``headers`` (an ``OpenAI-Organization``,
+an ``anthropic-version`` or a routing header can change the reply; names
+case-insensitive; a credential header — ``Authorization``, ``api-key``, … — by the
+SHA-256 of its value, never in clear; none configured leaves the key as it was
+before headers counted) and the caller's extra key fields — the trial index, so
+trials of one unit stay independent samples::
 
     with cache_scope(trial=2):        # around a unit: every call inside it
         await run_unit(...)
@@ -46,6 +50,7 @@ import msgspec
 import orjson
 
 from .._exceptions import InputError, ReplyStoreError
+from .._redact import is_secret_name
 from ._wire import WireCompletion
 
 __all__ = ["CACHE_FILE", "CACHE_MODES", "DEFAULT_CACHE_DIR", "CacheError", "CacheMode", "CacheStats",
@@ -97,11 +102,22 @@ def cache_scope(**extra: Any) -> Iterator[None]:
         _scope.reset(token)
 
 
-def cache_digest(endpoint: str, body: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> str:
-    """The cache key: sha256 over the endpoint, the reply-determining request body and the scope's key fields."""
-    key = {"endpoint": endpoint, "request": {k: v for k, v in body.items() if k not in _NOT_HASHED},
-           "extra": {**_scope.get(), **(extra or {})}}
+def cache_digest(endpoint: str, body: Mapping[str, Any], extra: Mapping[str, Any] | None = None, *,
+                 headers: Mapping[str, str] | None = None) -> str:
+    """The cache key: sha256 over the endpoint, the reply-determining request body, the configured ``headers``
+    (credential values hashed) and the scope's key fields."""
+    key: dict[str, Any] = {"endpoint": endpoint, "request": {k: v for k, v in body.items() if k not in _NOT_HASHED},
+                           "extra": {**_scope.get(), **(extra or {})}}
+    if headers:  # absent when none are configured: the keys of caches filled before headers counted still hit
+        key["headers"] = {name.lower(): _header_value(name, value) for name, value in headers.items()}
     return hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+
+
+def _header_value(name: str, value: str) -> str:
+    """A header's value as the key holds it: a credential (or cookie) only as its SHA-256."""
+    if is_secret_name(name) or "cookie" in name.lower():
+        return "sha256:" + hashlib.sha256(value.encode()).hexdigest()
+    return value
 
 
 class ModelCacheStats(msgspec.Struct, kw_only=True):

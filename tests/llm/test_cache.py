@@ -102,6 +102,37 @@ class TestHits:
         assert [True, False] * 3 == await sweep("Judge strictly, citing the rubric.")
         assert 9 == sim.stats.total_received
 
+    async def test_configured_headers_that_change_the_reply_miss(self, sim, make_client, tmp_path):
+        """Clients that differ only in a configured header (an organization, an API version, a routing header) do not
+        share entries; header names are case-insensitive; a secret header counts by its hash, never in clear."""
+        path = tmp_path / "c.sqlite3"
+
+        async def call(headers: dict[str, str]) -> bool:
+            records: list[LLMCallRecord] = []
+            client = make_client("native", ModelConfig.from_dict({"models": {"sim/echo": {"headers": headers}}}),
+                                 records)
+            client.cache = ResponseCache(path)
+            await client.chat("sim/echo", user("x"))
+            return records[0].cached
+
+        secret_a, secret_b = "Bearer cachetest" + "a" * 24, "Bearer cachetest" + "b" * 24
+        assert [False, False, True, False, False, True, False, False, True] == [
+            await call({}), await call({"OpenAI-Organization": "org-a"}), await call({"openai-organization": "org-a"}),
+            await call({"OpenAI-Organization": "org-b"}), await call({"anthropic-version": "2023-06-01"}),
+            await call({"Anthropic-Version": "2023-06-01"}), await call({"X-Route": "eu"}),
+            await call({"Authorization": secret_a}), await call({"Authorization": secret_a})]
+        assert [False, True] == [await call({"Authorization": secret_b}), await call({})]
+        assert 7 == sim.stats.total_received
+        stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+        assert b"cachetest" not in stored and b"org-a" not in stored
+
+    def test_no_configured_headers_keep_the_keys_caches_were_filled_with(self):
+        """A model without configured headers keeps the key of earlier versions: existing caches still hit."""
+        body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": 1}
+        pinned = "d736cd6686f59ea88dbfb2bcefaa060761627b6b937ec2cc7b6b585dd84ff57f"
+        assert pinned == cache_digest("sim://", body) == cache_digest("sim://", body, headers={})
+        assert pinned != cache_digest("sim://", body, headers={"OpenAI-Organization": "org-a"})
+
     def test_the_key_hashes_endpoint_body_and_scope(self):
         """The digest is stable for equal inputs and differs with the endpoint or an extra field."""
         body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": 1}
