@@ -24,6 +24,7 @@ stored in records and reports and printed::
     │   │   ├── HTMLReplyError      an HTML page answered where the JSON API should be
     │   │   └── ReplayMissError     the replay store holds no reply for this request
     │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
+    │   ├── ReplyStoreError         the response cache or replay store failed the call (damaged, locked)
     │   ├── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     │   └── LedgerError             a request's intent could not be written to the call ledger: not sent
     ├── ToolWorkerTimeout           no tool worker came free in time (other units' calls held them all)
@@ -52,6 +53,7 @@ __all__ = [
     "RateLimitError",
     "RecordDecodeError",
     "ReplayMissError",
+    "ReplyStoreError",
     "ServerError",
     "ToolWorkerTimeout",
     "TransientLLMError",
@@ -175,6 +177,17 @@ class CallDeadlineError(LLMError):
                  endpoint: str = "") -> None:
         self.last_error = last_error
         super().__init__(message, model=model, endpoint=endpoint)
+
+
+class ReplyStoreError(LLMError):
+    """The response cache or the replay store could not serve or keep this call's reply: the file (named in the
+    message) is damaged, locked or unreadable.
+
+    Not retried within the call, but ``retryable``: the failure is the file's, not the unit's result, so the
+    unit runs again on the next resume once the file is deleted or repaired.
+    """
+
+    retryable = True
 
 
 class CircuitOpenError(LLMError):

@@ -155,7 +155,7 @@ async def _serve(index: BackgroundIndex | SweepIndex, chapters: dict[str, str], 
 
     if not isinstance(index, BackgroundIndex):
         index = BackgroundIndex(index.out_dir, index=index)  # already open: nothing to build
-    runner = web.AppRunner(make_app(index, chapters), access_log=None)
+    runner = web.AppRunner(make_app(index, chapters, bound_host=sock.getsockname()[0]), access_log=None)
     await runner.setup()
     stop, loop = asyncio.Event(), asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError
 from ..llm import ModelConfig
+from ..runtime import current_unit_attempt
 from ._limiter_actor import start_limiter
 from ._worker import UnitReply, UnitWorker, WorkersLost
 
@@ -233,7 +234,7 @@ class RayExecutor:
         if added is None:
             added = worker.stages[stage_id] = worker.actor.add_stage.remote(stage_id, self._stages[stage_id][1])
         await added
-        ref = worker.actor.run.remote(stage_id, unit)
+        ref = worker.actor.run.remote(stage_id, unit, current_unit_attempt())  # a resumed unit's try, as locally
         try:
             reply: UnitReply = await ref
         except anyio.get_cancelled_exc_class():

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .._exceptions import BenchError
 from ..llm import LLMClient, ModelConfig
 from ..records import LLMCallRecord, UnitRecord
+from ..runtime import unit_attempt
 from ._leased import LeasedLimiters, leased_limiters
 
 if TYPE_CHECKING:
@@ -89,15 +90,16 @@ class UnitWorker:
         """Keep ``stage`` (Ray resolved its object reference here, once) for the units that name ``stage_id``."""
         self._stages[stage_id] = stage
 
-    async def run(self, stage_id: int, unit: Any) -> UnitReply:
-        """Run ``unit`` of the stage added as ``stage_id``."""
+    async def run(self, stage_id: int, unit: Any, attempt: int = 0) -> UnitReply:
+        """Run ``unit`` of the stage added as ``stage_id``, as the unit's ``attempt``-th try (runtime.unit_attempt)."""
         stage = self._stages[stage_id]
         calls: list[LLMCallRecord] = []
         token = _unit_calls.set(calls)
         record: UnitRecord | None
         error: Exception | None = None
         try:
-            record = await stage.run(unit, self.client)
+            with unit_attempt(attempt):
+                record = await stage.run(unit, self.client)
         except Exception as exc:  # cancellation is not an Exception: ray.cancel ends the unit without a reply
             record, error = None, _portable(exc)
         finally:

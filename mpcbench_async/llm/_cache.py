@@ -8,8 +8,12 @@ time. A hit answers without any HTTP call; the client marks its call record
 The key (``cache_digest``) hashes the endpoint, the request body as canonical
 JSON (the API model, messages, tools and every param, ``seed`` included; the
 reply-neutral ``user``, ``metadata``, ``store`` and ``service_tier`` left out, as
-in the call store) and the caller's extra key fields — the trial index, so trials
-of one unit stay independent samples::
+in the call store), the model's configured ``headers`` (an ``OpenAI-Organization``,
+an ``anthropic-version`` or a routing header can change the reply; names
+case-insensitive; a credential header — ``Authorization``, ``api-key``, … — by the
+SHA-256 of its value, never in clear; none configured leaves the key as it was
+before headers counted) and the caller's extra key fields — the trial index, so
+trials of one unit stay independent samples::
 
     with cache_scope(trial=2):        # around a unit: every call inside it
         await run_unit(...)
@@ -21,7 +25,11 @@ hits, store misses; counts hits), ``off``. SQLite in WAL mode allows concurrent
 readers beside one writer; every statement runs in a worker thread (one at a time
 per cache, on one connection) so the event loop never waits on the disk or a lock.
 A file that is not a cache, or stays locked longer than ``timeout_s``, is a
-``CacheError`` naming the file and what to do.
+``CacheError`` naming the file and what to do when the cache is opened or managed
+(``open``, ``stats``, ``prune``: a user error). During a call (``get``, ``put``) the
+same failure, or a damaged stored reply, is a ``ReplyStoreError``: retryable, since
+it is the file's failure and not the unit's result, so once the cache is deleted or
+repaired a plain rerun runs those units again.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ import anyio.to_thread
 import msgspec
 import orjson
 
-from .._exceptions import InputError
+from .._exceptions import InputError, ReplyStoreError
+from .._redact import is_secret_name
 from ._wire import WireCompletion
 
 __all__ = ["CACHE_FILE", "CACHE_MODES", "DEFAULT_CACHE_DIR", "CacheError", "CacheMode", "CacheStats",
@@ -93,11 +102,22 @@ def cache_scope(**extra: Any) -> Iterator[None]:
         _scope.reset(token)
 
 
-def cache_digest(endpoint: str, body: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> str:
-    """The cache key: sha256 over the endpoint, the reply-determining request body and the scope's key fields."""
-    key = {"endpoint": endpoint, "request": {k: v for k, v in body.items() if k not in _NOT_HASHED},
-           "extra": {**_scope.get(), **(extra or {})}}
+def cache_digest(endpoint: str, body: Mapping[str, Any], extra: Mapping[str, Any] | None = None, *,
+                 headers: Mapping[str, str] | None = None) -> str:
+    """The cache key: sha256 over the endpoint, the reply-determining request body, the configured ``headers``
+    (credential values hashed) and the scope's key fields."""
+    key: dict[str, Any] = {"endpoint": endpoint, "request": {k: v for k, v in body.items() if k not in _NOT_HASHED},
+                           "extra": {**_scope.get(), **(extra or {})}}
+    if headers:  # absent when none are configured: the keys of caches filled before headers counted still hit
+        key["headers"] = {name.lower(): _header_value(name, value) for name, value in headers.items()}
     return hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+
+
+def _header_value(name: str, value: str) -> str:
+    """A header's value as the key holds it: a credential (or cookie) only as its SHA-256."""
+    if is_secret_name(name) or "cookie" in name.lower():
+        return "sha256:" + hashlib.sha256(value.encode()).hexdigest()
+    return value
 
 
 class ModelCacheStats(msgspec.Struct, kw_only=True):
@@ -174,7 +194,11 @@ class ResponseCache:
                              "cache file") from exc
 
     async def _in_thread(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await anyio.to_thread.run_sync(self._run, action, limiter=self._serial)
+        """Run ``action`` in a worker thread, for a call: the cache failing it is a (retryable) ``ReplyStoreError``."""
+        try:
+            return await anyio.to_thread.run_sync(self._run, action, limiter=self._serial)
+        except CacheError as exc:
+            raise ReplyStoreError(str(exc)) from exc
 
     # -- the client's side -----------------------------------------------------
     async def get(self, digest: str) -> WireCompletion | None:
@@ -195,8 +219,8 @@ class ResponseCache:
         try:
             return _decode(blob)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise CacheError(f"{self.path}: the stored reply {digest} is damaged ({exc}); delete the cache file "
-                             "or prune it") from exc
+            raise ReplyStoreError(f"{self.path}: the stored reply {digest} is damaged ({exc}); delete the cache "
+                                  "file or prune it, then rerun") from exc
 
     async def put(self, digest: str, model: str, response: WireCompletion) -> None:
         """Store the reply to the request ``digest`` of ``model`` (replacing an older one) unless read-only."""

@@ -354,7 +354,7 @@ class LLMClient:
         cache, budget = self.cache, self.budget
         digest: str | None = None
         if cache is not None and cache.mode != "off":
-            digest = cache_digest(state.cache_endpoint, request.body, cache_extra)
+            digest = cache_digest(state.cache_endpoint, request.body, cache_extra, headers=state.endpoint.headers)
             hit = await cache.get(digest)
             if hit is not None:
                 return self._from_cache(state, model, request, hit)

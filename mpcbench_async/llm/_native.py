@@ -14,6 +14,7 @@ import time
 import aiohttp
 
 from .._exceptions import BadResponseError, LLMConnectionError
+from ..runtime import unit_attempt_headers
 from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import WireCompletion, decode_completion, error_for_status, rate_limit_headers, request_id_header
@@ -42,7 +43,7 @@ class NativeTransport(Transport):
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         headers = {"Content-Type": "application/json", "Idempotency-Key": request.key,
-                   "User-Agent": "mpcbench-async", **endpoint.headers}
+                   "User-Agent": "mpcbench-async", **unit_attempt_headers(), **endpoint.headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
         timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)

@@ -17,6 +17,7 @@ import openai
 from openai import AsyncAPIResponse
 
 from .._exceptions import BadResponseError, LLMConnectionError
+from ..runtime import unit_attempt_headers
 from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import (
@@ -90,7 +91,7 @@ class OpenAISDKTransport(Transport):
         messages = body.pop("messages")
         url = endpoint.url
         completions = self._client(endpoint).chat.completions
-        headers = {"Idempotency-Key": request.key}
+        headers = {"Idempotency-Key": request.key, **unit_attempt_headers()}
         try:
             if stream:  # in extra_body: the SDK hands the body over unparsed
                 async with completions.with_streaming_response.create(

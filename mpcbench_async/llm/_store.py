@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from .._exceptions import RecordDecodeError
+from .._exceptions import RecordDecodeError, ReplyStoreError
 from ..runtime import JsonlWriter, iter_jsonl
 from ._transport import ChatRequest
 from ._wire import WireCompletion
@@ -92,8 +92,17 @@ class CallStore:
                                       response=response.without_measurements()))
 
     def load(self) -> StoreIndex:
-        """Read the whole store (blocking file I/O: the replay transport runs it in a worker thread)."""
-        return StoreIndex(iter_jsonl(self.path, type_=StoredCall), source=str(self.path))
+        """Read the whole store (blocking file I/O: the replay transport runs it in a worker thread).
+
+        A store that cannot be read or holds a damaged reply fails the call that loads it with a
+        ``ReplyStoreError`` naming the file: retryable, so units it failed run again once the store is repaired.
+        """
+        try:
+            return StoreIndex(iter_jsonl(self.path, type_=StoredCall), source=str(self.path))
+        except RecordDecodeError as exc:
+            raise ReplyStoreError(f"{exc}; repair or re-record the replay store, then rerun") from exc
+        except OSError as exc:
+            raise ReplyStoreError(f"{self.path}: cannot read the replay store ({exc.strerror or exc})") from exc
 
     def close(self) -> None:
         if self._writer is not None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._attempt import UNIT_ATTEMPT_HEADER, current_unit_attempt, unit_attempt, unit_attempt_headers
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive
@@ -40,10 +41,12 @@ __all__ = [
     "Stage",
     "Stoppable",
     "Ticket",
+    "UNIT_ATTEMPT_HEADER",
     "UnitFailure",
     "WorkerPool",
     "atomic_write_bytes",
     "configure_logging",
+    "current_unit_attempt",
     "iter_jsonl",
     "key_view",
     "latest_records",
@@ -57,6 +60,8 @@ __all__ = [
     "retry_after_from_headers",
     "retrying",
     "run_keyed_units",
+    "unit_attempt",
+    "unit_attempt_headers",
     "unit_failure",
     "watch_signals",
     "pid_alive",

@@ -194,9 +194,11 @@ class ResumeIndex:
     ``report`` and logged once per file — never trusted as done.
     """
 
-    def __init__(self, done: set[str] | None = None, report: ReadReport | None = None) -> None:
+    def __init__(self, done: set[str] | None = None, report: ReadReport | None = None,
+                 tries: dict[str, int] | None = None) -> None:
         self.done: set[str] = done or set()
         self.report = report
+        self.tries: dict[str, int] = tries or {}  # units to run again: how many records each already has
 
     @classmethod
     def from_file(cls, path: str | Path, *, retry_errors: bool = False,
@@ -204,11 +206,13 @@ class ResumeIndex:
         """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status)."""
         report = ReadReport(path=str(path))
         done: set[str] = set()
+        records: dict[str, int] = {}
         view = key_view(type_) if type_ is not None else _KeyStatus
         for rec in iter_jsonl(path, report, type_=view):
+            records[rec.key] = records.get(rec.key, 0) + 1
             if rec.status == "ok" or (not rec.retryable and not retry_errors):
                 done.add(rec.key)
-        return cls(done, report)
+        return cls(done, report, {key: n for key, n in records.items() if key not in done})
 
     def __contains__(self, key: object) -> bool:
         return key in self.done

@@ -37,6 +37,7 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ..records import UnitRecord
+from ._attempt import unit_attempt
 from ._jsonl import JsonlWriter, ResumeIndex, iter_jsonl
 from ._pool import WorkerPool, watch_signals
 
@@ -97,18 +98,21 @@ class Pipeline:
         self.retry_errors, self.fsync = retry_errors, fsync
         self.handle_signals, self.grace_period = handle_signals, grace_period
         self.events = events or PipelineEvents()
+        self._tries: list[dict[str, int]] = [{} for _ in self.stages]  # per stage: earlier records of units to redo
         self.pools: list[WorkerPool[Keyed, UnitRecord | None]] = [
-            WorkerPool(self._unit_of(stage), concurrency=concurrency) for stage in self.stages]
+            WorkerPool(self._unit_of(stage, self._tries[i]), concurrency=concurrency)
+            for i, stage in enumerate(self.stages)]
         self.stopping = False
         self.interrupted = False
         self._forwarding: set[anyio.CancelScope] = set()
 
     @staticmethod
-    def _unit_of(stage: Stage) -> Callable[[Keyed], Awaitable[UnitRecord | None]]:
+    def _unit_of(stage: Stage, tries: dict[str, int]) -> Callable[[Keyed], Awaitable[UnitRecord | None]]:
         async def one(item: Keyed) -> UnitRecord | None:
             key, unit = item
             try:
-                return await stage.run(key, unit)
+                with unit_attempt(tries.get(key, 0)):  # a resumed unit's calls say which try they belong to
+                    return await stage.run(key, unit)
             except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
                 return stage.failed(key, unit, exc)
         return one
@@ -148,6 +152,8 @@ class Pipeline:
         stages, last = self.stages, len(self.stages) - 1
         done = await anyio.to_thread.run_sync(lambda: [
             ResumeIndex.from_file(s.path, retry_errors=self.retry_errors, type_=s.record_type) for s in stages])
+        for tries, index in zip(self._tries, done, strict=True):
+            tries.update(index.tries)
         if prepare is not None:
             await prepare()
         lacking = self._scan(units, done)

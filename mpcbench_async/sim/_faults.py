@@ -11,8 +11,15 @@ Two ways to inject faults:
   idempotency key get ``<kind>``; later ones succeed. Used by tests.
 * ``p429``, ``p500``, ``p502``, ``p503``, ``pdrop``, ``ptimeout``, ``ptruncate``,
   ``pmalformed``, ``pcut`` — probabilities, drawn from a generator seeded by
-  (server seed, key, attempt number), so a run's faults do not depend on
-  scheduling order.
+  (server seed, key, attempt number, unit attempt), so a run's faults do not
+  depend on scheduling order. The attempt number counts this server's requests
+  with the key (a client's retries of one call); the unit attempt is the
+  ``X-Mpcbench-Unit-Attempt`` header (the runner sends it for a unit that runs
+  again on resume: how many records it already has), so a resumed unit draws
+  anew — an embedded sim is a new server every invocation, and without it would
+  fail the unit exactly as before, forever — while the same invocations with the
+  same seed draw the same faults. Without the header (a first run) the draws are
+  those of earlier versions.
 
 Fault kinds: ``429 500 502 503`` (error statuses; 429/503 carry
 ``retry-after-ms``/``Retry-After`` when configured), ``400 401 403 404 422``
@@ -124,11 +131,12 @@ def split_model_name(model: str) -> tuple[str, str]:
     return base, query
 
 
-def choose_fault(spec: FaultSpec, *, seed: int, key: str, attempt: int) -> FaultKind | None:
-    """The fault (or ``None``) for the ``attempt``-th request (0-based) with ``key``."""
+def choose_fault(spec: FaultSpec, *, seed: int, key: str, attempt: int, unit_attempt: int = 0) -> FaultKind | None:
+    """The fault (or ``None``) for the ``attempt``-th request (0-based) with ``key`` of the unit's ``unit_attempt``-th
+    try (0: its first run)."""
     if spec.fault is not None and attempt < spec.fail_first:
         return spec.fault
-    draw = random.Random(f"{seed}:{key}:{attempt}").random()
+    draw = random.Random(f"{seed}:{key}:{attempt}" + (f":{unit_attempt}" if unit_attempt else "")).random()
     for field, kind in _RANDOM_FAULTS:
         draw -= getattr(spec, field)
         if draw < 0:

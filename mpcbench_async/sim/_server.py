@@ -31,6 +31,13 @@ from ._stream import fixed_length, stream_events, write_stream
 
 __all__ = ["SimServer", "SimStats"]
 
+UNIT_ATTEMPT_HEADER = "X-Mpcbench-Unit-Attempt"  # sent by the runner's transports (runtime._attempt)
+
+
+def _unit_attempt(value: str | None) -> int:
+    """The unit's try a request says it belongs to (0 when absent or not a small whole number)."""
+    return int(value) if value is not None and value.isascii() and value.isdigit() and len(value) <= 9 else 0
+
 
 class SimStats(msgspec.Struct, kw_only=True):
     """Counters since start (or the last reset)."""
@@ -267,7 +274,8 @@ class SimServer:
             return self._respond(429, _error_body("simulated: rate limit exceeded for " + model_name,
                                                   "rate_limit_error", "rate_limit_exceeded"), limited)
 
-        fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt)
+        fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt,
+                             unit_attempt=_unit_attempt(request.headers.get(UNIT_ATTEMPT_HEADER)))
         delay = latency_seconds(spec, seed=self.seed, key=key, attempt=attempt)
         if delay:
             await asyncio.sleep(delay)

@@ -29,6 +29,8 @@ _HINTS = {
                        "to retry",
     "CallDeadlineError": "the call's deadline passed (retries included): raise timeouts.call_deadline_s, or rerun "
                          "to retry",
+    "ReplyStoreError": "the response cache or replay store named in the message failed (damaged, locked or "
+                       "unreadable): delete or repair that file, then rerun the same command to retry these units",
     "MissingAPIKeyError": "set the environment variable named by the model's api_key_env, then rerun",
     "HTMLReplyError": "a web page answered instead of the API: check base_url (it usually ends in /v1)",
     "PermanentLLMError": "the endpoint rejected the request: check the model name, API key and params in "

@@ -15,6 +15,7 @@ earlier experiment stay on disk but out of the tables.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -205,9 +206,39 @@ class _Keyed(msgspec.Struct):
     key: str
 
 
+# Our keys are ``<kind>-`` + 16 hex digits (records.unit_key); a library suite may key its units otherwise, so a
+# key is only required to be one short word of the characters keys and file-safe ids are made of.
+_KEY = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")
+
+
 def read_experiment_keys(out_dir: Path) -> set[str] | None:
-    """The current experiment's unit keys, or None for directories written before experiments were kept apart."""
+    """The current experiment's unit keys, or None for directories written before experiments were kept apart.
+
+    A list that is not one unit key a line is a user error naming the file. It is not rebuilt silently: it
+    holds the keys of every invocation of the experiment, more than this sweep's plan can tell.
+    """
+    path = out_dir / KEYS_FILE
     try:
-        return set((out_dir / KEYS_FILE).read_text().split())
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        lines = raw.decode().splitlines()
+    except UnicodeDecodeError:
+        raise InputError(_damaged(path, "not UTF-8 text")) from None
+    keys: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        words = line.split()  # one key a line is what we write; any whitespace between keys is read
+        for key in words:
+            if not _KEY.fullmatch(key):
+                raise InputError(_damaged(path, f"line {number} holds {key[:40]!r}, not a unit key"))
+        keys.update(words)
+    return keys
+
+
+def _damaged(path: Path, what: str) -> str:
+    return (f"{path}: not a list of unit keys ({what}). It names the units of this directory's current experiment; "
+            "move it away and rerun to rebuild it from this sweep's units (records of other units in the directory "
+            "then stay out of the summary), or pass another --out")

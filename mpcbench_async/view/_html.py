@@ -1,19 +1,22 @@
-"""HTML building blocks: escaping, the page shell (nav, title, inline CSS/JS), tables and number formats.
+"""HTML building blocks: escaping, the page shell (nav, title, CSS/JS), tables and number formats.
 
 Why plain strings: pages are small and server-rendered, and the shared report
 must be one offline file; a template engine would add a dependency for nothing.
 Every value from a sweep goes through ``esc`` (model output may hold
-``<script>``); markup is only ever built here and in the page modules.
+``<script>``); markup is only ever built here and in the page modules. The viewer
+links its CSS and JS as files of its own origin (``assets="linked"``: its
+Content-Security-Policy allows no inline script or style); the report, one offline
+file, inlines them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from html import escape
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
-__all__ = ["esc", "fmt", "href", "page", "pct", "table"]
+__all__ = ["SCRIPT", "SCRIPT_PATH", "STYLESHEET", "STYLESHEET_PATH", "esc", "fmt", "href", "page", "pct", "table"]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
@@ -37,6 +40,10 @@ _JS = """
 document.querySelectorAll('form#filters select').forEach(function(s){
   s.addEventListener('change',function(){s.form.submit();});});
 """
+
+
+STYLESHEET, SCRIPT = _CSS, _JS
+STYLESHEET_PATH, SCRIPT_PATH = "/static/view.css", "/static/view.js"  # where the viewer serves them
 
 
 def esc(value: Any) -> str:
@@ -66,14 +73,19 @@ def table(table_id: str | None, header: Sequence[str], rows: Iterable[str], *, c
     return f"<table{ident}{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def page(title: str, body: str, *, nav: bool = True, refresh_s: int | None = None) -> str:
-    """A whole document: title, inline CSS and JS, the nav (the viewer's pages; the report has none);
-    ``refresh_s``: the browser reloads it after that many seconds (the page shown while the index is built)."""
+def page(title: str, body: str, *, nav: bool = True, refresh_s: int | None = None,
+         assets: Literal["inline", "linked"] = "inline") -> str:
+    """A whole document: title, CSS and JS, the nav (the viewer's pages; the report has none);
+    ``refresh_s``: the browser reloads it after that many seconds (the page shown while the index is built);
+    ``assets``: CSS and JS inline (the offline report) or linked from ``STYLESHEET_PATH`` and ``SCRIPT_PATH``
+    (the viewer, whose CSP forbids inline ones)."""
     links = ('<nav id="nav"><a href="/">Overview</a><a href="/runs">Runs</a><a href="/compare">Compare</a></nav>'
              if nav else '<nav id="nav"><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'
              '<a href="#worst">Worst runs</a><a href="#best">Best runs</a></nav>')
+    linked = assets == "linked"
+    style = f'<link rel="stylesheet" href="{STYLESHEET_PATH}">' if linked else f"<style>{_CSS}</style>"
+    script = f'<script src="{SCRIPT_PATH}"></script>' if linked else f"<script>{_JS}</script>"
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
             + (f'<meta http-equiv="refresh" content="{int(refresh_s)}">' if refresh_s is not None else "")
-            + f'<style>{_CSS}</style></head><body>{links}<main><h1>{esc(title)}</h1>{body}</main>'
-            f'<script>{_JS}</script></body></html>')
+            + f'{style}</head><body>{links}<main><h1>{esc(title)}</h1>{body}</main>{script}</body></html>')

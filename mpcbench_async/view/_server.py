@@ -6,16 +6,26 @@ does writes to the sweep directory. The index may still be building when the
 first request arrives (``BackgroundIndex``): the overview needs only the
 summary, and the pages that query the index wait a moment for it, then show a
 small page saying how far the build is, which reloads itself until it is done.
+
+Security (``_guard``): the viewer answers only requests whose ``Host`` names
+loopback — ``localhost``, ``127.0.0.1``, ``[::1]`` or the address it is bound to,
+any port (an ``ssh -L`` tunnel arrives as ``localhost:<its port>``). A web page
+whose host name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name
+and gets 421, so it cannot read a sweep through the victim's browser. Every
+response carries a Content-Security-Policy with no inline script or style and
+nothing from another origin: the pages link their CSS and JS from ``/static/``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 
 from aiohttp import web
 
 from ._background import BackgroundIndex
-from ._html import esc, page
+from ._html import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
+from ._html import page as _page
 from ._index import SweepIndex
 from ._levels import levels_run_body, levels_runs_body
 from ._pages import PER_PAGE, RunsQuery, compare_body, overview_body, run_body, runs_body
@@ -25,8 +35,53 @@ __all__ = ["make_app"]
 STATE_KEY: web.AppKey[BackgroundIndex] = web.AppKey("index", BackgroundIndex)
 CHAPTERS_KEY: web.AppKey[Mapping[str, str]] = web.AppKey("chapters", Mapping)
 GRACE_KEY: web.AppKey[float] = web.AppKey("grace", float)
+HOSTS_KEY: web.AppKey[frozenset[str]] = web.AppKey("hosts", frozenset)
 REFRESH_S = 1  # how often the indexing page reloads itself
 _MB = 1024 * 1024
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+       "base-uri 'none'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+                    "Cross-Origin-Resource-Policy": "same-origin"}
+_MISDIRECTED = ("421 Misdirected Request: this viewer answers only at localhost, 127.0.0.1 or [::1] (or the address "
+                "it is bound to), and this request names another host; open the address `mpcbench-async view` "
+                "printed.\n")
+page = partial(_page, assets="linked")  # the viewer's CSP allows no inline CSS or JS
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _host_name(host: str) -> str | None:
+    """The name a ``Host`` header value addresses (lower case, no port, no trailing dot); None when malformed."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, closed, rest = host[1:].partition("]")
+        if not closed or (rest and not rest.startswith(":")):
+            return None
+        port = rest[1:]
+    else:
+        name, _, port = host.partition(":")
+    if not name or (port and not (port.isascii() and port.isdigit())):
+        return None
+    return name.removesuffix(".")
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    """Refuse a request whose ``Host`` names no loopback address (DNS rebinding) before any page is rendered.
+
+    A request without ``Host`` (no browser sends one) is addressed to the socket, which is on loopback.
+    """
+    host = request.headers.get("Host")
+    if host is not None and _host_name(host) not in request.app[HOSTS_KEY]:
+        return web.Response(text=_MISDIRECTED, status=421, content_type="text/plain",
+                            headers={"Cache-Control": "no-store"})
+    return await handler(request)
+
+
+async def _secure(_request: web.Request, response: web.StreamResponse) -> None:
+    """The security headers, on every response (aiohttp's own error pages included)."""
+    response.headers.update(SECURITY_HEADERS)
 
 
 def _html(text: str, status: int = 200) -> web.Response:
@@ -122,6 +177,14 @@ async def levels_run(request: web.Request) -> web.Response:
     return _html(page(f"Levels run {key}", body))
 
 
+def _asset(text: str, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def serve(_request: web.Request) -> web.Response:
+        return web.Response(text=text, content_type=content_type, charset="utf-8",
+                            headers={"Cache-Control": "no-cache"})
+
+    return serve
+
+
 def not_found_page(message: str) -> web.Response:
     return _html(page("Not found", f'<p id="not-found">{esc(message)}</p><p><a href="/runs">All runs</a></p>'),
                  status=404)
@@ -132,11 +195,15 @@ async def not_found(request: web.Request) -> web.Response:
 
 
 def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | None = None, *,
-             grace_s: float = 2.0) -> web.Application:
+             grace_s: float = 2.0, bound_host: str | None = None) -> web.Application:
     """The viewer's application over ``index`` — open, or being opened in the background (``chapters``: case id →
-    HTS chapter, for the tariff tables; ``grace_s``: how long a page waits for a build before saying how far it is).
+    HTS chapter, for the tariff tables; ``grace_s``: how long a page waits for a build before saying how far it is;
+    ``bound_host``: the address it listens on, served besides the loopback names).
     """
-    app = web.Application()
+    app = web.Application(middlewares=[_guard])
+    app.on_response_prepare.append(_secure)
+    bound = _host_name(f"[{bound_host}]" if bound_host and ":" in bound_host else bound_host or "")
+    app[HOSTS_KEY] = LOOPBACK_HOSTS | ({bound} if bound else set())
     app[STATE_KEY] = index if isinstance(index, BackgroundIndex) else BackgroundIndex(index.out_dir, index=index)
     app[CHAPTERS_KEY] = dict(chapters or {})
     app[GRACE_KEY] = grace_s
@@ -146,5 +213,7 @@ def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | 
     app.router.add_get("/compare", compare)
     app.router.add_get("/levels", levels_runs)
     app.router.add_get("/levels/{key}", levels_run)
+    app.router.add_get(STYLESHEET_PATH, _asset(STYLESHEET, "text/css"))
+    app.router.add_get(SCRIPT_PATH, _asset(SCRIPT, "text/javascript"))
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

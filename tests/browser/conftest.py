@@ -32,8 +32,10 @@ from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
+REBOUND = "rebound.test"  # a name the browser resolves to 127.0.0.1, as a DNS-rebinding attacker's would
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"]
 CLI = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
 AGENTS = ("sim/lazy-agent", "sim/oracle-agent")
 JUDGES = ("sim/judge", "sim/judge?latency_ms=1")  # the same rubric under two names: two judges that agree

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import AGENTS, INJECTED, JUDGES, TRIALS, Sweep, Watched, browser_missing
+from tests.browser.conftest import AGENTS, INJECTED, JUDGES, REBOUND, TRIALS, Sweep, Watched, browser_missing
 from tests.browser.dom import assert_leaderboard, assert_run, cells_by_header, run_ars
 
 MISSING = browser_missing()
@@ -162,3 +162,19 @@ def test_unknown_run_is_a_404_page_with_the_nav(watched: Watched, viewer: str):
     assert "run-0000000000000000" in watched.page.locator("main").inner_text()
     assert watched.page.locator("nav a").count() >= 3
     assert [] == watched.foreign_requests(viewer)
+
+
+def test_the_csp_blocks_inline_script_and_a_rebound_host_name_is_refused(watched: Watched, viewer: str):
+    """The linked stylesheet and script work under the viewer's CSP, which blocks a script injected inline; the
+    viewer reached under another name that resolves to 127.0.0.1 (DNS rebinding) answers 421 and no page."""
+    page = watched.page
+    page.goto(viewer + "runs")
+    assert "rgb(34, 51, 68)" == page.evaluate("getComputedStyle(document.querySelector('nav')).backgroundColor")
+    page.evaluate("() => { const s = document.createElement('script'); s.textContent = 'window.inlined = 1';"
+                  " document.body.appendChild(s); }")
+    assert page.evaluate("window.inlined") is None
+    assert [e for e in watched.errors if "Content Security Policy" in e] == watched.errors != []
+    rebound = viewer.replace("127.0.0.1", REBOUND)
+    response = page.goto(rebound)
+    assert 421 == response.status
+    assert page.locator("body").inner_text().startswith("421 Misdirected Request")

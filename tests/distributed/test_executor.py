@@ -88,6 +88,27 @@ class TestSameResults:
         assert 0 == driver_calls  # every call was made on the workers
         assert [set(), set()] == in_flight
 
+    async def test_a_resumed_unit_runs_on_a_worker_as_its_later_try(self, tmp_path):
+        """The embedded sim (a new server in every invocation, on the driver and on each worker) fails half the agent
+        requests with 500 and a call has 2 attempts, so the first (local) invocation leaves errors. The resumed units
+        draw the faults of their later try on Ray workers exactly as locally: the same records either way, and some
+        unit that failed then ends ok."""
+        retry = {**FAST_RETRY, "retry": {**FAST_RETRY["retry"], "max_attempts": 2}}
+        root = write_workspace(tmp_path / "ws", agent_models=("sim/echo?p500=0.5",), judge_models=("sim/judge",),
+                               defaults=retry)
+        config, _, _ = plan_of(root)
+        seen = []
+        for name in ("local", "ray"):
+            out = tmp_path / name
+            await sweep(root, out)
+            if name == "local":
+                await sweep(root, out)
+            else:
+                async with RayExecutor(config, workers=2) as executor:
+                    await sweep(root, out, executor)
+            seen.append(sorted(Counter((r["key"], r["status"]) for r in records(out / "runs.jsonl")).items()))
+        assert seen[0] == seen[1]
+        assert any(status == "ok" and ((key, "error"), 1) in seen[0] for (key, status), _ in seen[0]), seen
 
 @asynccontextmanager
 async def two_workers(workspace, seed: int, on_complete):

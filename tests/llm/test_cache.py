@@ -8,7 +8,7 @@ import anyio
 import msgspec
 import pytest
 
-from mpcbench_async import LLMCallRecord, Message, ModelConfig
+from mpcbench_async import LLMCallRecord, Message, ModelConfig, ReplyStoreError
 from mpcbench_async.llm import CacheError, ResponseCache, cache_digest, cache_path, cache_scope
 from mpcbench_async.records import FunctionSchema, ToolSchema
 
@@ -102,6 +102,37 @@ class TestHits:
         assert [True, False] * 3 == await sweep("Judge strictly, citing the rubric.")
         assert 9 == sim.stats.total_received
 
+    async def test_configured_headers_that_change_the_reply_miss(self, sim, make_client, tmp_path):
+        """Clients that differ only in a configured header (an organization, an API version, a routing header) do not
+        share entries; header names are case-insensitive; a secret header counts by its hash, never in clear."""
+        path = tmp_path / "c.sqlite3"
+
+        async def call(headers: dict[str, str]) -> bool:
+            records: list[LLMCallRecord] = []
+            client = make_client("native", ModelConfig.from_dict({"models": {"sim/echo": {"headers": headers}}}),
+                                 records)
+            client.cache = ResponseCache(path)
+            await client.chat("sim/echo", user("x"))
+            return records[0].cached
+
+        secret_a, secret_b = "Bearer cachetest" + "a" * 24, "Bearer cachetest" + "b" * 24
+        assert [False, False, True, False, False, True, False, False, True] == [
+            await call({}), await call({"OpenAI-Organization": "org-a"}), await call({"openai-organization": "org-a"}),
+            await call({"OpenAI-Organization": "org-b"}), await call({"anthropic-version": "2023-06-01"}),
+            await call({"Anthropic-Version": "2023-06-01"}), await call({"X-Route": "eu"}),
+            await call({"Authorization": secret_a}), await call({"Authorization": secret_a})]
+        assert [False, True] == [await call({"Authorization": secret_b}), await call({})]
+        assert 7 == sim.stats.total_received
+        stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+        assert b"cachetest" not in stored and b"org-a" not in stored
+
+    def test_no_configured_headers_keep_the_keys_caches_were_filled_with(self):
+        """A model without configured headers keeps the key of earlier versions: existing caches still hit."""
+        body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": 1}
+        pinned = "d736cd6686f59ea88dbfb2bcefaa060761627b6b937ec2cc7b6b585dd84ff57f"
+        assert pinned == cache_digest("sim://", body) == cache_digest("sim://", body, headers={})
+        assert pinned != cache_digest("sim://", body, headers={"OpenAI-Organization": "org-a"})
+
     def test_the_key_hashes_endpoint_body_and_scope(self):
         """The digest is stable for equal inputs and differs with the endpoint or an extra field."""
         body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": 1}
@@ -116,8 +147,9 @@ class TestModes:
         path = tmp_path / "c.sqlite3"
         client = make_client("native")
         client.cache = ResponseCache(path, mode="read")
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: no response cache here (mode 'read' only reads an existing cache; fill one with mode "
                 "'readwrite' or 'write')") == str(caught.value)
         filler = make_client("native")
@@ -186,8 +218,9 @@ class TestBrokenFiles:
         path.write_bytes(b"this is not sqlite" * 100)
         client = make_client("native")
         client.cache = ResponseCache(path)
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: not a usable response cache (file is not a database); delete it or pass another cache "
                 "file") == str(caught.value)
 
@@ -197,8 +230,9 @@ class TestBrokenFiles:
             conn.execute("CREATE TABLE notes (text TEXT)")
         client = make_client("native")
         client.cache = ResponseCache(path)
-        with pytest.raises(CacheError) as caught:
+        with pytest.raises(ReplyStoreError) as caught:  # a call's failure, retryable (the open cache: CacheError)
             await client.chat("sim/echo", user("x"))
+        assert caught.value.retryable
         assert (f"{path}: not a response cache of this version (schema 0, tables ['notes']); pass another cache "
                 "file or delete this one") == str(caught.value)
 
@@ -212,7 +246,7 @@ class TestBrokenFiles:
         try:
             client = make_client("native")
             client.cache = ResponseCache(path, timeout_s=0.05)
-            with pytest.raises(CacheError) as caught:
+            with pytest.raises(ReplyStoreError) as caught:
                 await client.chat("sim/echo", user("x"))
         finally:
             holder.execute("ROLLBACK")

@@ -18,8 +18,8 @@ from mpcbench_async import (
     LLMCallRecord,
     Message,
     ModelConfig,
-    RecordDecodeError,
     ReplayMissError,
+    ReplyStoreError,
     ToolSchema,
     Usage,
 )
@@ -249,14 +249,17 @@ class TestStore:
         assert (4, False, []) == (len(lines), report.torn_tail, report.bad_lines)
 
     async def test_recorded_reply_without_choices_names_the_store(self, tmp_path):
-        """A store line whose reply has no choices is an input error naming the store and the request."""
+        """A store line whose reply has no choices fails the call naming the store and the request; retryable (the
+        store's failure, not the unit's result: once the store is repaired a rerun runs the unit again)."""
         store = tmp_path / "store.jsonl"
         request = {"model": "gpt-x", "messages": [{"role": "user", "content": "q"}]}
         store.write_bytes(orjson.dumps({"request": request, "response": {"choices": []}}) + b"\n")
         async with LLMClient(transport="replay", store=store) as client:
-            with pytest.raises(RecordDecodeError) as caught:
+            with pytest.raises(ReplyStoreError) as caught:
                 await client.chat("gpt-x", user("q"))
-        assert f"{store}: the recorded reply to request {request_hash(request)} has no choices" == str(caught.value)
+        assert (f"{store}: the recorded reply to request {request_hash(request)} has no choices; repair or re-record "
+                "the replay store, then rerun") == str(caught.value)
+        assert caught.value.retryable
 
 
 TIMING_FIELDS = {"started_at", "finished_at", "latency_s", "duration_s", "queued_s", "timings"}

@@ -11,7 +11,14 @@ from typing import Literal
 import anyio
 
 from mpcbench_async.records import UnitRecord
-from mpcbench_async.runtime import JsonlWriter, WorkerPool, read_jsonl, run_keyed_units
+from mpcbench_async.runtime import (
+    UNIT_ATTEMPT_HEADER,
+    JsonlWriter,
+    WorkerPool,
+    read_jsonl,
+    run_keyed_units,
+    unit_attempt_headers,
+)
 
 
 class ToyRecord(UnitRecord, kw_only=True):
@@ -82,6 +89,22 @@ class TestRunKeyedUnits:
         assert [1] == starts
         assert [("a", "ok", 10), ("b", "ok", 4), ("c", "error", 30)] == summary(records)
         assert [("a", "ok", 10), ("b", "error", 20), ("c", "error", 30), ("b", "ok", 4)] == written(path)
+
+    async def test_a_rerun_unit_knows_its_try_from_its_earlier_records(self, tmp_path):
+        """Each unit runs inside ``unit_attempt(n)``, n its records already in the file: ``b`` has two retryable
+        errors (try 2), ``d`` a task error rerun by ``retry_errors`` (try 1), ``c`` none (try 0: no header sent)."""
+        path = tmp_path / "r.jsonl"
+        seed(path, ok("a", 10), error("b", 20, retryable=True), error("b", 21, retryable=True),
+             error("d", 40, retryable=False))
+        seen: dict[str, dict[str, str]] = {}
+
+        async def fn(key: str, unit: int) -> ToyRecord:
+            seen[key] = unit_attempt_headers()
+            return await square(key, unit)
+
+        await run({"a": 1, "b": 2, "c": 3, "d": 4}, path, fn, retry_errors=True)
+        assert {"b": {UNIT_ATTEMPT_HEADER: "2"}, "c": {}, "d": {UNIT_ATTEMPT_HEADER: "1"}} == seen
+        assert {} == unit_attempt_headers()  # outside a unit
 
     async def test_retry_errors_reruns_every_error(self, tmp_path):
         path = tmp_path / "r.jsonl"

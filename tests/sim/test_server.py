@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import aiohttp
 import orjson
 import pytest
@@ -89,6 +91,32 @@ class TestFaultChoice:
         assert 2000 == sum(counts.values())
         assert 150 <= counts["429"] <= 250  # 10% of 2000, seeded
         assert 1400 <= counts[None] <= 1600  # 75%
+
+    def test_a_units_later_try_draws_anew_and_its_first_keeps_the_old_draws(self):
+        """Unit attempt 0 (no header) draws what (seed, key, attempt) always drew; a later try of the unit draws
+        other faults for the same key and attempt, the same ones every time."""
+        spec = FaultSpec(p500=0.5)
+        old = [random.Random(f"3:k{i}:0").random() < 0.5 for i in range(400)]
+        first = [choose_fault(spec, seed=3, key=f"k{i}", attempt=0) == "500" for i in range(400)]
+
+        def later() -> list[bool]:
+            return [choose_fault(spec, seed=3, key=f"k{i}", attempt=0, unit_attempt=1) == "500" for i in range(400)]
+
+        assert old == first and later() == later()
+        assert 120 <= sum(a != b for a, b in zip(first, later(), strict=True)) <= 280  # independent draws: about half
+
+    async def test_the_unit_attempt_header_reaches_the_fault_draw(self, sim):
+        """A key whose first request fails at p500=0.5 gets, as try 1 of its unit, the draw of that try."""
+        spec = FaultSpec(p500=0.5)
+        key = next(f"k{i}" for i in range(100) if choose_fault(spec, seed=sim.seed, key=f"k{i}", attempt=0)
+                   and not choose_fault(spec, seed=sim.seed, key=f"k{i}", attempt=0, unit_attempt=1))
+        body = orjson.dumps({"model": "sim/echo?p500=0.5", "messages": [{"role": "user", "content": "x"}]})
+        assert 500 == (await post(sim, body, key=key))[0]
+        sim.reset()  # a new embedded sim: its counts start again
+        async with aiohttp.ClientSession() as session:
+            async with session.post(sim.base_url + "/chat/completions", data=body,
+                                    headers={"Idempotency-Key": key, "X-Mpcbench-Unit-Attempt": "1"}) as resp:
+                assert 200 == resp.status
 
     def test_overrides_parse_from_the_model_suffix(self):
         """Query-string options override the server defaults and are typed."""

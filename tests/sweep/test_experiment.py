@@ -76,6 +76,29 @@ class TestRefusal:
         assert not (out / "calls.jsonl").exists()
 
 
+    def test_a_damaged_key_list_is_one_user_error_and_nothing_is_lost(self, tmp_path):
+        """Garbage in experiment_keys.txt (binary or not keys) exits 2 with one line naming the file and what to do;
+        no traceback, no call, every file as it was; moving the list away rebuilds it from the sweep's units."""
+        root, out = write_workspace(tmp_path / "ws"), tmp_path / "out"
+        assert 0 == main(sweep_args(root, out))
+        keys = (out / "experiment_keys.txt").read_bytes()
+        line = len(keys.splitlines()) + 1
+        for garbage, what in [(b"\xff\xfe\x00\x01garbage", "not UTF-8 text"),
+                              (keys + b'{"oops": 1}\n', f"line {line} holds '{{\"oops\":', not a unit key")]:
+            (out / "experiment_keys.txt").write_bytes(garbage)
+            before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".lock"}
+            proc = subprocess.run([sys.executable, "-c", RUN, *sweep_args(root, out)], capture_output=True, text=True)
+            expected = (f"error: {out / 'experiment_keys.txt'}: not a list of unit keys ({what}). It names the units "
+                        "of this directory's current experiment; move it away and rerun to rebuild it from this "
+                        "sweep's units (records of other units in the directory then stay out of the summary), or "
+                        "pass another --out\n")
+            assert (2, "", expected) == (proc.returncode, proc.stdout, proc.stderr)
+            assert before == {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".lock"}
+        (out / "experiment_keys.txt").unlink()
+        assert 0 == main(sweep_args(root, out))
+        assert keys == (out / "experiment_keys.txt").read_bytes()
+
+
 class TestAllowChanges:
     def test_allow_changes_starts_a_new_experiment_that_the_summary_keeps_apart(self, tmp_path, capsys):
         """--allow-changes records experiment 2 and the summary counts only its 8 runs (k=1), leaving out the 16

@@ -15,6 +15,7 @@ import pytest
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sweep import Runner, summarize
+from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import plan_of
 
 
@@ -100,6 +101,30 @@ class TestResume:
         assert (8, 8) == (stats.runs_done, stats.judges_done)
         latest = {r["key"]: r["status"] for r in records(tmp_path / "out" / "runs.jsonl")}
         assert {"ok"} == set(latest.values())
+
+
+    async def test_a_resumed_unit_draws_new_sim_faults_and_the_runs_stay_reproducible(self, tmp_path):
+        """The embedded sim (a new server every invocation) fails half the requests with 500 and a call has 2
+        attempts: some units end in an error. Their resumed tries draw new faults (the sim seeds them by request key,
+        attempt and the unit's earlier tries), so reruns finish every unit; the same invocations into another
+        directory give the same records, invocation by invocation."""
+        root = write_workspace(tmp_path / "ws", agent_models=("sim/echo?p500=0.5",), judge_models=("sim/judge",),
+                               defaults={"retry": {"initial_backoff": 0.001, "max_backoff": 0.002,
+                                                   "max_attempts": 2}})
+
+        async def invocations(out: Path) -> list[list[tuple[tuple[str, str], int]]]:
+            """After each invocation: how many records of each key have each status."""
+            seen = []
+            for _ in range(5):
+                await run_sweep(root, out, trials=2)
+                seen.append(sorted(Counter((r["key"], r["status"]) for r in records(out / "runs.jsonl")).items()))
+            return seen
+
+        first = await invocations(tmp_path / "a")
+        assert first == await invocations(tmp_path / "b")
+        assert any(status == "error" for (_, status), _ in first[0])
+        ok = {key for (key, status), _ in first[-1] if status == "ok"}
+        assert 8 == len(ok) == len({key for (key, _), _ in first[-1]})  # every unit ended ok at last
 
 
 SWEEP_SCRIPT = """

@@ -8,6 +8,7 @@ call and sends only the judges'.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,27 @@ class TestSweepCache:
         assert (2, [f"error: {cache_path(cache)}: no response cache here (mode 'read' only reads an existing cache; "
                     "fill one with mode 'readwrite' or 'write')"]) == (code, err.splitlines()), err
         assert not (tmp_path / "a").exists()
+
+    async def test_cache_damage_is_retried_on_the_next_run_once_the_cache_is_gone(self, workspace, tmp_path):
+        """Every stored reply is damaged: the units that ask for one fail with an error that names the cache file
+        and is retryable (cache damage is infrastructure, not the unit's result). Once the cache is deleted, the
+        same sweep into the same --out runs exactly those units again and all end ok."""
+        cache = tmp_path / "cache" / "responses.sqlite"
+        async with SimServer(seed=41) as sim:
+            root = workspace(sim.base_url)
+            _, _, plan = plan_of(root)
+            await run_sweep(options(root, tmp_path / "a", cache))
+            with sqlite3.connect(cache) as conn:
+                conn.execute("UPDATE responses SET response = x'7b'")
+            damaged = await run_sweep(options(root, tmp_path / "b", cache))
+            runs = list(records(tmp_path / "b", "runs.jsonl").values())
+            assert damaged.outcome.ok == 0 and len(runs) == plan.agent_unit_count
+            assert {(r["status"], r["retryable"], r["error_class"]) for r in runs} == {
+                ("error", True, "ReplyStoreError")}
+            assert all(r["error_message"].startswith(f"{cache}: the stored reply ") for r in runs)
+            cache.unlink()
+            sim.reset()
+            again = await run_sweep(options(root, tmp_path / "b", cache))
+            assert sim.stats.total_received == plan.agent_unit_count + plan.judge_unit_count
+        units = plan.agent_unit_count + plan.judge_unit_count
+        assert again.outcome == Outcome(units=units, ok=units)
