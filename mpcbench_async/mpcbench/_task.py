@@ -17,7 +17,9 @@ later: ids that cannot be file names (``_validate.id_problem``), an empty prompt
 or requirement, fact dates the checks cannot read (``YYYY-MM-DD``, optionally
 followed by an ISO time; the checks use the date), a planning window that ends
 before it starts, a meeting length outside 1–1,440 minutes, a planning fact
-without participants, and free-form fields (``data_dependencies``,
+without participants, a ``facts`` object that gives nothing the checks of the
+task's type read (``"facts": {}``; leave ``facts`` out for a judge-only task, as the
+original's files do), and free-form fields (``data_dependencies``,
 ``expected_tool_sequence``) nested too deeply or holding integers beyond 64 bits.
 """
 
@@ -67,6 +69,27 @@ class Task(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaul
     expected_tool_sequence: list[dict[str, Any]] = []
     data_dependencies: dict[str, Any] = {}
     facts: TaskFacts = msgspec.field(default_factory=TaskFacts)
+
+
+# The facts the deterministic checks of each task type read (``_checks``); a given ``facts`` must hold one.
+_CHECKED_FACTS: dict[str, tuple[str, ...]] = {
+    "planning": ("planning",), "email_reply": ("issue_key", "target_date"), "document_generation": ("metrics",)}
+
+
+class _FactsGiven(msgspec.Struct):
+    """Whether the file writes ``facts`` at all (absent: a judge-only task; ``{}``: a mistake)."""
+
+    facts: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
+def _facts_problem(task: Task, task_type: str) -> str | None:
+    """Why the ``facts`` a file gives are useless to its type's checks, or None."""
+    checked = _CHECKED_FACTS[task_type]
+    if any(getattr(task.facts, name) for name in checked):
+        return None
+    fields = " or ".join(f"$.facts.{name}" for name in checked)
+    return (f"$.facts: gives nothing the {task_type} checks verify (they read {fields}); "
+            "give those facts, or leave $.facts out for a task only the judge scores")
 
 
 def _scenario_of(task: Task, path: Path, default: str | None) -> str:
@@ -179,6 +202,8 @@ def load_task(path: str | Path, *, scenario_id: str | None = None) -> Task:
         if task_type not in TASK_TYPES:
             raise InputError(f"{path}: $.task_type is missing and the folder {task_type!r} is not one of "
                              f"{', '.join(TASK_TYPES)}")
+    if load_json_file(path, _FactsGiven).facts and (problem := _facts_problem(task, task_type)):
+        raise InputError(f"{path}: {problem}")
     return msgspec.structs.replace(task, task_type=task_type, scenario_id=_scenario_of(task, path, scenario_id),
                                    expected_tool_sequence=_tool_steps(task.expected_tool_sequence, path))
 

@@ -10,7 +10,7 @@ import pytest
 
 from mpcbench_async import InputError
 from mpcbench_async.mpcbench import load_task
-from tests.conftest import REPO
+from tests.conftest import REPO, reference_dir
 
 PLANNING = {"participants": ["ana@x.io"], "duration_minutes": 30, "window_start": "2025-12-08",
             "window_end": "2025-12-12"}
@@ -150,6 +150,36 @@ class TestFreeFormFields:
         path = write(tmp_path, user_prompt="  ", answer_requirements=["ok", ""])
         assert (f"{path}: $.user_prompt: must not be empty\n{path}: $.answer_requirements[1]: must not be empty"
                 == refusal(path))
+
+
+class TestFactsThatCheckNothing:
+    @pytest.mark.parametrize("facts", [{}, {"metrics": {}}, {"issue_key": "AB-1"}, {"planning": None}])
+    def test_facts_giving_nothing_a_planning_check_reads_are_refused(self, tmp_path, facts):
+        """``facts: {}`` (or facts only other task types read) is one message naming the file and $.facts."""
+        path = write(tmp_path, facts=facts)
+        assert (f"{path}: $.facts: gives nothing the planning checks verify (they read $.facts.planning); give "
+                "those facts, or leave $.facts out for a task only the judge scores") == refusal(path)
+
+    def test_empty_facts_of_an_email_task_name_what_it_reads(self, tmp_path):
+        """An e-mail task's empty facts name the two fields its check reads."""
+        path = write(tmp_path, task_type="email_reply", facts={"issue_key": "", "metrics": {"a": 1}})
+        assert (f"{path}: $.facts: gives nothing the email_reply checks verify (they read $.facts.issue_key or "
+                "$.facts.target_date); give those facts, or leave $.facts out for a task only the judge scores"
+                == refusal(path))
+
+    def test_a_task_without_facts_loads_for_the_judge(self, tmp_path):
+        """No ``facts`` key at all is a judge-only task (as every original MPCBench task is) and loads."""
+        path = write(tmp_path)
+        doc = json.loads(path.read_text())
+        del doc["facts"]
+        path.write_text(json.dumps(doc))
+        assert None is load_task(path).facts.planning
+
+
+def test_every_reference_task_loads():
+    """The original MPCBench tasks give no facts (the judge scores them) and load as they are."""
+    paths = sorted(reference_dir("mpcbench_v1", "tasks").glob("*/*.json"))
+    assert 8 == len([load_task(p, scenario_id="scenario_A") for p in paths])
 
 
 def test_every_shipped_task_loads():
