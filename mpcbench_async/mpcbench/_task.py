@@ -15,7 +15,7 @@ folder when ``task_type`` is absent; the scenario from ``scenario_id``, else
 Loading refuses, with the file and every bad field, what would crash or mislead
 later: ids that cannot be file names (``_validate.id_problem``), an empty prompt
 or requirement, fact dates the checks cannot read (``YYYY-MM-DD``, optionally
-followed by an ISO time; the checks use the date), a planning window that ends
+followed by an ISO time with a UTC offset within ±14:00; the checks use the date), a planning window that ends
 before it starts, a meeting length outside 1–1,440 minutes, a planning fact
 without participants, a ``facts`` object that gives nothing the checks of the
 task's type read (``"facts": {}``; leave ``facts`` out for a judge-only task, as the
@@ -26,14 +26,14 @@ original's files do), and free-form fields (``data_dependencies``,
 from __future__ import annotations
 
 import fnmatch
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from .._exceptions import InputError
-from .._validate import id_problem, json_problem
+from .._validate import id_problem, json_problem, timestamp_problem
 from ..records import load_json_file
 
 __all__ = ["PlanningFacts", "Task", "TaskFacts", "load_task", "list_tasks"]
@@ -137,10 +137,10 @@ def _date_problem(value: str) -> str | None:
     """Why ``value`` is not a date the checks can read (they use its first ten characters), or None."""
     try:
         date.fromisoformat(value[:10])
-        if len(value) > 10:
-            datetime.fromisoformat(value)
     except ValueError:
         return f"{_shown(value)} is not a date (YYYY-MM-DD)"
+    if len(value) > 10 and (problem := timestamp_problem(value)) is not None:  # the time, or an offset past ±14:00
+        return f"{_shown(value)} {problem}"
     return None
 
 

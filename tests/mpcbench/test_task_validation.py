@@ -49,7 +49,19 @@ class TestFactDates:
                      facts={"planning": PLANNING | {"window_start": "2025-12-12", "window_end": "2025-12-08"}})
         assert f'{path}: $.facts.planning.window_end: "2025-12-08" is before window_start "2025-12-12"' == refusal(path)
 
-    @pytest.mark.parametrize("stamp", ["2025-12-08T00:00:00+01:00", "2025-12-08T09:00", "20251208"])
+    @pytest.mark.parametrize(("stamp", "problem"), [
+        ("2025-12-08T09:00:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+        ("2025-12-08T09:00:00+23:00", "has the UTC offset +23:00; offsets lie within ±14:00"),
+        ("2025-12-08T09:00:00+05:99", "has the UTC offset +05:99, whose minutes or seconds are past 59"),
+        ("2025-02-30", "is not a date (YYYY-MM-DD)"),
+    ])
+    def test_a_stamp_off_the_calendar_is_refused(self, tmp_path, stamp, problem):
+        """An offset beyond ±14:00 (or with minutes past 59), or a day February lacks, is refused naming the field."""
+        path = write(tmp_path, facts={"planning": PLANNING | {"window_start": stamp}})
+        assert f'{path}: $.facts.planning.window_start: "{stamp}" {problem}' == refusal(path)
+
+    @pytest.mark.parametrize("stamp", ["2025-12-08T00:00:00+01:00", "2025-12-08T09:00", "20251208",
+                                       "2025-12-08T09:00:00+14:00", "2025-12-08T09:00:00-12:00"])
     def test_iso_forms_the_checks_read_still_load(self, tmp_path, stamp):
         """A timestamp with time and offset, or the basic ISO form, loads as it did before."""
         path = write(tmp_path, facts={"planning": PLANNING | {"window_start": stamp}})
