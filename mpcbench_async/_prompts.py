@@ -4,7 +4,10 @@ Each template may use only the values its caller fills in (``PLACEHOLDERS``), by
 plain name: loading renders every template once with sample values, so an unknown
 placeholder, a stray brace, ``{0}`` or ``{name.attribute}`` is refused when the file
 is loaded, naming the file and the template, instead of failing a unit mid-run.
-``require`` refuses a run that needs an optional template the file lacks.
+``require`` refuses a run that needs an optional template the file lacks. A part the
+project sends (``SENT_PARTS``: both parts of most templates, only ``user`` of ``repair``
+and ``tariff_critique``) that is empty or only whitespace is refused at load too: it
+would send the model an empty message.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from ._exceptions import InputError
 from ._resources import workspace_path
 from .records import load_json_file
 
-__all__ = ["PLACEHOLDERS", "PromptConfig", "PromptTemplate", "load_prompts"]
+__all__ = ["PLACEHOLDERS", "SENT_PARTS", "PromptConfig", "PromptTemplate", "load_prompts"]
 
 # The values each template's callers pass (``render(name, part, **values)``), with a sample of each value's type.
 PLACEHOLDERS: dict[str, dict[str, Any]] = {
@@ -34,6 +37,9 @@ PLACEHOLDERS: dict[str, dict[str, Any]] = {
     "levels_agent": {"task_text": "", "available_refs": "", "participants": ""},
 }
 _PARTS = ("system", "user")
+# The parts of each template the project sends to a model; the others may be left empty.
+SENT_PARTS: dict[str, tuple[str, ...]] = {name: _PARTS for name in PLACEHOLDERS} | {
+    "repair": ("user",), "tariff_critique": ("user",)}
 
 
 class PromptTemplate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -89,8 +95,14 @@ class PromptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dic
             raise InputError(f"{self.path}: $.{name}.{part} is not a valid template ({exc})") from exc
 
 
-def _template_problem(text: str, samples: dict[str, Any]) -> str | None:
-    """Why ``text`` cannot be filled from ``samples`` (the values its callers pass), or None."""
+def _template_problem(text: str, samples: dict[str, Any], sent: bool) -> str | None:
+    """Why ``text`` cannot be filled from ``samples`` (the values its callers pass), or None.
+
+    ``sent``: the project sends this part to a model, so it must not be empty.
+    """
+    if sent and not text.strip():
+        return ("is empty or missing; it is sent to the model, so give it a text (copy it from the shipped "
+                "prompt_config.json)")
     try:
         fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
     except ValueError as exc:
@@ -118,7 +130,9 @@ def load_prompts(path: str | Path) -> PromptConfig:
     config.__dict__["_path"] = str(path)
     problems = [f"{path}: $.{name}.{part} {problem}" for name, samples in PLACEHOLDERS.items()
                 if (template := getattr(config, name)) is not None
-                for part in _PARTS if (problem := _template_problem(getattr(template, part), samples)) is not None]
+                for part in _PARTS
+                if (problem := _template_problem(getattr(template, part), samples, part in SENT_PARTS[name]))
+                is not None]
     if problems:
         raise InputError("\n".join(problems))
     return config

@@ -64,6 +64,26 @@ def test_a_template_a_run_needs_is_required_naming_the_file(tmp_path):
             "prompt_config.json)") == str(caught.value)
 
 
+@pytest.mark.parametrize(("name", "template", "field"), [
+    ("agent", {"system": "", "user": "{user_prompt}"}, "$.agent.system"),
+    ("judge", {"system": "Score it.", "user": " \n\t "}, "$.judge.user"),
+    ("repair", {"system": "Fix it."}, "$.repair.user"),
+    ("levels_agent", {"user": "{task_text}"}, "$.levels_agent.system"),
+])
+def test_an_empty_part_the_project_sends_is_refused(tmp_path, name, template, field):
+    """An empty, blank or absent part a model would be sent is one message naming the file and the field."""
+    path = write(tmp_path, **{name: template})
+    assert (f"{path}: {field} is empty or missing; it is sent to the model, so give it a text (copy it from the "
+            "shipped prompt_config.json)") == refusal(path)
+
+
+def test_a_part_the_project_never_sends_may_be_empty(tmp_path):
+    """repair and tariff_critique send only their user part: an empty system part loads."""
+    path = write(tmp_path, repair={"system": "", "user": "Fix:\n{problems}"},
+                 tariff_critique={"user": "Rejected:\n{reasons}"})
+    assert "" == load_prompts(path).tariff_critique.system
+
+
 def test_the_shipped_prompts_load():
     """The shipped prompt_config.json passes every check and has every template."""
     load_prompts(REPO / "prompt_config.json").require("agent", "judge", "tariff_proposer", "tariff_critique")

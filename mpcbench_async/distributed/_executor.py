@@ -24,6 +24,11 @@ worker (``ray.cancel``).
 
 Ray is imported when the executor starts (``require_ray``); it needs the
 asyncio backend (the driver awaits Ray's object references).
+
+A local Ray instance the executor starts goes away with its driver: Ray ends its
+raylet and GCS with the driver, and a watchdog process (``_watchdog``) SIGKILLs
+the rest — worker actors, agents — within about a second when the driver dies
+without shutting Ray down (SIGKILL, a crash); Ray alone left them 2–60 s.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from .._exceptions import InputError
 from ..llm import ModelConfig
 from ..runtime import current_unit_attempt
 from ._limiter_actor import start_limiter
+from ._watchdog import Watchdog, start_watchdog
 from ._worker import UnitReply, UnitWorker, WorkersLost
 
 if TYPE_CHECKING:
@@ -113,6 +119,7 @@ class RayExecutor:
         self.limiter: Any = None  # the global limiter actor
         self._ray: Any = None
         self._started = False
+        self._watchdog: Watchdog | None = None  # takes a local instance down with a driver that dies
         self._stages: dict[int, tuple[Any, Any]] = {}  # id(stage) -> (stage, its object ref): the id stays unique
 
     # -- lifecycle -----------------------------------------------------------
@@ -151,7 +158,12 @@ class RayExecutor:
         if self.address is None:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local instance reports nothing anywhere
             cpus = max(self.requested or 0, os.cpu_count() or 1)
-            ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=True)
+            self._watchdog = start_watchdog(os.path.dirname(ray.__file__))
+            try:
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=True)
+            except BaseException:
+                self._stop_watchdog()
+                raise
         else:
             try:
                 ray.init(address=self.address, log_to_driver=True)
@@ -186,7 +198,13 @@ class RayExecutor:
         if self._started:
             ray.shutdown()
             self._started = False
+        self._stop_watchdog()
         self._ray = None
+
+    def _stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
+            self._watchdog = None
 
     # -- units ---------------------------------------------------------------
     @property

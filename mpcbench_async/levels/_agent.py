@@ -15,6 +15,10 @@ exercises this very loop. The tools are dictionary look-ups over one small world
 linear in the world and the arguments, so no argument can make a call run long
 or hold anything another unit needs — there is nothing to share out or stop.
 
+A call whose arguments are over ``TOOL_ARGUMENTS_MAX_BYTES`` (16 KiB; the original
+had no cap) is not run: its tool message is an error saying so, and the trace keeps
+a bounded, marked head of those arguments instead of all of them.
+
 Where the original's loop swallowed a failed model call and scored ``[]``, here it
 ends the run with ``stop_reason="error"`` and the error:
 the runner records it as an infrastructure failure that a resume runs again,
@@ -24,6 +28,7 @@ instead of a silent zero in the published mean.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -33,6 +38,7 @@ import msgspec
 from .._exceptions import LLMError
 from .._prompts import PromptConfig
 from .._redact import mask_secrets
+from .._replies import arguments_error, arguments_size, truncated_arguments
 from ..records import ChatResult, FunctionSchema, Message, ToolSchema, Usage, add_cost
 from ._answer import AnswerError, parse_answer
 from ._tools import LevelTools, ToolOptions, tool_schemas
@@ -84,12 +90,25 @@ def _schemas() -> tuple[ToolSchema, ...]:
                  for f in (s["function"] for s in tool_schemas()))
 
 
+def _recorded(arguments: str) -> str:
+    """The arguments as the trace keeps them: whole, or a marked head when over the cap."""
+    size = arguments_size(arguments)
+    return arguments if size is None else truncated_arguments(arguments, size)
+
+
 def _assistant(result: ChatResult) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": result.content or None}
     if result.tool_calls:
         message["tool_calls"] = [{"id": c.id, "type": c.type, "function": {
-            "name": c.function.name, "arguments": c.function.arguments}} for c in result.tool_calls]
+            "name": c.function.name, "arguments": _recorded(c.function.arguments)}} for c in result.tool_calls]
     return message
+
+
+def _run_tool(tools: LevelTools, name: str, arguments: str) -> str:
+    """The tool message content for one call; a call with oversized arguments is refused, not run."""
+    if (size := arguments_size(arguments)) is not None:
+        return json.dumps({"error": arguments_error(name, size)}, ensure_ascii=False)
+    return tools.call(name, arguments)
 
 
 async def run_levels_agent(reply: ReplySource, world: dict[str, Any], instance: dict[str, Any], prompts: PromptConfig,
@@ -126,7 +145,7 @@ async def run_levels_agent(reply: ReplySource, world: dict[str, Any], instance: 
         trace.append(_assistant(result))
         if result.tool_calls:
             for call in result.tool_calls:
-                content = mask_secrets(tools.call(call.function.name, call.function.arguments))
+                content = mask_secrets(_run_tool(tools, call.function.name, call.function.arguments))
                 messages.append(Message(role="tool", tool_call_id=call.id, content=content))
                 trace.append({"role": "tool", "tool_call_id": call.id, "content": content})
             continue

@@ -19,6 +19,9 @@ all within the pool's wait (every worker busy with other units' calls) ends
 the run with ``stop_reason="error"`` and a retryable ``ToolWorkerTimeout``:
 the infrastructure failed, not the model, so the runner records an
 infrastructure error that a resume runs again.
+A call whose arguments are over ``TOOL_ARGUMENTS_MAX_BYTES`` (16 KiB) is not run:
+the model gets an error saying so and the log keeps a bounded, marked head of
+the arguments (``arguments_truncated``, ``arguments_bytes``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ import orjson
 from .._exceptions import LLMError, ToolWorkerTimeout
 from .._prompts import PromptConfig
 from .._redact import mask_secrets, mask_value
-from .._replies import ReplyParseError, extract_json_object
+from .._replies import (
+    ReplyParseError,
+    arguments_error,
+    arguments_size,
+    extract_json_object,
+    truncated_arguments,
+)
 from ..llm import LLMClient
 from ..records import Message, ToolCall, Usage, add_cost
 from ._data import ScenarioData
@@ -67,6 +76,10 @@ class RawToolCall(msgspec.Struct, kw_only=True):
     """The result was cut to the size cap; ``result`` holds the cut version with its marker."""
     timed_out: bool = False
     """The call ran past its time limit and was stopped; ``result`` is the error the model received."""
+    arguments_bytes: int = 0
+    """Size of the arguments the model sent, when they were over the cap (0 otherwise)."""
+    arguments_truncated: bool = False
+    """The arguments were over the cap: the call was not run and ``arguments`` holds their marked head."""
 
 
 class RunTimings(msgspec.Struct, kw_only=True):
@@ -149,6 +162,10 @@ async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: 
     unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
+        if (size := arguments_size(call.function.arguments)) is not None:
+            error = {"error": arguments_error(tool_name(call.function.name), size)}
+            outcomes[index] = ToolOutcome(result=error, content=orjson.dumps(error).decode())
+            return
         try:
             outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, share=share,
                                              timeout_s=timeout_s, max_bytes=max_bytes)
@@ -241,11 +258,14 @@ async def run_agent(
         for call, tool_outcome in zip(result.tool_calls, outcomes, strict=True):
             outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
-            arguments = _arguments(call.function.arguments)
+            size = arguments_size(call.function.arguments)
+            arguments = (_arguments(call.function.arguments) if size is None
+                         else truncated_arguments(call.function.arguments, size))
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")
             raw_calls.append(RawToolCall(tool_name=name, arguments=arguments, result=outcome.result,
                                          result_bytes=outcome.result_bytes, truncated=outcome.truncated,
-                                         timed_out=outcome.timed_out))
+                                         timed_out=outcome.timed_out, arguments_bytes=size or 0,
+                                         arguments_truncated=size is not None))
             messages.append(Message(role="tool", tool_call_id=call.id, content=outcome.content))
         tools_s += time.perf_counter() - t1
     else:

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import msgspec
 
 from .._exceptions import InputError
-from .._validate import id_problem
+from .._validate import id_problem, timestamp_problem
 from ..records import load_json_file
 
 __all__ = [
@@ -165,11 +165,9 @@ def _check(scenario: Scenario, source: str) -> None:
     if scenario.reference_now is None:
         raise InputError(f"{source}: $.reference_now is required "
                          "(ISO 8601 with offset, e.g. 2025-11-12T10:00:00+09:00)")
-    try:
-        parsed = datetime.fromisoformat(scenario.reference_now)
-    except ValueError as exc:
-        raise InputError(f"{source}: $.reference_now {scenario.reference_now!r} is not an ISO 8601 timestamp") from exc
-    if parsed.tzinfo is None:
+    if (problem := timestamp_problem(scenario.reference_now)) is not None:  # a real day, an offset within ±14:00
+        raise InputError(f"{source}: $.reference_now {scenario.reference_now!r} {problem}")
+    if datetime.fromisoformat(scenario.reference_now).tzinfo is None:
         raise InputError(f"{source}: $.reference_now {scenario.reference_now!r} needs a UTC offset")
     ids = [p.id for p in scenario.people]
     dup = sorted({i for i in ids if ids.count(i) > 1})

@@ -15,23 +15,25 @@ folder when ``task_type`` is absent; the scenario from ``scenario_id``, else
 Loading refuses, with the file and every bad field, what would crash or mislead
 later: ids that cannot be file names (``_validate.id_problem``), an empty prompt
 or requirement, fact dates the checks cannot read (``YYYY-MM-DD``, optionally
-followed by an ISO time; the checks use the date), a planning window that ends
+followed by an ISO time with a UTC offset within ±14:00; the checks use the date), a planning window that ends
 before it starts, a meeting length outside 1–1,440 minutes, a planning fact
-without participants, and free-form fields (``data_dependencies``,
+without participants, a ``facts`` object that gives nothing the checks of the
+task's type read (``"facts": {}``; leave ``facts`` out for a judge-only task, as the
+original's files do), and free-form fields (``data_dependencies``,
 ``expected_tool_sequence``) nested too deeply or holding integers beyond 64 bits.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from .._exceptions import InputError
-from .._validate import id_problem, json_problem
+from .._validate import id_problem, json_problem, timestamp_problem
 from ..records import load_json_file
 
 __all__ = ["PlanningFacts", "Task", "TaskFacts", "load_task", "list_tasks"]
@@ -67,6 +69,27 @@ class Task(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaul
     expected_tool_sequence: list[dict[str, Any]] = []
     data_dependencies: dict[str, Any] = {}
     facts: TaskFacts = msgspec.field(default_factory=TaskFacts)
+
+
+# The facts the deterministic checks of each task type read (``_checks``); a given ``facts`` must hold one.
+_CHECKED_FACTS: dict[str, tuple[str, ...]] = {
+    "planning": ("planning",), "email_reply": ("issue_key", "target_date"), "document_generation": ("metrics",)}
+
+
+class _FactsGiven(msgspec.Struct):
+    """Whether the file writes ``facts`` at all (absent: a judge-only task; ``{}``: a mistake)."""
+
+    facts: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
+def _facts_problem(task: Task, task_type: str) -> str | None:
+    """Why the ``facts`` a file gives are useless to its type's checks, or None."""
+    checked = _CHECKED_FACTS[task_type]
+    if any(getattr(task.facts, name) for name in checked):
+        return None
+    fields = " or ".join(f"$.facts.{name}" for name in checked)
+    return (f"$.facts: gives nothing the {task_type} checks verify (they read {fields}); "
+            "give those facts, or leave $.facts out for a task only the judge scores")
 
 
 def _scenario_of(task: Task, path: Path, default: str | None) -> str:
@@ -114,10 +137,10 @@ def _date_problem(value: str) -> str | None:
     """Why ``value`` is not a date the checks can read (they use its first ten characters), or None."""
     try:
         date.fromisoformat(value[:10])
-        if len(value) > 10:
-            datetime.fromisoformat(value)
     except ValueError:
         return f"{_shown(value)} is not a date (YYYY-MM-DD)"
+    if len(value) > 10 and (problem := timestamp_problem(value)) is not None:  # the time, or an offset past ±14:00
+        return f"{_shown(value)} {problem}"
     return None
 
 
@@ -179,6 +202,8 @@ def load_task(path: str | Path, *, scenario_id: str | None = None) -> Task:
         if task_type not in TASK_TYPES:
             raise InputError(f"{path}: $.task_type is missing and the folder {task_type!r} is not one of "
                              f"{', '.join(TASK_TYPES)}")
+    if load_json_file(path, _FactsGiven).facts and (problem := _facts_problem(task, task_type)):
+        raise InputError(f"{path}: {problem}")
     return msgspec.structs.replace(task, task_type=task_type, scenario_id=_scenario_of(task, path, scenario_id),
                                    expected_tool_sequence=_tool_steps(task.expected_tool_sequence, path))
 

@@ -5,14 +5,54 @@ over it. The pid keeps two processes writing one target (a sweep and a
 ``summarize`` of its directory) from sharing a temporary file; a process killed
 between writing and renaming leaves its temporary behind, so every write first
 removes the temporaries of the same target whose process is gone.
+
+A write that fails (a full disk, a quota, an I/O error) raises an ``OSError`` that
+keeps its ``errno`` and names the file (``filename``) and what happened
+(``write_error``): the bare ``[Errno 28] No space left on device`` names none.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "pid_alive"]
+__all__ = ["atomic_write_bytes", "pid_alive", "write_all", "write_error"]
+
+_WHAT = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
+         errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}
+
+
+def write_error(exc: OSError, path: str | Path, doing: str, kept: str) -> OSError:
+    """``exc`` as an ``OSError`` with the same errno that names ``path``, what failed and what is safe.
+
+    ``str()`` gives e.g. ``[Errno 28] disk full (ENOSPC: No space left on device) while appending a record; ...:
+    'reports/x/agent_runs.jsonl'``; the CLI prints ``<file>: <strerror>``.
+    """
+    code = exc.errno
+    name = errno.errorcode.get(code, "") if code is not None else ""
+    reason = exc.strerror or str(exc)
+    what = f"{_WHAT[code]} ({name}: {reason})" if code in _WHAT else (f"{name}: {reason}" if name else reason)
+    return OSError(code, f"{what} while {doing}; {kept}", str(path))
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> int:
+    """Write every byte of ``data`` to ``fd`` (``os.write`` may write only part); return the bytes written.
+
+    On failure the ``OSError`` raised carries ``written``: how many bytes of ``data`` reached the file first.
+    """
+    done = 0
+    with memoryview(data) as view:  # released on the way out, even by an error, so ``data`` may grow again
+        while done < len(view):
+            try:
+                with view[done:] as rest:
+                    done += os.write(fd, rest)
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                exc.written = done  # type: ignore[attr-defined]
+                raise
+    return done
 
 
 def pid_alive(pid: int) -> bool:
@@ -50,11 +90,16 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, fsync: bool = True) -> 
     _remove_stale_temps(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with tmp.open("wb") as fh:
-            fh.write(data)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            write_all(fd, data)
             if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        except OSError as exc:  # the target is untouched: say so, and name it (the bare error names no file)
+            kept = "the previous version is kept" if path.exists() else "nothing was written"
+            raise write_error(exc, path, f"writing {len(data):,} bytes", kept) from exc
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

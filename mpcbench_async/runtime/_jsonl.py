@@ -1,7 +1,10 @@
 """Append-only JSONL store: one record per line, a torn-tail-tolerant reader, resume index.
 
-Writers append whole lines (``orjson`` + ``\\n``) and flush after every record, so a
-crash leaves at most one torn last line. Opening a writer on a file whose last
+Writers append whole lines (``orjson`` + ``\\n``), each straight to the file (no
+buffer held back), so a crash leaves at most one torn last line. A write that fails
+(a full disk) cuts its own partial line off again, so the records before it stay
+readable and a later record starts on a line of its own, and raises an ``OSError``
+naming the file, what happened and how many records are safe. Opening a writer on a file whose last
 line is torn trims that fragment first (it was never a record) and says so;
 readers skip it and report it. The resume index streams the file and keeps only
 keys, so resuming costs memory in the number of units, not in payload size.
@@ -18,6 +21,8 @@ from typing import Any, Literal
 
 import msgspec
 import orjson
+
+from ._files import write_all, write_error
 
 __all__ = ["JsonlWriter", "ReadReport", "ResumeIndex", "iter_jsonl", "key_view", "read_jsonl"]
 
@@ -55,11 +60,11 @@ def _trim_torn_tail(path: Path) -> int:
 
 
 class JsonlWriter:
-    """Append records to a JSONL file, flushing after each (and fsyncing if asked).
+    """Append records to a JSONL file, each written through to the file at once (and fsynced if asked).
 
     Records may be msgspec Structs or plain JSON-able values. Writes are small
-    appends and run inline: cheaper than a thread hop per record, and the
-    flush puts each line in the OS page cache, which survives a process kill.
+    appends and run inline: cheaper than a thread hop per record, and each line
+    reaches the OS page cache at once, which survives a process kill.
     """
 
     def __init__(self, path: str | Path, *, fsync: bool = False) -> None:
@@ -69,30 +74,51 @@ class JsonlWriter:
         trimmed = _trim_torn_tail(self.path)
         if trimmed:
             log.warning("jsonl.torn_tail_trimmed", extra={"path": str(self.path), "bytes": trimmed})
-        self._fh = self.path.open("ab", buffering=0 if fsync else 1 << 16)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                                       | getattr(os, "O_CLOEXEC", 0), 0o666)
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self.written = 0
 
     def write(self, record: Any) -> None:
+        """Append one record as one line; on failure, raise naming the file, with no partial line left behind."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: write to a closed JsonlWriter")
         buf = self._buffer
         if isinstance(record, msgspec.Struct):
             self._encoder.encode_into(record, buf)
         else:
             buf[:] = orjson.dumps(record)
         buf.extend(b"\n")
-        self._fh.write(buf)
-        self._fh.flush()
-        if self.fsync:
-            os.fsync(self._fh.fileno())
+        try:
+            write_all(self._fd, buf)
+            if self.fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            raise self._failed(exc, getattr(exc, "written", 0)) from exc
         self.written += 1
 
+    def _failed(self, exc: OSError, partial: int) -> OSError:
+        """Cut the ``partial`` bytes this record got into the file, and the error to raise (naming the file)."""
+        kept = f"every record before it is intact ({self.written:,} written by this writer)"
+        if partial:
+            try:
+                assert self._fd is not None
+                os.ftruncate(self._fd, os.fstat(self._fd).st_size - partial)
+            except OSError:  # the next open trims the torn line instead
+                kept += "; its partial line is trimmed when the file is next opened"
+        return write_error(exc, self.path, "appending a record", kept + "; free space and rerun to resume")
+
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.flush()
-            if self.fsync:
-                os.fsync(self._fh.fileno())
-            self._fh.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                if self.fsync:
+                    os.fsync(fd)
+            except OSError as exc:
+                raise write_error(exc, self.path, "syncing it to disk", "its records may not all be on disk") from exc
+            finally:
+                os.close(fd)
 
     def __enter__(self) -> JsonlWriter:
         return self

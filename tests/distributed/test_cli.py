@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -113,6 +114,57 @@ class TestDriverKilled:
         ok_judges = Counter(r["key"] for r in judgements if r["status"] == "ok")
         assert (16, {1}) == (len(ok_runs), set(ok_runs.values()))
         assert (16, {1}) == (len(ok_judges), set(ok_judges.values()))
+
+
+def processes() -> dict[int, tuple[str, int, int, str]]:
+    """Every live process: pid → (state, parent pid, session id, command line)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] != "Z":
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                found[int(entry.name)] = (fields[0], int(fields[1]), int(fields[3]), cmd)
+        except (OSError, ValueError):  # not a pid, or gone meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the Ray processes through /proc (Linux)")
+class TestRayGoesWithTheDriver:
+    async def test_a_killed_drivers_ray_processes_are_gone_within_seconds(self, tmp_path):
+        """The driver (in a session of its own) SIGKILLed mid-sweep: every other process of its session — raylet,
+        GCS, agents, worker actors — is gone within seconds (Ray alone left its agents ~60 s), and so is the
+        watchdog that killed them."""
+        child: list[anyio.abc.Process] = []
+        seen: dict[int, str] = {}  # the driver's Ray processes and its watchdog, as the kill found them
+        killed_at: list[float] = []
+
+        def on_complete(key: str) -> None:
+            if not killed_at:
+                driver = child[0].pid
+                seen.update({pid: cmd for pid, (_, parent, sid, cmd) in processes().items()
+                             if pid != driver and (sid == driver or (parent == driver and "_watchdog" in cmd))})
+                killed_at.append(time.monotonic())
+                os.kill(driver, signal.SIGKILL)
+
+        async with SimServer(seed=25, on_complete=on_complete, defaults=FaultSpec(latency_ms=2)) as sim:
+            root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=FAST_RETRY)
+            cmd = [sys.executable, "-m", "mpcbench_async",
+                   *sweep_args(root, tmp_path / "out", "--executor", "ray", "--workers", "2")]
+            async with await anyio.open_process(cmd, stdout=None, stderr=None, start_new_session=True) as proc:
+                child[:] = [proc]
+                assert -signal.SIGKILL == await proc.wait()
+        while left := {pid: seen[pid] for pid in processes().keys() & seen.keys()}:
+            assert time.monotonic() - killed_at[0] < 15, left
+            await anyio.sleep(0.05)
+        took = time.monotonic() - killed_at[0]
+        commands = " | ".join(seen.values())
+        for expected in ("_watchdog.py", "raylet", "gcs_server", "ray::DashboardAgent", "ray::RuntimeEnvAgent",
+                         "ray::UnitWorker", "ray::LimiterActor"):
+            assert expected in commands
+        print(f"\nthe killed driver's {len(seen) - 1} Ray processes were gone after {took:.2f} s")
 
 
 class TestLogLines:

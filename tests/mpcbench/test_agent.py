@@ -81,6 +81,38 @@ class TestAgentLoop:
         assert "{not json" == run.raw_tool_calls[2].arguments
         assert run.raw_tool_calls[2].result["error"].startswith("invalid arguments for Gmail.GetThread: not a JSON")
 
+    async def test_oversized_arguments_are_refused_to_the_model_and_logged_bounded(self, make_client):
+        """1 MB of arguments is not run: the model gets an error naming the cap, the run goes on, and the log keeps
+        a marked head (the record is a few KB, not the 20 MB it was)."""
+        query = "\x01" * 1_000_000  # 6 bytes each once escaped: the worst case for the log
+        sent = orjson.dumps({"query": query}).decode()  # the arguments as the model sends them, 6 MB
+        size = len(sent)
+        steps = [{"tool_calls": [{"name": "Slack_search_messages", "arguments": {"query": query}},
+                                 {"name": "Slack_search_messages", "arguments": {"query": "launch review"}}]},
+                 {"content": '{"final_answer": "done", "rationale": "r"}'}]
+        run = await agent(make_client, steps)
+        big, small = run.raw_tool_calls
+        assert ("final", {"error": f"the arguments of Slack.search_messages are {size:,} bytes; at most 16,384 are "
+                                   "accepted, so the call was not run. Call it again with shorter arguments (a "
+                                   "shorter query, fewer names)"}) == (run.stop_reason, big.result)
+        assert (True, size, False, 0) == (big.arguments_truncated, big.arguments_bytes, small.arguments_truncated,
+                                          small.arguments_bytes)
+        assert big.arguments == (sent[:200] + f"… [truncated: {size:,} bytes of arguments, over the 16,384-byte "
+                                 "limit; the call was not run]")
+        assert {"query": "launch review"} == small.arguments and "Asha Rao" in orjson.dumps(small.result).decode()
+        logged = msgspec.structs.replace(run, user_prompt="")  # the test's prompt carries the script itself
+        assert len(msgspec.json.encode(logged)) < 8_000
+
+    async def test_arguments_at_the_cap_are_run(self, make_client):
+        """Arguments of exactly 16 KiB are within the cap: the tool runs and the log keeps them whole."""
+        query = "launch review " + "x" * (16 * 1024 - len('{"query":"launch review "}'))
+        steps = [{"tool_calls": [{"name": "Slack_search_messages", "arguments": {"query": query}}]},
+                 {"content": '{"final_answer": "done", "rationale": "r"}'}]
+        run = await agent(make_client, steps)
+        assert 16 * 1024 == len(orjson.dumps(run.raw_tool_calls[0].arguments))
+        assert ({"query": query}, False) == (run.raw_tool_calls[0].arguments, run.raw_tool_calls[0].arguments_truncated)
+        assert "error" not in run.raw_tool_calls[0].result
+
     async def test_non_json_final_answer_is_kept_as_text(self, make_client):
         """A prose final answer does not end the run badly: it is kept verbatim and marked as text."""
         run = await agent(make_client, [{"content": "Tuesday at 10 works."}])

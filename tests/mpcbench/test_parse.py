@@ -1,9 +1,10 @@
-"""Extracting the JSON object from model replies."""
+"""Extracting the JSON object from model replies; measuring tool-call arguments against their cap."""
 
 from __future__ import annotations
 
 import pytest
 
+from mpcbench_async._replies import arguments_size
 from mpcbench_async.mpcbench import ReplyParseError, extract_json_object
 
 
@@ -35,3 +36,16 @@ class TestExtractJsonObject:
         """Unbalanced JSON is reported, not guessed at."""
         with pytest.raises(ReplyParseError):
             extract_json_object('```json\n{"a": [1, 2\n```')
+
+
+class TestArgumentsSize:
+    @pytest.mark.parametrize(("arguments", "size"), [
+        ("x" * 16_384, None),
+        ("x" * 16_385, 16_385),
+        ("é" * 8_192, None),  # 2 bytes each: exactly 16 KiB
+        ("é" * 8_193, 16_386),  # 8,193 characters, but over the cap in bytes
+        ("", None),
+    ])
+    def test_the_cap_counts_utf8_bytes(self, arguments, size):
+        """Arguments are measured in UTF-8 bytes, so a multi-byte text hits the 16 KiB cap with fewer characters."""
+        assert size == arguments_size(arguments)

@@ -63,3 +63,21 @@ def test_a_1000_character_scenario_id_is_refused(tmp_path):
 def test_every_shipped_scenario_loads():
     """The stricter checks refuse none of the shipped scenarios."""
     assert 8 == len([load_scenario(p) for p in list_scenarios(REPO / "scenarios")])
+
+
+@pytest.mark.parametrize(("now", "problem"), [
+    ("2026-02-30T11:00:00+00:00", "is not a real date (February 2026 has 28 days)"),
+    ("2026-03-24T11:00:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+    ("2026-03-24T11:00:00+15:00", "has the UTC offset +15:00; offsets lie within ±14:00"),
+    ("2026-03-24T11:00:00+05:99", "has the UTC offset +05:99, whose minutes or seconds are past 59"),
+])
+def test_a_reference_now_the_calendar_lacks_is_refused(tmp_path, now, problem):
+    """reference_now must be a real day with an offset a place can have: one message naming file and field."""
+    path = write(tmp_path, reference_now=now)
+    assert f"{path}: $.reference_now {now!r} {problem}" == refusal(path)
+
+
+def test_a_reference_now_at_the_edge_offsets_loads(tmp_path):
+    """+14:00 (Kiritimati) and -12:00 are real offsets."""
+    for now in ("2026-03-24T11:00:00+14:00", "2026-03-24T11:00:00-12:00"):
+        assert now == load_scenario(write(tmp_path, reference_now=now)).reference_now

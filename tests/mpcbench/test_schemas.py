@@ -53,6 +53,38 @@ class TestDefects:
         else:
             assert problems[0].startswith("$." + ".".join(str(p) for p in path).replace(".0", "[0]"))
 
+    @pytest.mark.parametrize(("value", "problem"), [
+        ("2025-02-30T10:00:00+01:00", "is not a real date (February 2025 has 28 days)"),
+        ("2026-03-30T10:00:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+        ("2026-03-30T10:00:00+15:00", "has the UTC offset +15:00; offsets lie within ±14:00"),
+        ("2026-03-30T10:00:00+05:99", "has the UTC offset +05:99, whose minutes or seconds are past 59"),
+        ("2026-03-30T24:00:00Z", "is not an ISO 8601 date or date-time (hour must be in 0..23)"),
+    ])
+    def test_a_timestamp_the_pattern_accepts_is_checked_by_the_calendar(self, value, problem):
+        """The schema's regex passes 2025-02-30 and +25:00; the calendar check names the path and what is wrong."""
+        problems = SCHEMAS.problems("calendar", with_change(GOOD_CALENDAR, ["events", 0, "start"], value))
+        assert [f"$.events[0].start: {value!r} {problem}"] == problems
+
+    def test_a_date_field_is_checked_by_the_calendar(self):
+        """A Jira release date (pattern YYYY-MM-DD) of 2026-04-31 is refused; the edge offsets ±14:00 pass."""
+        jira = {"projects": [{"key": "AB", "name": "A", "fixVersions": [{"name": "v1", "releaseDate": "2026-04-31"}]}],
+                "issues": []}
+        assert any(p.endswith("'2026-04-31' is not a real date (April 2026 has 30 days)")
+                   for p in SCHEMAS.problems("jira", jira))
+        for edge in ("+14:00", "-14:00", "-12:00", "+05:45"):
+            good = with_change(GOOD_CALENDAR, ["events", 0, "start"], "2026-03-30T10:00:00" + edge)
+            assert [] == SCHEMAS.problems("calendar", good)
+
+    def test_format_date_time_is_checked_by_the_calendar(self, tmp_path):
+        """A schema declaring format date or date-time gets the same calendar check."""
+        for name in ("world_state", "slack", "gmail", "calendar", "contacts", "jira", "drive"):
+            (tmp_path / f"{name}_schema.json").write_text('{"type": "object"}')
+        (tmp_path / "drive_schema.json").write_text(
+            '{"properties": {"at": {"type": "string", "format": "date-time"}, "on": {"format": "date"}}}')
+        problems = SchemaSet(tmp_path).problems("drive", {"at": "2026-02-29T10:00Z", "on": "2026-00-10"})
+        assert ["$.at: '2026-02-29T10:00Z' is not a real date (February 2026 has 28 days)",
+                "$.on: '2026-00-10' is not a real date (there is no month 00)"] == problems
+
     def test_check_file_prefixes_the_file(self, tmp_path):
         """Problems in a data file name the file, then the JSON path."""
         path = tmp_path / "s_calendar.json"

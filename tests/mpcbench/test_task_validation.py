@@ -10,7 +10,7 @@ import pytest
 
 from mpcbench_async import InputError
 from mpcbench_async.mpcbench import load_task
-from tests.conftest import REPO
+from tests.conftest import REPO, reference_dir
 
 PLANNING = {"participants": ["ana@x.io"], "duration_minutes": 30, "window_start": "2025-12-08",
             "window_end": "2025-12-12"}
@@ -49,7 +49,19 @@ class TestFactDates:
                      facts={"planning": PLANNING | {"window_start": "2025-12-12", "window_end": "2025-12-08"}})
         assert f'{path}: $.facts.planning.window_end: "2025-12-08" is before window_start "2025-12-12"' == refusal(path)
 
-    @pytest.mark.parametrize("stamp", ["2025-12-08T00:00:00+01:00", "2025-12-08T09:00", "20251208"])
+    @pytest.mark.parametrize(("stamp", "problem"), [
+        ("2025-12-08T09:00:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+        ("2025-12-08T09:00:00+23:00", "has the UTC offset +23:00; offsets lie within ±14:00"),
+        ("2025-12-08T09:00:00+05:99", "has the UTC offset +05:99, whose minutes or seconds are past 59"),
+        ("2025-02-30", "is not a date (YYYY-MM-DD)"),
+    ])
+    def test_a_stamp_off_the_calendar_is_refused(self, tmp_path, stamp, problem):
+        """An offset beyond ±14:00 (or with minutes past 59), or a day February lacks, is refused naming the field."""
+        path = write(tmp_path, facts={"planning": PLANNING | {"window_start": stamp}})
+        assert f'{path}: $.facts.planning.window_start: "{stamp}" {problem}' == refusal(path)
+
+    @pytest.mark.parametrize("stamp", ["2025-12-08T00:00:00+01:00", "2025-12-08T09:00", "20251208",
+                                       "2025-12-08T09:00:00+14:00", "2025-12-08T09:00:00-12:00"])
     def test_iso_forms_the_checks_read_still_load(self, tmp_path, stamp):
         """A timestamp with time and offset, or the basic ISO form, loads as it did before."""
         path = write(tmp_path, facts={"planning": PLANNING | {"window_start": stamp}})
@@ -150,6 +162,36 @@ class TestFreeFormFields:
         path = write(tmp_path, user_prompt="  ", answer_requirements=["ok", ""])
         assert (f"{path}: $.user_prompt: must not be empty\n{path}: $.answer_requirements[1]: must not be empty"
                 == refusal(path))
+
+
+class TestFactsThatCheckNothing:
+    @pytest.mark.parametrize("facts", [{}, {"metrics": {}}, {"issue_key": "AB-1"}, {"planning": None}])
+    def test_facts_giving_nothing_a_planning_check_reads_are_refused(self, tmp_path, facts):
+        """``facts: {}`` (or facts only other task types read) is one message naming the file and $.facts."""
+        path = write(tmp_path, facts=facts)
+        assert (f"{path}: $.facts: gives nothing the planning checks verify (they read $.facts.planning); give "
+                "those facts, or leave $.facts out for a task only the judge scores") == refusal(path)
+
+    def test_empty_facts_of_an_email_task_name_what_it_reads(self, tmp_path):
+        """An e-mail task's empty facts name the two fields its check reads."""
+        path = write(tmp_path, task_type="email_reply", facts={"issue_key": "", "metrics": {"a": 1}})
+        assert (f"{path}: $.facts: gives nothing the email_reply checks verify (they read $.facts.issue_key or "
+                "$.facts.target_date); give those facts, or leave $.facts out for a task only the judge scores"
+                == refusal(path))
+
+    def test_a_task_without_facts_loads_for_the_judge(self, tmp_path):
+        """No ``facts`` key at all is a judge-only task (as every original MPCBench task is) and loads."""
+        path = write(tmp_path)
+        doc = json.loads(path.read_text())
+        del doc["facts"]
+        path.write_text(json.dumps(doc))
+        assert None is load_task(path).facts.planning
+
+
+def test_every_reference_task_loads():
+    """The original MPCBench tasks give no facts (the judge scores them) and load as they are."""
+    paths = sorted(reference_dir("mpcbench_v1", "tasks").glob("*/*.json"))
+    assert 8 == len([load_task(p, scenario_id="scenario_A") for p in paths])
 
 
 def test_every_shipped_task_loads():

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from mpcbench_async.runtime import atomic_write_bytes
 
@@ -44,6 +47,26 @@ class TestAtomicWrite:
         atomic_write_bytes(tmp_path / "summary.json", b"{}", fsync=False)
         assert [f".summary.json.tmp-{live}", ".summary.json.tmp-notapid", f".summary.md.tmp-{dead}"] == \
             _temps(tmp_path)
+
+    def test_a_full_disk_keeps_the_old_file_and_names_the_target(self, tmp_path, monkeypatch):
+        """ENOSPC while the temporary is written: the old file stays, the temporary goes, the error names the
+        target and says the disk is full."""
+        target = tmp_path / "summary.json"
+        target.write_bytes(b"old")
+        real = os.write
+
+        def write(fd: int, data) -> int:
+            if ".summary.json.tmp-" in os.readlink(f"/proc/self/fd/{fd}"):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(fd, data)
+
+        monkeypatch.setattr(os, "write", write)
+        with pytest.raises(OSError) as caught:
+            atomic_write_bytes(target, b"new" * 1000)
+        assert (errno.ENOSPC, str(target)) == (caught.value.errno, caught.value.filename)
+        assert ("disk full (ENOSPC: No space left on device) while writing 3,000 bytes; the previous version is kept"
+                == caught.value.strerror)
+        assert (b"old", []) == (target.read_bytes(), _temps(tmp_path))
 
 
 def _temps(directory: Path) -> list[str]:

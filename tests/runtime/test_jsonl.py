@@ -1,11 +1,19 @@
-"""The JSONL store: flushed whole-line appends, torn-tail tolerant reads, and the resume index."""
+"""The JSONL store: whole-line appends (a full disk loses no record), torn-tail tolerant reads, the resume index."""
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Literal
 
 import msgspec
 import orjson
+import pytest
 
 from mpcbench_async.runtime import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
 
@@ -257,3 +265,113 @@ class TestTrustOnlyWholeRecords:
 
         assert ["key", "status", "retryable"] == [f.name for f in msgspec.structs.fields(key_view(Bare))]
         assert key_view(Run) is key_view(Run)
+
+
+def disk_full_after(records: int, name: str, monkeypatch) -> None:
+    """``os.write`` to the file ``name`` takes ``records`` whole lines, then half of the next, then fails: ENOSPC.
+
+    Other files write as usual; the patch is at the edge, the system call the writers use.
+    """
+    real = os.write
+    state = {"lines": 0, "half": False}
+
+    def write(fd: int, data) -> int:
+        if not os.readlink(f"/proc/self/fd/{fd}").endswith("/" + name):
+            return real(fd, data)
+        if state["lines"] < records:
+            state["lines"] += 1
+            return real(fd, data)
+        if not state["half"]:
+            state["half"] = True
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell which file a write goes to")
+class TestDiskFull:
+    def test_the_error_names_the_file_and_no_partial_line_is_left(self, tmp_path, monkeypatch):
+        """The third record half lands, then the disk is full: the error names the file and ENOSPC, the half line
+        is cut off again, the two records before it read back, and once space is free the next record appends
+        on a line of its own."""
+        path = tmp_path / "runs.jsonl"
+        writer = JsonlWriter(path)
+        disk_full_after(2, "runs.jsonl", monkeypatch)
+        writer.write(Unit(key="a"))
+        writer.write(Unit(key="b"))
+        with pytest.raises(OSError) as caught:
+            writer.write(Unit(key="c", payload="x" * 1000))
+        assert (errno.ENOSPC, str(path)) == (caught.value.errno, caught.value.filename)
+        assert (f"[Errno 28] disk full (ENOSPC: No space left on device) while appending a record; every record "
+                f"before it is intact (2 written by this writer); free space and rerun to resume: '{path}'"
+                == str(caught.value))
+        assert b'{"key":"a","status":"ok","payload":""}\n{"key":"b","status":"ok","payload":""}\n' == path.read_bytes()
+        monkeypatch.undo()  # space is free again
+        writer.write(Unit(key="d"))
+        writer.close()
+        records, report = read_jsonl(path)
+        assert (["a", "b", "d"], False, []) == ([r["key"] for r in records], report.torn_tail, report.bad_lines)
+
+    def test_a_failed_fsync_names_the_file(self, tmp_path, monkeypatch):
+        """An error the disk reports only at fsync (delayed allocation) names the file too."""
+        path = tmp_path / "calls.jsonl"
+        writer = JsonlWriter(path, fsync=True)
+
+        def fsync(fd: int) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        with pytest.raises(OSError) as caught:
+            writer.write({"key": "a"})
+        monkeypatch.undo()
+        writer.close()
+        assert (errno.EIO, str(path)) == (caught.value.errno, caught.value.filename)
+        assert caught.value.strerror.startswith("I/O error (EIO: Input/output error) while appending a record")
+
+
+# Appends records to a JSONL file on a 64 KiB tmpfs until the disk is full, then reports what it saw.
+FILL_THE_DISK = """
+import json, os, sys
+from mpcbench_async.runtime import JsonlWriter, read_jsonl
+path = os.path.join(sys.argv[1], "runs.jsonl")
+writer, written, error = JsonlWriter(path), 0, None
+try:
+    while True:
+        writer.write({"key": f"k{written}", "status": "ok", "payload": "x" * 3000})
+        written += 1
+except OSError as exc:
+    error = [exc.errno, exc.filename, str(exc)]
+writer.close()
+records, report = read_jsonl(path)
+print(json.dumps({"written": written, "error": error, "read": len(records), "torn": report.torn_tail,
+                  "bad": report.bad_lines}))
+"""
+
+
+def _unshare(command: str) -> subprocess.CompletedProcess[str] | None:
+    """``command`` run as root of a new user and mount namespace (no privileges needed); None when unavailable."""
+    probe = "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d"
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "sh", "-c", probe],
+                                                         capture_output=True, timeout=60).returncode != 0:
+        return None
+    return subprocess.run(["unshare", "-rm", "sh", "-c", command], capture_output=True, text=True, timeout=60)
+
+
+def test_a_real_full_tmpfs_names_the_file_and_keeps_every_record(tmp_path):
+    """On a real 64 KiB tmpfs the write that does not fit raises ENOSPC naming the file; every record written
+    before it reads back and no torn line is left (the old writer named no file and left half a line)."""
+    script = tmp_path / "fill.py"
+    script.write_text(FILL_THE_DISK)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    proc = _unshare(f"mount -t tmpfs -o size=64k tmpfs {disk} && {sys.executable} {script} {disk}")
+    if proc is None:
+        pytest.skip("no unprivileged user namespaces here: cannot mount a small tmpfs")
+    assert 0 == proc.returncode, proc.stderr
+    seen = json.loads(proc.stdout)
+    path = str(disk / "runs.jsonl")
+    assert seen["written"] > 10
+    assert [errno.ENOSPC, path] == seen["error"][:2]
+    assert seen["error"][2].startswith("[Errno 28] disk full (ENOSPC: No space left on device) while appending")
+    assert (seen["written"], False, []) == (seen["read"], seen["torn"], seen["bad"])

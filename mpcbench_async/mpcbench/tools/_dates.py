@@ -1,13 +1,21 @@
-"""Dates the model may write, resolved against the scenario's reference now (never the wall clock)."""
+"""Dates the model may write, resolved against the scenario's reference now (never the wall clock).
+
+An absolute date or date-time must be real as a whole (``_validate.timestamp_problem``): a day the
+calendar has, a clock time of the day, a UTC offset within ±14:00. ``2025-02-30``, ``…T25:00`` or
+``…+25:00`` is an error the model sees, never a date read from the first ten characters.
+"""
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime, time, timedelta, tzinfo
 
+from ..._validate import timestamp_problem
+
 __all__ = ["DateError", "local_datetime", "resolve_date", "resolve_range"]
 
 _RELATIVE = re.compile(r"^([+-])(\d+)\s*(d|day|days|w|week|weeks)$")
+_ABSOLUTE = re.compile(r"\d{4}-\d{2}-\d{2}")
 ACCEPTED = ("YYYY-MM-DD, an ISO datetime, today, tomorrow, yesterday, this_week, next_week, last_week, "
             "+Nd/-Nd (days from today)")
 
@@ -34,8 +42,11 @@ def resolve_date(expression: str, now: datetime) -> date:
         sign, amount, unit = match.groups()
         days = int(amount) * (7 if unit.startswith("w") else 1)
         return today + timedelta(days=days if sign == "+" else -days)
+    absolute = expression.strip()
+    if _ABSOLUTE.match(absolute) and (problem := timestamp_problem(absolute)) is not None:
+        raise DateError(f"the date {absolute!r} {problem}; use {ACCEPTED}")
     try:
-        return date.fromisoformat(expression.strip()[:10])
+        return date.fromisoformat(absolute[:10])
     except ValueError:
         raise DateError(f"cannot read the date {expression!r}; use {ACCEPTED}") from None
 

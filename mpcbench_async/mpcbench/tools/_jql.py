@@ -35,6 +35,7 @@ from typing import Any
 
 from ..._checkpoint import checkpoint
 from ..._text import words
+from ..._validate import timestamp_problem
 from .._data import parse_timestamp
 
 __all__ = ["JqlError", "JqlQuery", "parse_jql"]
@@ -359,7 +360,10 @@ def _date_value(value: _Operand, ctx: _Ctx) -> datetime | None:
         sign, amount, unit = match.groups()
         delta = timedelta(**{OFFSET_UNITS[unit]: int(amount)})
         return ctx.now - delta if sign == "-" else ctx.now + delta
-    return parse_timestamp(text.replace("/", "-"), ctx.tz)
+    text = text.replace("/", "-")
+    if re.match(r"\d{4}-\d{2}-\d{2}", text) and (problem := timestamp_problem(text)) is not None:
+        raise JqlError(f"the date {value.text.strip()!r} {problem}")  # 2025-02-30, +25:00: a mistake, not a subset gap
+    return parse_timestamp(text, ctx.tz)
 
 
 COMPARE = (">", ">=", "<", "<=")

@@ -285,6 +285,19 @@ class TestFindFreeSlots:
                              "last_week, +Nd/-Nd (days from today)"}
         assert expected == _backend().call(FREE, {"email_addresses": BOTH, "start_date": "soonish"})
 
+    @pytest.mark.parametrize(("start_date", "problem"), [
+        ("2025-02-30", "is not a real date (February 2025 has 28 days)"),
+        ("2025-11-24T09:00:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+        ("2025-11-24T25:00", "is not an ISO 8601 date or date-time (hour must be in 0..23)"),
+    ])
+    def test_a_date_off_the_calendar_is_an_error_to_the_model(self, start_date, problem):
+        """A day the calendar lacks, an offset beyond ±14:00 or an hour 25 is an error, not the first ten characters
+        read as a date."""
+        expected = {"error": f"GoogleCalendar.FindTimeSlotsWhenEveryoneIsFree: the date {start_date!r} {problem}; "
+                             "use YYYY-MM-DD, an ISO datetime, today, tomorrow, yesterday, this_week, next_week, "
+                             "last_week, +Nd/-Nd (days from today)"}
+        assert expected == _backend().call(FREE, {"email_addresses": BOTH, "start_date": start_date})
+
     @pytest.mark.parametrize(("args", "error"), [
         ({"start_date": "2025-11-24", "end_date": "2025-11-21"}, "end date 2025-11-21 is before start date 2025-11-24"),
         ({"workday_start": "9am"}, "cannot read the time '9am'; use HH:MM"),

@@ -62,12 +62,32 @@ class TestResolveDate:
         """A YYYY-MM-DD date or an ISO datetime gives its calendar date as written."""
         assert expected == resolve_date(expression, NOW)
 
-    @pytest.mark.parametrize("expression", ["soonish", "", "2025-02-30", "next_month", "+3 months", "11/20/2025"])
+    @pytest.mark.parametrize("expression", ["soonish", "", "next_month", "+3 months", "11/20/2025"])
     def test_unreadable_expressions_raise_with_the_accepted_forms(self, expression):
         """An unreadable expression raises DateError naming it and listing the accepted forms."""
         with pytest.raises(DateError) as info:
             resolve_date(expression, NOW)
         assert f"cannot read the date {expression!r}; use {ACCEPTED}" == str(info.value)
+
+    @pytest.mark.parametrize(("expression", "problem"), [
+        ("2025-02-30", "is not a real date (February 2025 has 28 days)"),
+        ("2025-13-01", "is not a real date (there is no month 13)"),
+        ("2025-12-01T15:30:00+25:00", "has the UTC offset +25:00; offsets lie within ±14:00"),
+        ("2025-12-01T15:30:00-15:00", "has the UTC offset -15:00; offsets lie within ±14:00"),
+        ("2025-12-01T15:30+05:99", "has the UTC offset +05:99, whose minutes or seconds are past 59"),
+        ("2025-12-01T25:00", "is not an ISO 8601 date or date-time (hour must be in 0..23)"),
+    ])
+    def test_dates_off_the_calendar_raise_saying_why(self, expression, problem):
+        """An absolute date is checked whole: a day, an hour or an offset that cannot exist is named, never cut
+        to its first ten characters."""
+        with pytest.raises(DateError) as info:
+            resolve_date(expression, NOW)
+        assert f"the date {expression!r} {problem}; use {ACCEPTED}" == str(info.value)
+
+    @pytest.mark.parametrize("expression", ["2025-12-01T15:30:00+14:00", "2025-12-01T15:30:00-12:00"])
+    def test_the_edge_offsets_are_real(self, expression):
+        """+14:00 and -12:00, the offsets furthest from UTC in use, resolve."""
+        assert date(2025, 12, 1) == resolve_date(expression, NOW)
 
     def test_accepted_forms_text(self):
         """The accepted-forms text lists every form the resolver reads."""

@@ -369,9 +369,13 @@ class TestParseJqlErrors:
         ("status = (", "expected a value but found '('"),
         ("= Done", "expected a field name but found '='"),
         ("status in (Done", "the JQL ends too early"),
+        ("updated > 2025-02-30", "the date '2025-02-30' is not a real date (February 2025 has 28 days)"),
+        ('updated > "2025/11/31"', "the date '2025/11/31' is not a real date (November 2025 has 30 days)"),
+        ('created >= "2025-11-20T10:00+25:00"',
+         "the date '2025-11-20T10:00+25:00' has the UTC offset +25:00; offsets lie within ±14:00"),
     ])
     def test_syntax_errors_raise_jql_error(self, jql, message):
-        """Malformed JQL raises JqlError saying what is wrong."""
+        """Malformed JQL (and a date the calendar lacks) raises JqlError saying what is wrong."""
         with pytest.raises(JqlError) as info:
             parse_jql(jql, now=NOW, tz=LONDON)
         assert message == str(info.value)
