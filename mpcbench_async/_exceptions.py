@@ -128,7 +128,10 @@ class TransientLLMError(LLMError):
 
 
 class RateLimitError(TransientLLMError):
-    """The server answered 429 Too Many Requests; ``headers``: its ``x-ratelimit-*`` ones (names lower-cased)."""
+    """The server answered 429 Too Many Requests.
+
+    ``headers``: its ``x-ratelimit-*`` and ``anthropic-ratelimit-*`` ones (names lower-cased).
+    """
 
     def __init__(self, message: str, *, model: str = "", endpoint: str = "", status: int | None = None,
                  retry_after: float | None = None, headers: dict[str, str] | None = None) -> None:

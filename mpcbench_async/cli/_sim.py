@@ -32,6 +32,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--rate-window-s", type=_positive, default=60.0, metavar="S",
                        help="meter --rpm/--tpm in buckets of S seconds of the rate, refilled continuously "
                        "(default: 60, a minute's budget at once; 1: per second, as some providers do)")
+    serve.add_argument("--rate-headers", choices=("openai", "anthropic", "none"), default="openai",
+                       help="how replies report the --rpm/--tpm buckets: x-ratelimit-* (openai, default), "
+                       "anthropic-ratelimit-* (anthropic) or not at all (none: 429s only)")
+    serve.add_argument("--rate-hint", choices=("both", "ms", "seconds", "none"), default="both",
+                       help="the wait a bucket's 429 asks for: retry-after-ms and Retry-After (both, default), "
+                       "one of them (ms, seconds) or none")
     serve.add_argument("--tokens-per-s", type=float, default=0.0, metavar="R",
                        help="streamed replies send one token every 1/R s after the first (default: 0, all at once)")
     serve.add_argument("--output-tokens", type=int, default=None, metavar="N",
@@ -51,7 +57,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
-        rate_window_s=args.rate_window_s,
+        rate_window_s=args.rate_window_s, rate_headers=args.rate_headers, rate_hint=args.rate_hint,
         p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,
         ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed, pcut=args.pcut,
         retry_after_ms=args.retry_after_ms, tokens_per_s=args.tokens_per_s, output_tokens=args.output_tokens,

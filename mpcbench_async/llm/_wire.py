@@ -103,10 +103,10 @@ class StreamTiming(msgspec.Struct, kw_only=True):
 class WireCompletion(msgspec.Struct, omit_defaults=True):
     """A chat completion as servers send it, plus what the transport measured while receiving it.
 
-    ``stream`` (streamed replies), ``rate_limit_headers`` (the reply's ``x-ratelimit-*`` headers,
-    names lower-cased; ``None`` when it had none) and ``request_id`` (the provider's request id header,
-    ``request_id_header``) are set by the transport, under JSON names no server sends; stores and caches
-    keep ``without_measurements()``, the reply alone.
+    ``stream`` (streamed replies), ``rate_limit_headers`` (the reply's ``x-ratelimit-*`` and
+    ``anthropic-ratelimit-*`` headers, names lower-cased; ``None`` when it had none) and ``request_id`` (the
+    provider's request id header, ``request_id_header``) are set by the transport, under JSON names no server
+    sends; stores and caches keep ``without_measurements()``, the reply alone.
     """
 
     choices: list[_WireChoice]
@@ -128,9 +128,11 @@ _decoder = msgspec.json.Decoder(WireCompletion)
 
 
 def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str] | None:
-    """A reply's ``x-ratelimit-*`` headers with lower-cased names, ``None`` when it has none."""
-    found = {name.lower(): value for name, value in headers.items()  # the x- test first: most names fail it
-             if name[:2] in ("x-", "X-") and name[:12].lower() == "x-ratelimit-"}
+    """A reply's ``x-ratelimit-*`` (OpenAI) and ``anthropic-ratelimit-*`` headers, names lower-cased; ``None``
+    when it has none."""
+    found = {name.lower(): value for name, value in headers.items()  # the first-letter test first: most fail it
+             if (name[:1] in ("x", "X") and name[:12].lower() == "x-ratelimit-")
+             or (name[:1] in ("a", "A") and name[:20].lower() == "anthropic-ratelimit-")}
     return found or None
 
 

@@ -11,8 +11,8 @@ Three modes, as serving benchmarks (vLLM's ``bench serve``, GuideLLM) measure an
   what it was sent (``keeps_up``) — as GuideLLM's sweep does.
 
 Every request goes through ``LLMClient`` (streamed by default, so TTFT and the
-inter-token gaps are recorded) with adaptation, retries, the circuit breaker and the
-config's rpm/tpm off, so errors and 429s count as the endpoint returns them and the
+inter-token gaps are recorded) with adaptation, retries, the circuit breaker, the
+config's rpm/tpm and pacing (by headers too) off, so errors and 429s count as the endpoint returns them and the
 load is what was asked for; each call's record (``call_sink``) gives its timings.
 Requests that started in the warm-up or ended in the cool-down of a level count in no
 latency; rates count the share of each request's run between the two. A rate level
@@ -161,7 +161,7 @@ class _Levels:
 
     def _client(self, cap: int, records: dict[str, LLMCallRecord]) -> LLMClient:
         tuned = self.config.with_overrides(self.model, {
-            "limits": {"max_concurrency": cap, "adaptive": False, "rpm": None, "tpm": None},
+            "limits": {"max_concurrency": cap, "adaptive": False, "pacing": False, "rpm": None, "tpm": None},
             "retry": {"max_attempts": 1}, "breaker": {"failures": 0}})
         client = LLMClient(tuned, sim_base_url=self.sim_base_url,
                            call_sink=lambda record: records.__setitem__(record.key, record))

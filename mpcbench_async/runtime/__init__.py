@@ -13,7 +13,15 @@ if TYPE_CHECKING:
     from ._files import atomic_write_bytes, pid_alive
     from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
     from ._limit_headers import BucketReading, read_limit_headers
-    from ._limiter import AdaptiveConcurrency, Limiter, LimitSettings, ModelLimiter, SlidingWindow, Ticket
+    from ._limiter import (
+        AdaptiveConcurrency,
+        AdaptiveRate,
+        Limiter,
+        LimitSettings,
+        ModelLimiter,
+        SlidingWindow,
+        Ticket,
+    )
     from ._lock import DirLock
     from ._logging import configure_logging, redact, redact_text, register_secret
     from ._pool import Stoppable, WorkerPool, watch_signals
@@ -22,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AdaptiveConcurrency",
+    "AdaptiveRate",
     "BucketReading",
     "Clock",
     "Deadline",

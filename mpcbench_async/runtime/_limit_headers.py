@@ -1,25 +1,34 @@
-"""What a provider's ``x-ratelimit-*`` headers say about the bucket that meters it.
+"""What a provider's rate-limit headers say about the bucket that meters it.
 
-OpenAI (and the providers that copy its headers) send, for ``requests`` and
-``tokens``: ``x-ratelimit-limit-<kind>`` the per-minute limit,
-``x-ratelimit-remaining-<kind>`` what may still be sent now and
-``x-ratelimit-reset-<kind>`` the time until the budget is whole again (``1s``,
-``6m0s``, ``20ms``). The limit alone does not say how the minute is metered —
-some providers enforce it per second — but remaining and reset do: the bucket
-holds what is left plus what refills until the reset
-(``remaining + reset × limit / 60``), a minute's worth or a second's.
+Two spellings are read, for ``requests`` and ``tokens``:
+
+* OpenAI (and the providers that copy it: Azure, Groq, vLLM gateways, LiteLLM):
+  ``x-ratelimit-limit-<kind>`` the per-minute limit, ``x-ratelimit-remaining-<kind>``
+  what may still be sent now and ``x-ratelimit-reset-<kind>`` the time until the
+  budget is whole again, in seconds (``1.5``) or as a duration (``1s``, ``6m0s``, ``20ms``);
+* Anthropic: ``anthropic-ratelimit-<kind>-limit``/``-remaining``/``-reset``, the reset
+  being the moment (RFC 3339, e.g. ``2026-01-01T00:00:01.5Z``) the bucket is full again.
+
+Either reset may be given in any of those forms (seconds, a duration, an RFC 3339
+time or an HTTP date); a moment is turned into seconds from now. The limit alone
+does not say how the minute is metered — some providers enforce it per second —
+but remaining and reset do: the bucket holds what is left plus what refills until
+the reset (``remaining + reset × limit / 60``), a minute's worth or a second's.
 """
 
 from __future__ import annotations
 
+import email.utils
 import math
+import time
 from collections.abc import Mapping
+from datetime import datetime
 
 import msgspec
 
 from ._retry import parse_duration
 
-__all__ = ["BucketReading", "read_limit_headers"]
+__all__ = ["BucketReading", "parse_reset", "read_limit_headers"]
 
 
 class BucketReading(msgspec.Struct, kw_only=True, frozen=True):
@@ -40,6 +49,8 @@ MAX_AMOUNT = 1e12  # requests or tokens
 MAX_RESET_S = 86400.0  # a day
 MIN_PER_MINUTE = 1.0  # a limit below one request (or token) a minute
 
+_KINDS = ("requests", "tokens")
+
 
 def _amount(text: str | None) -> float | None:
     try:
@@ -49,20 +60,50 @@ def _amount(text: str | None) -> float | None:
     return value if math.isfinite(value) and 0 <= value <= MAX_AMOUNT else None
 
 
-def read_limit_headers(headers: Mapping[str, str]) -> dict[str, BucketReading]:
-    """Readings (``"requests"``, ``"tokens"``) from a reply's headers.
+def parse_reset(text: str, *, now: float | None = None) -> float | None:
+    """Seconds until a reset given as seconds, a duration (``6m0s``), an RFC 3339 time or an HTTP date.
+
+    A moment already past is 0; ``None`` when the text is none of these (``now``: the wall time, for tests).
+    """
+    seconds = parse_duration(text)
+    if seconds is not None:
+        return seconds
+    text = text.strip()
+    when: datetime | None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+    if when is None or when.tzinfo is None:  # a moment without a zone is no moment at all
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def read_limit_headers(headers: Mapping[str, str], *, now: float | None = None) -> dict[str, BucketReading]:
+    """Readings (``"requests"``, ``"tokens"``) from a reply's headers, in either spelling (OpenAI's first).
 
     A kind lacking remaining or reset, or with either out of bounds (``MAX_AMOUNT``, ``MAX_RESET_S``),
-    is left out; a limit out of bounds (below ``MIN_PER_MINUTE``) reads as unknown.
+    is left out; a limit out of bounds (below ``MIN_PER_MINUTE``) reads as unknown. ``now``: the wall
+    time a reset moment is counted from (default: the clock's).
     """
     lowered = {name.lower(): value for name, value in headers.items()}
     readings: dict[str, BucketReading] = {}
-    for kind in ("requests", "tokens"):
-        remaining = _amount(lowered.get(f"x-ratelimit-remaining-{kind}"))
-        reset_text = lowered.get(f"x-ratelimit-reset-{kind}")
-        reset = parse_duration(reset_text) if reset_text is not None else None
-        if remaining is not None and reset is not None and reset <= MAX_RESET_S:
-            limit = _amount(lowered.get(f"x-ratelimit-limit-{kind}"))
-            readings[kind] = BucketReading(remaining=remaining, reset_s=reset,
-                                           per_minute=limit if limit is not None and limit >= MIN_PER_MINUTE else None)
+    for kind in _KINDS:
+        for limit_name, remaining_name, reset_name in (
+            (f"x-ratelimit-limit-{kind}", f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}"),
+            (f"anthropic-ratelimit-{kind}-limit", f"anthropic-ratelimit-{kind}-remaining",
+             f"anthropic-ratelimit-{kind}-reset"),
+        ):
+            remaining = _amount(lowered.get(remaining_name))
+            reset_text = lowered.get(reset_name)
+            reset = parse_reset(reset_text, now=now) if reset_text is not None else None
+            if remaining is not None and reset is not None and reset <= MAX_RESET_S:
+                limit = _amount(lowered.get(limit_name))
+                readings[kind] = BucketReading(
+                    remaining=remaining, reset_s=reset,
+                    per_minute=limit if limit is not None and limit >= MIN_PER_MINUTE else None)
+                break
     return readings

@@ -1,12 +1,19 @@
 """The one retry loop for model calls, built on tenacity.
 
 Transient failures (``TransientLLMError``: 408/409/429/5xx, connection errors,
-timeouts, truncated or undecodable bodies) are retried with exponential backoff
-and full jitter, unless the server said how long to wait (``Retry-After``,
-``retry-after-ms``, ``x-ratelimit-reset-*``), in which case that wait is used
-(plus up to 10% jitter, so a crowd of clients does not return in lockstep).
+timeouts, truncated or undecodable bodies) are retried after the larger of two
+waits: a growing backoff (attempt n waits between half and all of
+``initial_backoff × 2^(n-1)``, capped at ``max_backoff``: jittered, so a crowd of
+callers does not return in lockstep) and the server's hint when it gave one
+(``retry-after-ms``, ``Retry-After``, ``x-ratelimit-reset-*``, plus up to 10%
+jitter). The hint is a floor, never the whole wait: a token bucket's hint is the
+time to its next token (often a few ms), which taken alone would spend every
+attempt within a second while the bucket stays drained.
+
 Attempts and total waiting are both bounded, and so is the whole call when it
-has a ``Deadline``: a retry whose wait would end past it is not made, and the
+has a ``Deadline``: the backoff never takes more than half the time left before
+it (the attempt after it gets the other half), and a retry whose wait would
+still end past it — a server's hint longer than the time left — is not made: the
 call fails with a ``CallDeadlineError``. Anything else fails at once.
 """
 
@@ -125,22 +132,27 @@ def retry_after_from_headers(headers: Mapping[str, str], *, now: float | None = 
 
 
 class _Wait(tenacity.wait.wait_base):
-    """Server hint when there is one, else exponential backoff with full jitter."""
+    """The larger of the server's hint (when honoured) and a growing, jittered backoff within the deadline."""
 
-    def __init__(self, policy: RetryPolicy, rng: random.Random) -> None:
+    def __init__(self, policy: RetryPolicy, rng: random.Random, clock: Clock, deadline: Deadline | None) -> None:
         self.policy = policy
         self.rng = rng
+        self.clock = clock
+        self.deadline = deadline
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
-        exc = retry_state.outcome.exception() if retry_state.outcome else None
-        hint = getattr(exc, "retry_after", None)
-        if hint is not None and self.policy.honour_server_hints:
-            return hint * (1.0 + 0.1 * self.rng.random())
         ceiling = min(
             self.policy.max_backoff,
             self.policy.initial_backoff * 2 ** (retry_state.attempt_number - 1),
         )
-        return self.rng.uniform(ceiling / 2, ceiling)
+        backoff = self.rng.uniform(ceiling / 2, ceiling)
+        if self.deadline is not None:  # half the time left at most: the attempt after the wait needs the rest
+            backoff = min(backoff, max(0.0, self.deadline.remaining(self.clock)) / 2)
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        if hint is not None and self.policy.honour_server_hints:
+            return max(hint * (1.0 + 0.1 * self.rng.random()), backoff)
+        return backoff
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -190,7 +202,7 @@ def retrying(
     return tenacity.AsyncRetrying(
         sleep=clock.sleep,
         retry=tenacity.retry_if_exception(_is_retryable),
-        wait=_Wait(policy, rng or random.Random()),
+        wait=_Wait(policy, rng or random.Random(), clock, deadline),
         stop=stop,
         before_sleep=before_sleep,
         retry_error_callback=give_up,

@@ -50,6 +50,13 @@ token, so the bytes per token vary with the text as real ones do.
 is a per-minute bucket (``rpm`` requests at most back to back); ``1`` plays a
 provider that meters per second (a bucket of ``rpm/60``, so a burst of more than
 a second's worth earns 429s although the minute's budget is not spent).
+``rate_headers`` says how replies report the buckets: ``openai`` (default:
+``x-ratelimit-limit/remaining/reset-<kind>``, reset as a duration), ``anthropic``
+(``anthropic-ratelimit-<kind>-limit/remaining/reset``, reset as an RFC 3339 time)
+or ``none`` (nothing, on 200s and 429s alike: a provider that only rejects).
+``rate_hint`` is the wait a bucket's 429 asks for — the time until the request
+would fit: ``both`` (default: ``retry-after-ms`` and ``Retry-After`` in whole
+seconds, rounded up), ``ms``, ``seconds`` or ``none``.
 
 ``echo_auth=true`` makes every error body quote the request's credentials
 (the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
@@ -95,6 +102,8 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     rpm: int | None = None
     tpm: int | None = None
     rate_window_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    rate_headers: Literal["openai", "anthropic", "none"] = "openai"
+    rate_hint: Literal["both", "ms", "seconds", "none"] = "both"
     fault: FaultKind | None = None
     fail_first: int = 0
     p429: float = 0.0

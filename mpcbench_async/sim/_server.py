@@ -17,6 +17,7 @@ import math
 import re
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -92,12 +93,19 @@ class _Bucket:
             return 0.0
         return (cost - level) / self.rate
 
-    def headers(self, kind: str) -> dict[str, str]:
-        """The ``x-ratelimit-{limit,remaining,reset}-{kind}`` headers for the bucket as it is now."""
+    def headers(self, kind: str, spelling: str = "openai") -> dict[str, str]:
+        """The bucket as it is now: ``x-ratelimit-{limit,remaining,reset}-{kind}`` (``openai``) or
+        ``anthropic-ratelimit-{kind}-{limit,remaining,reset}`` (``anthropic``, the reset an RFC 3339 time)."""
         level = self.level()
+        to_full = (self.size - level) / self.rate
+        if spelling == "anthropic":
+            full_at = datetime.fromtimestamp(time.time() + to_full, UTC).isoformat(timespec="milliseconds")
+            return {f"anthropic-ratelimit-{kind}-limit": str(self.per_minute),
+                    f"anthropic-ratelimit-{kind}-remaining": str(int(level)),
+                    f"anthropic-ratelimit-{kind}-reset": full_at.replace("+00:00", "Z")}
         return {f"x-ratelimit-limit-{kind}": str(self.per_minute),
                 f"x-ratelimit-remaining-{kind}": str(int(level)),
-                f"x-ratelimit-reset-{kind}": f"{(self.size - level) / self.rate:.3f}s"}
+                f"x-ratelimit-reset-{kind}": f"{to_full:.3f}s"}
 
 
 def _estimate_tokens(text_bytes: int) -> int:
@@ -335,15 +343,20 @@ class SimServer:
         if wait <= 0:
             return None
         headers = self._limit_headers(model, spec)
-        headers["retry-after-ms"] = str(math.ceil(wait * 1000))
-        headers["Retry-After"] = str(math.ceil(wait))
+        if spec.rate_hint in ("both", "ms"):
+            headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+        if spec.rate_hint in ("both", "seconds"):
+            headers["Retry-After"] = str(math.ceil(wait))
         return headers
 
     def _limit_headers(self, model: str, spec: FaultSpec) -> dict[str, str]:
         headers: dict[str, str] = {}
+        if spec.rate_headers == "none":
+            return headers
         for kind, per_minute in (("requests", spec.rpm), ("tokens", spec.tpm)):
             if per_minute:
-                headers.update(self._bucket(model, kind, per_minute, spec.rate_window_s).headers(kind))
+                bucket = self._bucket(model, kind, per_minute, spec.rate_window_s)
+                headers.update(bucket.headers(kind, spec.rate_headers))
         return headers
 
     def _completion(self, model: str, reply: Reply, prompt_tokens: int, key: str) -> dict[str, Any]:

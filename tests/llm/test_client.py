@@ -90,8 +90,12 @@ class TestServerWaitHints:
 
     async def test_enforced_rpm_answers_429_with_the_wait_until_refill(self, sim, make_client, fake_clock,
                                                                        transport):
-        """Past the sim's RPM the client gets 429 and waits as long as the sim's headers say (~60 s at 1 RPM)."""
-        config = ModelConfig.from_dict({"defaults": {"retry": {"max_attempts": 2}, "limits": {"adaptive": False}}})
+        """Past the sim's RPM the client gets 429 and waits as long as the sim's headers say (~60 s at 1 RPM).
+
+        Pacing is off, so the limiter does not hold the second call for the refill itself (with it on, the first
+        reply's x-ratelimit headers pace it: tests/llm/test_rate_limit_modes.py)."""
+        config = ModelConfig.from_dict({"defaults": {"retry": {"max_attempts": 2},
+                                                     "limits": {"adaptive": False, "pacing": False}}})
         client = make_client(transport, config)
         assert 1 == (await client.chat("sim/echo?rpm=1", user("one"))).attempts
         with pytest.raises(RateLimitError) as caught:

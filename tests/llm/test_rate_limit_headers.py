@@ -13,7 +13,7 @@ import pytest
 
 from mpcbench_async import RateLimitError
 from mpcbench_async.llm import LLMClient, MockTransport, ModelConfig
-from mpcbench_async.llm._wire import WireCompletion, completion_from_builtins, error_for_status
+from mpcbench_async.llm._wire import WireCompletion, completion_from_builtins, error_for_status, rate_limit_headers
 from mpcbench_async.records import Message
 from mpcbench_async.runtime import Clock, LimitSettings, ModelLimiter
 from mpcbench_async.sim import SimServer
@@ -39,6 +39,17 @@ def test_a_429_carries_its_rate_limit_headers():
     assert isinstance(error, RateLimitError)
     assert {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"} == error.headers
     assert None is error_for_status(429, b"{}", {"Retry-After": "1"}, model="m", endpoint="http://x").headers
+
+
+def test_anthropic_rate_limit_headers_are_kept_too():
+    """anthropic-ratelimit-* headers reach the limiter like x-ratelimit-* ones, on a 429 and on a 200."""
+    headers = {"Anthropic-RateLimit-Requests-Remaining": "0",
+               "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:00Z", "retry-after": "3",
+               "anthropic-organization-id": "org"}
+    kept = {"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:00Z"}
+    assert kept == rate_limit_headers(headers)
+    error = error_for_status(429, b"{}", headers, model="m", endpoint="http://x")
+    assert isinstance(error, RateLimitError) and kept == error.headers
 
 
 async def test_client_observes_429_and_200_headers(fake_clock):

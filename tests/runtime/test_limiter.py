@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import AsyncExitStack
 
 import anyio
 import pytest
@@ -140,12 +141,15 @@ class TestModelLimiter:
         assert (60.0, 60.0) == (second.started_at, second.queued_s)
 
     async def test_reduced_cap_bounds_concurrent_slots(self):
-        """After a 429 halves the cap from 8 to 4, no more than four slots are held at once."""
+        """A 429 while all 8 slots are being sent halves the cap to 4; then no more than four slots are held at
+        once."""
         clock = FakeClock()
         limiter = ModelLimiter(LimitSettings(max_concurrency=8), clock=clock)
-        async with limiter.slot() as ticket:
+        limiter.observe(None)  # the first reply has come: no slow start
+        async with AsyncExitStack() as stack:
+            tickets = [await stack.enter_async_context(limiter.slot()) for _ in range(8)]
             clock.advance(1.0)
-            limiter.on_rate_limited(ticket)
+            limiter.on_rate_limited(tickets[0])
         assert 4 == limiter.concurrency.cap
 
         release = anyio.Event()

@@ -84,9 +84,10 @@ class TestSlowStart:
 
     @pytest.mark.parametrize("headers", [None, {}, {"content-type": "application/json"}])
     async def test_a_reply_without_limit_headers_restores_the_configured_burst(self, headers):
-        """A reply with no x-ratelimit headers: the configured burst (30 at rpm 600) applies from then on."""
+        """A reply with no x-ratelimit headers: the configured burst (30 at rpm 600 in a bucket of 60 s) applies from
+        then on."""
         clock = FakeClock()
-        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter = ModelLimiter(LimitSettings(rpm=600, bucket_s=60), clock=clock)
         assert [0.0] == await starts(limiter, clock, 1)
         limiter.observe(headers)
         assert 30 == limiter.requests.burst
@@ -96,7 +97,7 @@ class TestSlowStart:
         """A 429 reads 0 left of a bucket of 1 (60 per minute): a burst of 1. A later reply without headers (a
         gateway that sends them on 429s only) restores the configured burst of 30; the provider's pace stays."""
         clock = FakeClock()
-        limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
+        limiter = ModelLimiter(LimitSettings(rpm=600, bucket_s=60), clock=clock)
         limiter.observe(per_second(0, "1s", limit=60))
         assert 1 == limiter.requests.burst
         limiter.observe({})
@@ -106,7 +107,7 @@ class TestSlowStart:
     async def test_a_success_not_observed_ends_the_slow_start(self):
         """A caller that never passes headers still gets the configured burst after its first success."""
         clock = FakeClock()
-        limiter = ModelLimiter(LimitSettings(rpm=600, tpm=60000), clock=clock)
+        limiter = ModelLimiter(LimitSettings(rpm=600, tpm=60000, bucket_s=60), clock=clock)
         await limiter.on_success()
         assert (30, 3000) == (limiter.requests.burst, limiter.tokens.burst)
 
@@ -129,12 +130,13 @@ class TestBurstFromHeaders:
         assert 5 == limiter.requests.burst
         assert [0.0, 0.0, 0.0, 0.0, 0.1, 0.2, 0.3] == await starts(limiter, clock, 7)
 
-    async def test_per_minute_bucket_keeps_the_configured_burst(self):
-        """A bucket holding the whole minute (600) is larger than twice the configured burst: 30 stays."""
+    async def test_per_minute_bucket_allows_half_of_it(self):
+        """A bucket holding the whole minute (600), as the headers tell: a burst of 300, not the configured 5
+        (the headers know the bucket; the configured burst only assumes one)."""
         clock = FakeClock()
         limiter = ModelLimiter(LimitSettings(rpm=600), clock=clock)
         limiter.observe(per_second(599, "0.1s"))
-        assert 30 == limiter.requests.burst
+        assert 300 == limiter.requests.burst
 
     async def test_a_lower_provider_limit_sets_the_pace(self):
         """rpm 600 configured, the provider says 120 per minute, a bucket of 10: a burst of 5, then one every 0.5 s."""
@@ -207,11 +209,12 @@ class TestCreditFromHeaders:
         assert [0.0, 0.0, 0.1, 0.2] == await starts(limiter, clock, 4)
 
     async def test_a_429_reply_with_headers_is_observed(self):
-        """A 429's headers (0 left) hold the next admission, and the 429 halves the concurrency cap as before."""
+        """A 429's headers (0 left) hold the next admission. They explain the 429 (an empty bucket), so the AIMD
+        rate stays off; one request of a cap of 8 in flight, so the cap was not what bound: it stays."""
         clock = FakeClock()
         limiter = ModelLimiter(LimitSettings(rpm=600, max_concurrency=8), clock=clock)
         async with limiter.slot() as ticket:
             limiter.observe(per_second(0, "1s"))
             limiter.on_rate_limited(ticket)
-        assert (5, 4) == (limiter.requests.burst, limiter.concurrency.cap)
+        assert (5, 8, None) == (limiter.requests.burst, limiter.concurrency.cap, limiter.rate.rate)
         assert [0.1, 0.2] == await starts(limiter, clock, 2)

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 import pytest
 
 from mpcbench_async._exceptions import (
+    CallDeadlineError,
     LLMConnectionError,
     PermanentLLMError,
     RateLimitError,
     ServerError,
 )
-from mpcbench_async.runtime import FakeClock, RetryPolicy, parse_duration, retry_after_from_headers, retrying
+from mpcbench_async.runtime import Deadline, FakeClock, RetryPolicy, parse_duration, retry_after_from_headers, retrying
 
 NOW = 1_700_000_000.0
 
@@ -228,3 +229,43 @@ class TestRetrying:
         assert ("ok", 3) == await run(RetryPolicy(), failures, clock, on_retry=lambda e, w: seen.append((e, w)))
         assert failures == [error for error, _ in seen]
         assert clock.slept == [wait for _, wait in seen]
+
+
+class TestWaitIsHintAndBackoff:
+    async def test_a_short_hint_is_a_floor_not_the_whole_wait(self):
+        """Seven 429s hinting 50 ms (a token bucket's time to its next token): every wait is at least half its
+        growing backoff ceiling (0.5, 1, 2, … s), so eight attempts span over 30 s instead of under one."""
+        clock = FakeClock()
+        with pytest.raises(RateLimitError):
+            await run(RetryPolicy(), [rate_limited(0.05) for _ in range(8)], clock)
+        ceilings = [0.5 * 2**n for n in range(7)]
+        assert 7 == len(clock.slept)
+        for ceiling, wait in zip(ceilings, clock.slept, strict=True):
+            assert ceiling / 2 <= wait <= ceiling
+        assert sum(clock.slept) > 30.0
+
+    async def test_a_long_hint_is_the_wait(self):
+        """A hint above the backoff is waited in full (plus at most 10% jitter)."""
+        clock = FakeClock()
+        assert ("ok", 3) == await run(RetryPolicy(), [rate_limited(5.0), rate_limited(5.0)], clock)
+        assert all(5.0 <= wait <= 5.5 for wait in clock.slept)
+
+    async def test_the_backoff_takes_at_most_half_the_time_left_before_the_deadline(self):
+        """A deadline 3 s away: backoffs of up to 32 s are cut to half the time left, so the call still gets its
+        attempts; a hint, the server's word, is not cut."""
+        clock = FakeClock()
+        deadline = Deadline(at=3.0, seconds=3.0)
+        policy = RetryPolicy(max_attempts=5, initial_backoff=4.0)
+        assert ("ok", 5) == await run(policy, [server_error() for _ in range(4)], clock, deadline=deadline)
+        left = 3.0
+        for wait in clock.slept:
+            assert wait <= left / 2 + 1e-9
+            left -= wait
+        assert clock.now() < 3.0
+
+    async def test_a_hint_past_the_deadline_ends_the_call(self):
+        """A 429 asking for 10 s with 3 s left: no retry, the deadline's error."""
+        clock = FakeClock()
+        with pytest.raises(CallDeadlineError):
+            await run(RetryPolicy(), [rate_limited(10.0)], clock, deadline=Deadline(at=3.0, seconds=3.0))
+        assert [] == clock.slept

@@ -25,7 +25,7 @@ async def chat(sim: SimServer, model: str, key: str) -> tuple[int, dict[str, str
                                 headers={"Idempotency-Key": key}) as resp:
             await resp.read()
             return resp.status, {name.lower(): value for name, value in resp.headers.items()
-                                 if name.lower().startswith(("x-ratelimit-", "retry-after"))}
+                                 if name.lower().startswith(("x-ratelimit-", "anthropic-ratelimit-", "retry-after"))}
 
 
 def reset_s(headers: dict[str, str], kind: str = "requests") -> float:
@@ -68,6 +68,35 @@ async def test_short_window_applies_to_tokens(sim):
     assert ("600", "0") == (first["x-ratelimit-limit-tokens"], first["x-ratelimit-remaining-tokens"])
     assert 0.9 < reset_s(first, "tokens") <= 1.0
     assert "x-ratelimit-limit-requests" not in first
+
+
+async def test_no_headers_mode_sends_only_the_retry_hint(sim):
+    """rate_headers=none: a 200 says nothing of the bucket, a 429 only how long to wait."""
+    model = "sim/echo?rpm=60&rate_window_s=1&rate_headers=none"
+    (status, first), (status2, second) = [await chat(sim, model, key) for key in ("a", "b")]
+    assert (200, {}) == (status, first)
+    assert (429, {"retry-after", "retry-after-ms"}) == (status2, set(second))
+    assert 0 < int(second["retry-after-ms"]) <= 1000 and "1" == second["retry-after"]
+
+
+@pytest.mark.parametrize(("hint", "names"), [("ms", {"retry-after-ms"}), ("seconds", {"retry-after"}),
+                                             ("none", set())])
+async def test_the_retry_hint_can_be_chosen(sim, hint, names):
+    model = f"sim/echo?rpm=60&rate_window_s=1&rate_headers=none&rate_hint={hint}"
+    replies = [await chat(sim, model, key) for key in ("a", "b")]
+    assert (429, names) == (replies[1][0], set(replies[1][1]))
+
+
+async def test_anthropic_spelling(sim):
+    """rate_headers=anthropic: anthropic-ratelimit-<kind>-limit/remaining/reset, the reset an RFC 3339 time;
+    read back, the bucket is the second's worth the sim holds (10 at 600 a minute)."""
+    status, headers = await chat(sim, "sim/echo?rpm=600&rate_window_s=1&rate_headers=anthropic", "a")
+    assert 200 == status
+    assert ("600", "9") == (headers["anthropic-ratelimit-requests-limit"],
+                            headers["anthropic-ratelimit-requests-remaining"])
+    assert headers["anthropic-ratelimit-requests-reset"].endswith("Z")
+    assert not any(name.startswith("x-ratelimit-") for name in headers)
+    assert 9 <= read_limit_headers(headers)["requests"].size(600) <= 10.5  # 9 left + what refills in the ~0.1 s left
 
 
 async def test_window_must_be_positive(sim):

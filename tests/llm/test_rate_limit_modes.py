@@ -1,0 +1,99 @@
+"""Rate limits from any signal, end to end: ``LLMClient`` against the embedded sim's token buckets.
+
+Calls arrive open-loop at twice the bucket's rate and run to their end; the sim counts what it received and
+what it rejected. The assertions count outcomes only — calls that failed (none may), 429s per success at the
+server (under the goal of each mode) and calls completed twice (none) — never elapsed time, and the test does
+not sleep to wait for anything (the arrivals are spaced, nothing else). The modes, as in bench/ratelimit_goodput.py
+(which measures the same at 20/s with the sim in its own process, before and after, in bench/RESULTS.md):
+
+* a 1-s bucket whose limit is only in the replies' ``x-ratelimit-*`` headers, no ``rpm`` configured: the headers
+  pace the model (goal: under 1% 429s per success);
+* the same in Anthropic's spelling (``anthropic-ratelimit-*``, the reset an RFC 3339 time);
+* the same bucket with no headers at all, only 429s with a retry hint: the AIMD rate (goal: under 5%);
+* ``rpm`` configured at the bucket's rate and no headers: the configured burst is half a second's worth, not
+  1/20 of the minute (three times this bucket);
+* a bucket holding the minute, headers on: no 429s.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+
+from mpcbench_async.llm import LLMClient, ModelConfig
+from mpcbench_async.records import Message
+from mpcbench_async.runtime import ModelLimiter
+from mpcbench_async.sim import SimServer
+
+RATE = 100  # requests per second the sim's bucket allows
+CALLS = 300
+
+
+async def offered_twice_the_rate(model: str, limits: dict) -> tuple[SimServer, dict[str, int], ModelLimiter]:
+    """CALLS calls at 2 × RATE a second, each to its end; the sim, the failures by error class and the limiter."""
+    config = ModelConfig.from_dict({"models": {model: {"limits": limits}}})
+    failed: dict[str, int] = {}
+    async with SimServer(seed=31) as sim, LLMClient(config, sim_base_url=sim.base_url) as client:
+        async def one(i: int) -> None:
+            try:
+                await client.chat(model, [Message(role="user", content=f"question {i}")], key=f"k{i}", max_tokens=8)
+            except Exception as exc:  # counted: the assertion names every failure
+                failed[type(exc).__name__] = failed.get(type(exc).__name__, 0) + 1
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for i in range(CALLS):
+                await anyio.sleep(max(0.0, start + i / (2 * RATE) - time.perf_counter()))  # the arrivals' spacing
+                tg.start_soon(one, i)
+        limiter = client.limiter(model)
+    assert isinstance(limiter, ModelLimiter)
+    return sim, failed, limiter
+
+
+def rejected(sim: SimServer) -> int:
+    return sim.stats.statuses.get("429", 0)
+
+
+@pytest.mark.parametrize("spelling", ["openai", "anthropic"])
+async def test_headers_alone_pace_an_unconfigured_model(spelling):
+    """No rpm configured, the limit only in the headers: every call succeeds, under 1% 429s per success, and the
+    limiter learned the provider's rate (6000 a minute) and a burst of half its one-second bucket."""
+    sim, failed, limiter = await offered_twice_the_rate(
+        f"sim/echo?rpm={RATE * 60}&rate_window_s=1&rate_headers={spelling}", {})
+    assert {} == failed
+    assert {f"k{i}": 1 for i in range(CALLS)} == sim.stats.completed
+    assert rejected(sim) < 0.01 * CALLS
+    assert limiter.requests is not None and limiter.requests.learned
+    assert RATE * 60 == limiter.requests.capacity
+    assert RATE // 2 - 5 <= limiter.requests.burst <= RATE // 2  # half of what was left plus what refills
+
+
+async def test_429s_alone_drive_an_adaptive_rate():
+    """No headers and nothing configured: the 429s drive the AIMD rate; every call succeeds, under 5% 429s per
+    success (before: a third of the calls failed, 4 429s per success)."""
+    sim, failed, limiter = await offered_twice_the_rate(f"sim/echo?rpm={RATE * 60}&rate_window_s=1&rate_headers=none",
+                                                        {})
+    assert {} == failed
+    assert {f"k{i}": 1 for i in range(CALLS)} == sim.stats.completed
+    assert rejected(sim) < 0.05 * CALLS
+    assert limiter.requests is None and limiter.rate is not None and limiter.rate.decreases >= 1
+
+
+async def test_a_configured_rpm_never_bursts_past_a_one_second_bucket():
+    """rpm configured at the bucket's rate, no headers: the burst is half a second's worth (50), not 1/20 of the
+    minute (300, three buckets); every call succeeds, under 1% 429s per success."""
+    sim, failed, limiter = await offered_twice_the_rate(f"sim/echo?rpm={RATE * 60}&rate_window_s=1&rate_headers=none",
+                                                        {"rpm": RATE * 60})
+    assert {} == failed
+    assert rejected(sim) < 0.01 * CALLS
+    assert limiter.requests is not None and RATE // 2 == limiter.requests.burst
+
+
+async def test_a_per_minute_bucket_is_never_overrun():
+    """A bucket holding the minute (6000), headers on, nothing configured: no 429 at all; the burst is half the
+    bucket the headers report, the pace the provider's rate."""
+    sim, failed, limiter = await offered_twice_the_rate(f"sim/echo?rpm={RATE * 60}", {})
+    assert ({}, 0) == (failed, rejected(sim))
+    assert limiter.requests is not None and limiter.requests.burst >= RATE * 60 // 2 - CALLS
