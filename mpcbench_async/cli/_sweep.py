@@ -21,13 +21,14 @@ from ._paths import output_dir
 
 if TYPE_CHECKING:
     from ..sweep import Outcome, Runner, SweepOptions
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_sweep(commands: Commands) -> None:
     sweep = commands.add_parser(
-        "sweep", help="every task × agent model × trial, judged by every judge model (the main job)",
+        "sweep",
         description="Run every task with every agent model (and trial), judge every run with every judge "
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, manifest.json, "
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
@@ -111,7 +112,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "(repeatable; --out's own is always read)")
     sweep.set_defaults(handler=cmd_sweep)
 
-    summary = commands.add_parser("summarize", help="rebuild a sweep's summary from its JSONL files",
+
+def add_summarize(commands: Commands) -> None:
+    summary = commands.add_parser("summarize",
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
                                   "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
     summary.add_argument("dir", type=Path)

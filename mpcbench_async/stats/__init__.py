@@ -7,9 +7,7 @@ seeded ``numpy.random.Generator``: the same inputs give the same intervals, byte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._agreement import spearman, weighted_kappa
