@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .._resources import workspace_path
 from . import _exit
+from ._bench import _int_list
 from ._commands import add_commands
 from ._paths import output_dir, output_file
 
@@ -108,6 +109,9 @@ def _add_summary(commands: Commands) -> None:
     summary.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     summary.add_argument("--out", type=output_dir, default=None,
                          help="also write levels_summary.md and levels_summary.json there")
+    summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
+                         help="the k of pass^k, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and the most "
+                         "trials of an instance)")
     summary.set_defaults(handler=cmd_summary)
 
 
@@ -194,7 +198,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     for path in args.results:
         lines = [line for number, line in read_results(path) if current is None or (path, number) in current]
         runs += scored_results(path, lines, model=args.model) if lines else []
-    rows = level_rows(runs)
+    rows = level_rows(runs, pass_k=args.pass_k)
     title = "MPCBench levels: recorded runs" + (" (lines whose world matches today's data)" if current else "")
     print(render_levels_table(rows, title=title))
     if args.out is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import InputError, Interrupted
 from .._resources import workspace_path
 from . import _exit
+from ._bench import _int_list
 from ._levels import DATA as LEVELS_DATA
 from ._paths import output_dir
 
@@ -118,6 +119,9 @@ def add_summarize(commands: Commands) -> None:
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
                                   "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
     summary.add_argument("dir", type=Path)
+    summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
+                         help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "
+                         "the most trials of a task)")
     summary.set_defaults(handler=cmd_summarize)
 
 
@@ -201,5 +205,5 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
     if not any((args.dir / name).exists() for name in ("runs.jsonl", "manifest.json")):
         raise InputError(f"{args.dir}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
-    print(write_summary(args.dir))
+    print(write_summary(args.dir, pass_k=args.pass_k))
     return 0
