@@ -1,6 +1,6 @@
 """Sub-commands whose parsers are built on first use, so ``--help`` lists them without building any.
 
-Why: building every sub-parser (27 of them, 202 arguments) and importing every command
+Why: building every parser (35 of them, 240 arguments) and importing every command
 module made ``mpcbench-async --help`` cost 6.8× the bare interpreter's CPU (issue 31).
 A command is registered with ``Commands.add_command``: its name, its one-line help
 (listed by the parent's ``--help``) and the function that builds its parser. argparse
