@@ -1,14 +1,18 @@
-"""Summary cost: wall time and peak RSS of ``summarize`` on synthetic sweep directories of 10k / 100k runs.
+"""Summary cost: wall and CPU time and peak RSS of ``summarize`` on synthetic sweep directories of 10k / 100k runs.
 
 Writes a sweep directory by hand in the shapes the runner writes: N agent runs
 (one model, 10 tasks, N/10 trials, ~1.5 KB of run log each), one judgement per
 run, two agent calls and one judge call per run, ``experiment_keys.txt``; 2% of
 the units first end in an infrastructure error and are redone, 1% of the ok
 run lines are written twice. Each measurement is ``summarize(dir)`` in a child
-process (peak RSS from ``wait4``) next to a child that only imports the package
-(the baseline RSS), so ``Δ RSS`` is what the summary itself holds. ``--impl``
-points at another source tree to compare versions side by side, e.g. the
-previous commit unpacked with ``git archive HEAD~1 | tar -x -C /tmp/before``.
+process (CPU and peak RSS from ``wait4``) next to a child that only imports the package
+(the baseline RSS), so ``Δ RSS`` is what the summary itself holds. Then each
+version writes ``summary.md`` once (``write_summary``), and its longest line is
+reported (issue 31: pass^k for every k up to 1,000 trials made one line of
+10,957 characters). ``--impl`` points at another source tree to compare versions
+side by side, e.g. the previous commit unpacked with ``git archive HEAD~1 | tar
+-x -C /tmp/before``; its children run from inside that tree, so it is the one
+imported (``python -c`` puts the working directory ahead of ``PYTHONPATH``).
 
     .venv/bin/python bench/summary_scaling.py --sizes 10000,100000 --impl /tmp/before --repeats 3
 """
@@ -73,17 +77,25 @@ def write_dir(out: Path, runs: int) -> None:
     (out / "experiment_keys.txt").write_text("".join(f"{k}\n" for k in sorted(keys)))
 
 
-def measure(code: str, impl: str | None) -> tuple[float, float]:
-    """Run ``code`` in a child Python; return (wall s, peak RSS MiB)."""
+def measure(code: str, impl: str | None) -> tuple[float, float, float]:
+    """Run ``code`` in a child Python; return (wall s, CPU s = user + system, peak RSS MiB)."""
     env = dict(os.environ)
     if impl:
         env["PYTHONPATH"] = impl
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    # from inside ``impl``: ``python -c`` puts the working directory first on sys.path, before PYTHONPATH
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=impl)
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"child failed: {code}")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def longest_line(out: Path, impl: str | None) -> int:
+    """The longest line of the ``summary.md`` that version ``impl`` writes for ``out``."""
+    measure("from pathlib import Path; from mpcbench_async.sweep import write_summary; "
+            f"write_summary(Path({str(out)!r}))", impl)
+    return max(len(line) for line in (out / "summary.md").read_text(encoding="utf-8").splitlines())
 
 
 def main() -> None:
@@ -100,20 +112,25 @@ def main() -> None:
             write_dir(out, size)
             mib = sum(p.stat().st_size for p in out.iterdir()) / 2**20
             for name, impl in impls.items():
-                walls, deltas = [], []
+                walls, cpus, deltas = [], [], []
                 for _ in range(args.repeats):  # interleaved with the baseline child
-                    _, base = measure("import mpcbench_async.sweep", impl)
-                    wall, peak = measure(f"from mpcbench_async.sweep import summarize; summarize({str(out)!r})", impl)
+                    _, _, base = measure("import mpcbench_async.sweep", impl)
+                    wall, cpu, peak = measure(f"from mpcbench_async.sweep import summarize; summarize({str(out)!r})",
+                                              impl)
                     walls.append(wall)
+                    cpus.append(cpu)
                     deltas.append(peak - base)
-                rows.append((size, mib, name, statistics.median(walls), statistics.median(deltas)))
+                rows.append((size, mib, name, statistics.median(walls), statistics.median(cpus),
+                             statistics.median(deltas), longest_line(out, impl)))
     print(f"#### Summary scaling — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
           f"Command: `python bench/summary_scaling.py {' '.join(sys.argv[1:])}`. Medians of {args.repeats}.\n")
-    print("| agent runs | files MiB | version | summarize s (process) | Δ peak RSS MiB |")
-    print("|---:|---:|---|---:|---:|")
-    for size, mib, name, wall, delta in rows:
-        print(f"| {size:,} | {mib:.0f} | {name} | {wall:.2f} | {delta:.1f} |")
+    print("| agent runs | trials per task | files MiB | version | summarize s (process) | CPU s | Δ peak RSS MiB | "
+          "longest summary.md line |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|")
+    for size, mib, name, wall, cpu, delta, longest in rows:
+        print(f"| {size:,} | {size // TASKS:,} | {mib:.0f} | {name} | {wall:.2f} | {cpu:.2f} | {delta:.1f} | "
+              f"{longest:,} |")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ implementation modules are private (``_name.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ._lazy import lazy_exports
+from ._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._exceptions import (

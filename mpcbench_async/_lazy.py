@@ -12,36 +12,55 @@ checks the two agree). The ``.py`` source must be installed, as wheels and clone
 
 from __future__ import annotations
 
-import ast
-import importlib
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-__all__ = ["lazy_exports"]
+# ``typing.TYPE_CHECKING`` without importing ``typing`` (a few ms of every start-up, issue 31): the packages and the
+# CLI import this one (``from .._lazy import TYPE_CHECKING``); type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+__all__ = ["TYPE_CHECKING", "lazy_exports"]
 
 
 def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``, from its ``if TYPE_CHECKING:`` imports."""
-    where = _type_checking_imports(Path(init_file))
+    """``__getattr__`` and ``__dir__`` for ``package``, from its ``if TYPE_CHECKING:`` imports.
+
+    The source is read on the first lookup, not at import: parsing it (``ast``, ``pathlib``) would cost every
+    start-up, ``mpcbench-async --help`` included, for names it never uses (issue 31).
+    """
+    where: dict[str, str] = {}
+
+    def names() -> dict[str, str]:
+        if not where:
+            from pathlib import Path
+
+            where.update(_type_checking_imports(Path(init_file)))
+        return where
 
     def __getattr__(name: str) -> Any:
-        module = where.get(name)
+        # A private name is never an export: ``from . import _wiring`` probes the package for its submodule first.
+        module = None if name.startswith("_") else names().get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
+        from importlib import import_module
+
+        value = getattr(import_module(module, package), name)
         setattr(sys.modules[package], name, value)  # later lookups skip __getattr__
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(where))
+        return sorted(set(vars(sys.modules[package])) | set(names()))
 
     return __getattr__, __dir__
 
 
 def _type_checking_imports(init_file: Path) -> dict[str, str]:
     """``{name: relative module}`` for every ``from .x import name`` under ``if TYPE_CHECKING:``."""
+    import ast
+
     tree = ast.parse(init_file.read_text(encoding="utf-8"))
     where: dict[str, str] = {}
     for node in tree.body:

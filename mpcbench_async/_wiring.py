@@ -16,8 +16,12 @@ the wiring here, at import time, cheaply — nothing heavy is imported until use
 
 from __future__ import annotations
 
-from .llm._providers import Provider, register_provider
+from ._lazy import TYPE_CHECKING
+from .llm._providers import register_provider
 from .sim._registry import add_policy_loader
+
+if TYPE_CHECKING:
+    from .llm._provider_protocol import Provider
 
 
 def _sim_provider() -> Provider:

@@ -1,10 +1,12 @@
 """The ``mpcbench-async`` command line: a thin shell over the library.
 
-One module per command group (``_sim``, ``_bench``); each registers its
-sub-parser and a handler. ``main`` turns user errors (``BenchError``) into one
-line on stderr and exit code 2, interrupts into 130, and never prints a raw
-traceback for a user error. The exit codes are listed in ``_exit`` and in
-``--help``.
+One module per command group (``_sim``, ``_bench``); each builds its sub-parsers
+and holds their handlers. ``COMMANDS`` lists every command with its one-line help
+and the function that builds its parser, which runs only when the command is used
+(``_commands``): ``--help`` builds one parser and imports no command module
+(issue 31). ``main`` turns user errors (``BenchError``) into one line on stderr and
+exit code 2, interrupts into 130, and never prints a raw traceback for a user
+error. The exit codes are listed in ``_exit`` and in ``--help``.
 """
 
 from __future__ import annotations
@@ -12,17 +14,41 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
-from collections.abc import Sequence
 
-from .._exceptions import BenchError, Interrupted
-from . import _bench, _cache, _compare, _evaluate, _exit, _generate, _levels, _profile, _sim, _sweep, _tariff, _view
+from .._lazy import TYPE_CHECKING
+from . import _exit
+from ._commands import add_commands
 
-__all__ = ["build_parser", "main"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-_GROUPS = (_sweep, _generate, _evaluate, _tariff, _levels, _profile, _sim, _bench, _compare, _view, _cache)
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# Every command: its name, the builder of its parser ("_module:function", imported when the command is used) and
+# the one-line help the top-level --help lists. A command module adds its flags in its builder.
+COMMANDS = (
+    ("sweep", "_sweep:add_sweep", "every task × agent model × trial, judged by every judge model (the main job)"),
+    ("summarize", "_sweep:add_summarize", "rebuild a sweep's summary from its JSONL files"),
+    ("generate", "_generate:add_generate", "generate MPCBench world states and source data"),
+    ("run-task", "_evaluate:add_run_task", "run one agent model on one task"),
+    ("judge-input", "_evaluate:add_judge_input", "build a judge input from a run log"),
+    ("judge", "_evaluate:add_judge", "score a judge input with a judge model"),
+    ("run-and-judge", "_evaluate:add_run_and_judge", "every agent × judge model on one task, concurrently"),
+    ("tariff", "_tariff:add_tariff", "the tariff pack verification benchmark"),
+    ("levels", "_levels:add_levels",
+     "the three-level MPCBench scheduling benchmark: import, check, verify, summary, generate"),
+    ("profile", "_profile:add_profile", "throughput profiles of endpoints and sweeps"),
+    ("sim", "_sim:add_sim", "the simulated OpenAI-compatible provider"),
+    ("bench", "_bench:add_bench", "performance benchmarks"),
+    ("compare", "_compare:add_compare", "compare two sweeps or two tariff reports (regressions, CI gate)"),
+    ("view", "_view:add_view", "browse a sweep in a local web viewer (read-only)"),
+    ("report", "_view:add_report", "write a sweep's results as one self-contained HTML file"),
+    ("cache", "_cache:add_cache", "inspect and prune the response cache"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The program's parser; a command's own parser is built when the command is parsed (``_commands``)."""
     parser = argparse.ArgumentParser(
         prog="mpcbench-async",
         allow_abbrev=False,
@@ -36,16 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="log output format on stderr (default: console)")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"), help="log level (default: warning)")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for group in _GROUPS:
-        group.register(commands)
+    commands = add_commands(parser, dest="command", metavar="COMMAND", required=True)
+    for name, build, help in COMMANDS:
+        commands.add_command(name, build, help=help)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from ..runtime import configure_logging  # after parsing: --help and usage errors never load logging
+    from .._exceptions import BenchError, Interrupted  # after parsing, as logging: --help never loads them
+    from ..runtime import configure_logging
 
     configure_logging(args.log_format, level=args.log_level)
     try:
@@ -88,6 +115,8 @@ def _os_error(exc: OSError) -> str:
 
 
 def _is_user_error(exc: BaseException) -> bool:
+    from .._exceptions import BenchError
+
     return isinstance(exc, BenchError) or (isinstance(exc, OSError) and exc.errno in _USER_OS_ERRORS)
 
 

@@ -7,9 +7,14 @@ import shlex
 import sys
 
 from .._exceptions import InputError
+from .._lazy import TYPE_CHECKING
+from ._commands import add_commands
 from ._paths import output_file
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+if TYPE_CHECKING:
+    from ._commands import Commands
+
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
 def _int_list(text: str) -> list[int]:
@@ -22,13 +27,15 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="performance benchmarks",
-                                description="Performance benchmarks of the runner itself.")
-    sub = bench.add_subparsers(dest="bench_command", metavar="SUBCOMMAND", required=True)
-    client = sub.add_parser(
+def add_bench(commands: Commands) -> None:
+    bench = commands.add_parser("bench", description="Performance benchmarks of the runner itself.")
+    sub = add_commands(bench, dest="bench_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("client", _add_client, help="requests/s and client CPU per call, native vs openai SDK transport")
+
+
+def _add_client(commands: Commands) -> None:
+    client = commands.add_parser(
         "client",
-        help="requests/s and client CPU per call, native vs openai SDK transport",
         description="Run the sim in a separate process and drive it through LLMClient with each "
         "transport at each concurrency; print requests/s and client CPU µs per call (medians) and "
         "the native/SDK ratio as a Markdown table.",

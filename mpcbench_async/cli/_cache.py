@@ -8,8 +8,13 @@ import time
 from pathlib import Path
 
 from .._exceptions import InputError
+from .._lazy import TYPE_CHECKING
+from ._commands import add_commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+if TYPE_CHECKING:
+    from ._commands import Commands
+
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -17,21 +22,29 @@ _LOCATION_HELP = ("the cache file, or the directory holding responses.sqlite3 (d
                   ".mpcbench_cache/responses.sqlite3)")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_cache(commands: Commands) -> None:
     cache = commands.add_parser(
-        "cache", help="inspect and prune the response cache",
+        "cache",
         description="The response cache keeps model replies by a hash of everything that determines them "
         "(endpoint, model, messages, tools, params, seed, trial), so a repeated call costs nothing and sends nothing.")
-    sub = cache.add_subparsers(dest="cache_command", metavar="SUBCOMMAND", required=True)
-    stats = sub.add_parser("stats", help="entries, size and hits per model",
-                           description="Show the cache's entries, size on disk and hits per model (hits are "
-                           "counted by runs in readwrite mode).")
+    sub = add_commands(cache, dest="cache_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("stats", _add_stats, help="entries, size and hits per model")
+    sub.add_command("prune", _add_prune, help="delete entries by age and/or model")
+
+
+def _add_stats(commands: Commands) -> None:
+    stats = commands.add_parser("stats",
+                                description="Show the cache's entries, size on disk and hits per model (hits are "
+                                "counted by runs in readwrite mode).")
     stats.add_argument("location", nargs="?", type=Path, default=None, help=_LOCATION_HELP)
     stats.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     stats.set_defaults(handler=cmd_stats)
-    prune = sub.add_parser("prune", help="delete entries by age and/or model",
-                           description="Delete the entries older than --older-than and/or of --model (both: "
-                           "entries matching both); --all deletes every entry. The file is compacted afterwards.")
+
+
+def _add_prune(commands: Commands) -> None:
+    prune = commands.add_parser("prune",
+                                description="Delete the entries older than --older-than and/or of --model (both: "
+                                "entries matching both); --all deletes every entry. The file is compacted afterwards.")
     prune.add_argument("location", nargs="?", type=Path, default=None, help=_LOCATION_HELP)
     prune.add_argument("--older-than", type=_duration, default=None, metavar="AGE",
                        help="delete entries stored longer ago than AGE: a number with s, m, h or d (e.g. 30d)")

@@ -10,10 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from .._lazy import TYPE_CHECKING
 from . import _exit
 from ._paths import output_file
 
-# Heavy imports (numpy, the sweep reader) live in the handler: registering the arguments must stay cheap for --help.
+if TYPE_CHECKING:
+    from ._commands import Commands
+
+# Heavy imports (numpy, the sweep reader) live in the handler: building the parser must stay cheap for --help.
 
 DESCRIPTION = """\
 Compare B against A and print the differences as Markdown (or JSON with --json).
@@ -64,8 +68,8 @@ def _confidence(text: str) -> float:
     return value
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    compare = commands.add_parser("compare", help="compare two sweeps or two tariff reports (regressions, CI gate)",
+def add_compare(commands: Commands) -> None:
+    compare = commands.add_parser("compare",
                                   description=DESCRIPTION, epilog=EPILOG,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("a", type=Path, metavar="A", help="the baseline: a sweep directory or a tariff report JSON")

@@ -20,8 +20,9 @@ from ._paths import output_dir
 if TYPE_CHECKING:
     from ..llm import LLMClient
     from ..mpcbench import Judgement, RunLog
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
 _SCENARIO_HELP = "scenario for a task that names none (original MPCBench task files)"
@@ -38,8 +39,8 @@ def _common(parser: argparse.ArgumentParser, *, data: bool = True) -> None:
         parser.add_argument("--max-turns", type=int, default=12, help="model turns per run (default: 12)")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    run = commands.add_parser("run-task", help="run one agent model on one task",
+def add_run_task(commands: Commands) -> None:
+    run = commands.add_parser("run-task",
                               description="Run an agent model on a task with the nine tools over the scenario's "
                               "data; writes <logs>/<task_id>__agent-<M>_run.json.")
     run.add_argument("--task", type=Path, required=True)
@@ -48,7 +49,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     _common(run)
     run.set_defaults(handler=cmd_run_task)
 
-    judge_input = commands.add_parser("judge-input", help="build a judge input from a run log",
+
+def add_judge_input(commands: Commands) -> None:
+    judge_input = commands.add_parser("judge-input",
                                       description="Build the judge input (run log essentials, the task's "
                                       "answer_requirements, step-indexed tool trace) from a run log.")
     judge_input.add_argument("--log", type=Path, required=True, help="a *_run.json file")
@@ -57,7 +60,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     judge_input.add_argument("--tasks-dir", type=Path, default=workspace_path("tasks"))
     judge_input.set_defaults(handler=cmd_judge_input)
 
-    judge = commands.add_parser("judge", help="score a judge input with a judge model",
+
+def add_judge(commands: Commands) -> None:
+    judge = commands.add_parser("judge",
                                 description="Score a judge input on both axes (0-5); writes "
                                 "…__judge-<J>_judge_result.json beside the input.")
     judge.add_argument("--input", type=Path, required=True)
@@ -66,7 +71,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     _common(judge, data=False)
     judge.set_defaults(handler=cmd_judge)
 
-    both = commands.add_parser("run-and-judge", help="every agent × judge model on one task, concurrently",
+
+def add_run_and_judge(commands: Commands) -> None:
+    both = commands.add_parser("run-and-judge",
                                description="Run every agent model of the config on a task and score each run "
                                "with every judge model, concurrently; prints a score table.")
     both.add_argument("--task", type=Path, required=True)

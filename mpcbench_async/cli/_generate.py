@@ -15,12 +15,14 @@ from .._exceptions import ConfigError, InputError, Interrupted
 from .._resources import workspace_path
 from ..mpcbench._schemas import SOURCES
 from . import _exit
+from ._commands import add_commands
 from ._paths import output_dir
 
 if TYPE_CHECKING:
     from ..mpcbench import GenerationOutcome, GenerationRecord, Scenario
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Paths and model options shared by every generate command."""
@@ -45,9 +47,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         "them (default: reports/generation/)")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_generate(commands: Commands) -> None:
     generate = commands.add_parser(
-        "generate", help="generate MPCBench world states and source data",
+        "generate",
         description="Generate world states and the six sources (Slack, Gmail, Calendar, Contacts, Jira, "
         "Drive) from scenarios/, validated against schemas/ with model repair. Writes "
         "data/<scenario_id>_<name>.json atomically as each file becomes valid; existing files are "
@@ -55,18 +57,30 @@ def register(commands: argparse._SubParsersAction) -> None:
         "ledger.jsonl) go to --logs-dir (default: reports/generation/); a scenario whose files a run found valid "
         "is skipped whole. "
         "Exit code 0 when every file is valid, 1 when one failed, 2 for a user error, 130 when interrupted.")
-    sub = generate.add_subparsers(dest="generate_command", metavar="SUBCOMMAND", required=True)
-    world = sub.add_parser("world-state", help="generate one scenario's world state")
+    sub = add_commands(generate, dest="generate_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("world-state", _add_world_state, help="generate one scenario's world state")
+    sub.add_command("sources", _add_sources, help="generate one scenario's six sources (world state first if missing)")
+    sub.add_command("all", _add_all, help="every scenario: world states and sources, pipelined")
+
+
+def _add_world_state(commands: Commands) -> None:
+    world = commands.add_parser("world-state")
     world.add_argument("--scenario-id", required=True)
     add_common(world)
     world.set_defaults(handler=run_world_state)
-    sources = sub.add_parser("sources", help="generate one scenario's six sources (world state first if missing)")
+
+
+def _add_sources(commands: Commands) -> None:
+    sources = commands.add_parser("sources")
     sources.add_argument("--scenario-id", required=True)
     sources.add_argument("--sources", default=",".join(SOURCES),
                          help=f"comma-separated subset (default: {','.join(SOURCES)})")
     add_common(sources)
     sources.set_defaults(handler=run_sources)
-    every = sub.add_parser("all", help="every scenario: world states and sources, pipelined")
+
+
+def _add_all(commands: Commands) -> None:
+    every = commands.add_parser("all")
     every.add_argument("--scenarios", default="*", help="glob over scenario ids (default: *)")
     every.add_argument("--concurrency", type=int, default=8, help="scenarios in flight (default: 8)")
     add_common(every)

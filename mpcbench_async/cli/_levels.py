@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 
 from .._resources import workspace_path
 from . import _exit
+from ._bench import _int_list
+from ._commands import add_commands
 from ._paths import output_dir, output_file
 
 if TYPE_CHECKING:
     from ..levels import FileVerdict, LabelCheck
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help.
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help.
 
 DATA = Path("storage/levels")  # where import and generate write, and verify, check and the sweep read
 DATA_HELP = ("folder of the data: a checkout of the original MPCBench repository, a folder of its generate/output "
@@ -32,34 +35,46 @@ exit codes:
   2    bad input: a missing or unreadable results file or data folder, a line without a trace"""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_levels(commands: Commands) -> None:
     group = commands.add_parser(
-        "levels", help="the three-level MPCBench scheduling benchmark: import, check, verify, summary, generate",
+        "levels",
         description="The current MPCBench (three levels, exact oracle, set-F1 scoring). Its data is not shipped: "
         "import it from a checkout of the original repository. Run models on it with "
         "'mpcbench-async sweep --suite levels'.")
-    sub = group.add_subparsers(dest="levels_command", metavar="SUBCOMMAND", required=True)
+    sub = add_commands(group, dest="levels_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("import", _add_import, help="check a checkout's data and copy it into storage/levels")
+    sub.add_command("check", _add_check, help="recompute every oracle line of a data folder and compare")
+    sub.add_command("verify", _add_verify, help="replay recorded runs (eval_L*.jsonl) through this project and compare")
+    sub.add_command("summary", _add_summary, help="the results table of recorded runs beside the published one")
+    sub.add_command("generate", _add_generate, help="new worlds, instances and oracle labels (a fresh held-out set)")
 
-    imp = sub.add_parser("import", help="check a checkout's data and copy it into storage/levels",
-                         description="Read every world_level{N}_{split}.json with its instances and oracle files from "
-                         "DIR (a checkout of MPCBench, or a folder of its generate/output files), check each world and "
-                         "instance, recompute every oracle line, and copy the files into --dest. Exit 1 when an oracle "
-                         "line is not reproduced or an instance is invalid (the files are still copied).",
-                         **_exit.with_epilog())
+
+def _add_import(commands: Commands) -> None:
+    imp = commands.add_parser(
+        "import",
+        description="Read every world_level{N}_{split}.json with its instances and oracle files from "
+        "DIR (a checkout of MPCBench, or a folder of its generate/output files), check each world and "
+        "instance, recompute every oracle line, and copy the files into --dest. Exit 1 when an oracle "
+        "line is not reproduced or an instance is invalid (the files are still copied).",
+        **_exit.with_epilog())
     imp.add_argument("dir", type=Path)
     imp.add_argument("--dest", type=output_dir, default=DATA,
                      help="where the files go (default: storage/levels)")
     imp.set_defaults(handler=cmd_import)
 
-    check = sub.add_parser("check", help="recompute every oracle line of a data folder and compare",
-                           description="Recompute every instance's oracle label and compare it with "
-                           "oracle_level{N}_{split}.jsonl (candidates, order, meta, explanation keys); list the "
-                           "invalid instances. Exit 1 on any difference.", **_exit.with_epilog())
+
+def _add_check(commands: Commands) -> None:
+    check = commands.add_parser("check",
+                                description="Recompute every instance's oracle label and compare it with "
+                                "oracle_level{N}_{split}.jsonl (candidates, order, meta, explanation keys); list the "
+                                "invalid instances. Exit 1 on any difference.", **_exit.with_epilog())
     check.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     check.set_defaults(handler=cmd_check)
 
-    verify = sub.add_parser(
-        "verify", help="replay recorded runs (eval_L*.jsonl) through this project and compare",
+
+def _add_verify(commands: Commands) -> None:
+    verify = commands.add_parser(
+        "verify",
         description="Replay every line of the original's recorded results files: the recorded assistant turns are "
         "this project's model replies, its tools answer the tool calls from today's data, its parser reads the final "
         "message and its scorer scores it. Prints, per file: lines, lines whose world matches today's data, same "
@@ -79,8 +94,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="also write every line's verdict as JSON to PATH")
     verify.set_defaults(handler=cmd_verify)
 
-    summary = sub.add_parser(
-        "summary", help="the results table of recorded runs beside the published one",
+
+def _add_summary(commands: Commands) -> None:
+    summary = commands.add_parser(
+        "summary",
         description="Mean F1 with a 95%% bootstrap CI, EM rate and pass^k per level × model × split of recorded "
         "results files (eval_L<level>_[<split>_]<model>_<time>.jsonl), each beside the original README's published "
         "cell, with whether the runs can support it. A sweep writes the same table for its own runs.")
@@ -92,10 +109,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     summary.add_argument("--data", type=Path, default=DATA, help=DATA_HELP)
     summary.add_argument("--out", type=output_dir, default=None,
                          help="also write levels_summary.md and levels_summary.json there")
+    summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
+                         help="the k of pass^k, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and the most "
+                         "trials of an instance)")
     summary.set_defaults(handler=cmd_summary)
 
-    generate = sub.add_parser(
-        "generate", help="new worlds, instances and oracle labels (a fresh held-out set)",
+
+def _add_generate(commands: Commands) -> None:
+    generate = commands.add_parser(
+        "generate",
         description="Write a new world, COUNT instances and their oracle labels for one level, deterministic by "
         "--seed, with the original's discard-and-resample rule (no instance with fewer feasible candidates than it "
         "asks for), plus validity_level{N}_{split}.json (solvable share, candidate counts, constraint mix). Refuses "
@@ -176,7 +198,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     for path in args.results:
         lines = [line for number, line in read_results(path) if current is None or (path, number) in current]
         runs += scored_results(path, lines, model=args.model) if lines else []
-    rows = level_rows(runs)
+    rows = level_rows(runs, pass_k=args.pass_k)
     title = "MPCBench levels: recorded runs" + (" (lines whose world matches today's data)" if current else "")
     print(render_levels_table(rows, title=title))
     if args.out is not None:

@@ -7,19 +7,30 @@ import sys
 from pathlib import Path
 
 from .._exceptions import InputError
+from .._lazy import TYPE_CHECKING
 from ..runtime import atomic_write_bytes
 from ._bench import _int_list
+from ._commands import add_commands
 from ._paths import output_dir
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+if TYPE_CHECKING:
+    from ._commands import Commands
+
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    profile = commands.add_parser("profile", help="throughput profiles of endpoints and sweeps",
+def add_profile(commands: Commands) -> None:
+    profile = commands.add_parser("profile",
                                   description="Measure how fast an endpoint or a sweep runs and where the time goes.")
-    sub = profile.add_subparsers(dest="profile_command", metavar="SUBCOMMAND", required=True)
-    endpoint = sub.add_parser(
-        "endpoint", help="throughput, TTFT/TPOT/ITL/E2E latency and goodput across concurrency levels or request rates",
+    sub = add_commands(profile, dest="profile_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("endpoint", _add_endpoint,
+                    help="throughput, TTFT/TPOT/ITL/E2E latency and goodput across concurrency levels or request rates")
+    sub.add_command("sweep", _add_sweep, help="where a sweep's wall time went, from its JSONL files")
+
+
+def _add_endpoint(commands: Commands) -> None:
+    endpoint = commands.add_parser(
+        "endpoint",
         description="Drive a model (real or sim/) with retries off, streamed, at each level for --duration seconds: "
         "closed-loop concurrency levels (--mode concurrency), open-loop request rates (--mode rate: Poisson or "
         "constant arrivals), or a sweep (--mode sweep: concurrency 1 and --max-concurrency, then --sweep-points "
@@ -57,8 +68,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     endpoint.add_argument("--out", type=output_dir, default=Path("reports/profiles"),
                           help="output directory, checked before measuring (default: reports/profiles)")
     endpoint.set_defaults(handler=cmd_endpoint)
-    sweep = sub.add_parser(
-        "sweep", help="where a sweep's wall time went, from its JSONL files",
+
+
+def _add_sweep(commands: Commands) -> None:
+    sweep = commands.add_parser(
+        "sweep",
         description="Read a sweep directory's calls.jsonl, runs.jsonl and manifest.json; report time waiting on "
         "each model, tool execution, limiter queueing, retry backoff, concurrency and calls/s over time, and the "
         "critical path. Writes DIR/profile.md and DIR/profile.svg.")

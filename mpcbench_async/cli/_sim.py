@@ -7,18 +7,26 @@ import signal
 import sys
 
 from .._exceptions import BenchError
+from .._lazy import TYPE_CHECKING
+from ._commands import add_commands
 from ._compare import _positive
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+if TYPE_CHECKING:
+    from ._commands import Commands
+
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    sim = commands.add_parser("sim", help="the simulated OpenAI-compatible provider",
-                              description="The simulated OpenAI-compatible provider.")
-    sub = sim.add_subparsers(dest="sim_command", metavar="SUBCOMMAND", required=True)
-    serve = sub.add_parser(
+def add_sim(commands: Commands) -> None:
+    sim = commands.add_parser("sim", description="The simulated OpenAI-compatible provider.")
+    sub = add_commands(sim, dest="sim_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("serve", _add_serve,
+                    help="serve the sim over HTTP (POST /v1/chat/completions, GET /v1/models, GET /sim/stats)")
+
+
+def _add_serve(commands: Commands) -> None:
+    serve = commands.add_parser(
         "serve",
-        help="serve the sim over HTTP (POST /v1/chat/completions, GET /v1/models, GET /sim/stats)",
         description="Serve the simulated provider over HTTP until interrupted. Per-model faults can "
         "also be set with a query suffix on the model name, e.g. 'sim/echo?p429=0.1&latency_ms=200'.",
     )

@@ -16,18 +16,20 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import InputError, Interrupted
 from .._resources import workspace_path
 from . import _exit
+from ._bench import _int_list
 from ._levels import DATA as LEVELS_DATA
 from ._paths import output_dir
 
 if TYPE_CHECKING:
     from ..sweep import Outcome, Runner, SweepOptions
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_sweep(commands: Commands) -> None:
     sweep = commands.add_parser(
-        "sweep", help="every task × agent model × trial, judged by every judge model (the main job)",
+        "sweep",
         description="Run every task with every agent model (and trial), judge every run with every judge "
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, ledger.jsonl (each "
         "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
@@ -119,10 +121,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "(repeatable; --out's own is always read)")
     sweep.set_defaults(handler=cmd_sweep)
 
-    summary = commands.add_parser("summarize", help="rebuild a sweep's summary from its JSONL files",
+
+def add_summarize(commands: Commands) -> None:
+    summary = commands.add_parser("summarize",
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
                                   "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
     summary.add_argument("dir", type=Path)
+    summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
+                         help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "
+                         "the most trials of a task)")
     summary.set_defaults(handler=cmd_summarize)
 
 
@@ -207,5 +214,5 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
     if not any((args.dir / name).exists() for name in ("runs.jsonl", "manifest.json")):
         raise InputError(f"{args.dir}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
-    print(write_summary(args.dir))
+    print(write_summary(args.dir, pass_k=args.pass_k))
     return 0

@@ -11,45 +11,66 @@ from typing import TYPE_CHECKING
 from .._exceptions import Interrupted
 from ..runtime import atomic_write_bytes
 from . import _exit
+from ._commands import add_commands
 from ._paths import output_dir
 
 if TYPE_CHECKING:
     from ..tariff import TariffCaseRecord
+    from ._commands import Commands
 
-# Heavy imports live in the handlers: registering the arguments must stay cheap for --help (issue 13).
+# Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    tariff = commands.add_parser("tariff", help="the tariff pack verification benchmark",
-                                 description="HTS classification cases through the verification pipeline.")
-    sub = tariff.add_subparsers(dest="tariff_command", metavar="SUBCOMMAND", required=True)
-    run = sub.add_parser("run", help="run a suite and write JSON + Markdown reports",
-                         description="Run every case of a suite through the verification pipeline (concurrently) "
-                         "and write reports/benchmarks/<suite>_benchmark_<timestamp>.{json,md}. Results are appended "
-                         "to reports/benchmarks/runs/<suite>_<mode>_<model>.jsonl as cases finish; rerunning resumes.",
-                         **_exit.with_epilog())
+def add_tariff(commands: Commands) -> None:
+    tariff = commands.add_parser("tariff", description="HTS classification cases through the verification pipeline.")
+    sub = add_commands(tariff, dest="tariff_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("run", _add_run, help="run a suite and write JSON + Markdown reports")
+    sub.add_command("compare", _add_compare, help="compare two JSON reports")
+    sub.add_command("import", _add_import, help="convert a published dataset into a suite")
+    sub.add_command("convert-fixtures", _add_convert_fixtures,
+                    help="convert the original harness's fixtures for a suite")
+
+
+def _add_run(commands: Commands) -> None:
+    run = commands.add_parser(
+        "run",
+        description="Run every case of a suite through the verification pipeline (concurrently) "
+        "and write reports/benchmarks/<suite>_benchmark_<timestamp>.{json,md}. Results are appended "
+        "to reports/benchmarks/runs/<suite>_<mode>_<model>.jsonl as cases finish; rerunning resumes.",
+        **_exit.with_epilog())
     add_run_arguments(run)
     run.set_defaults(handler=cmd_run)
-    compare = sub.add_parser("compare", help="compare two JSON reports",
-                             description="Write reports/benchmarks/benchmark_diff_<timestamp>.md: improved and "
-                             "regressed cases (|Δ| ≥ 0.05), new failures, added/removed cases, average change.")
+
+
+def _add_compare(commands: Commands) -> None:
+    compare = commands.add_parser("compare",
+                                  description="Write reports/benchmarks/benchmark_diff_<timestamp>.md: improved and "
+                                  "regressed cases (|Δ| ≥ 0.05), new failures, added/removed cases, average change.")
     add_compare_arguments(compare)
     compare.set_defaults(handler=cmd_compare)
-    imports = sub.add_parser("import", help="convert a published dataset into a suite",
-                             description="Convert a dataset file into tariff cases under DIR/cases/ (the whole "
-                             "directory is swapped in at once; case ids are stable) and copy the LICENSE and NOTICE "
-                             "found beside FILE into DIR. hscodecomp: the HSCodeComp test_data.jsonl.")
+
+
+def _add_import(commands: Commands) -> None:
+    imports = commands.add_parser(
+        "import",
+        description="Convert a dataset file into tariff cases under DIR/cases/ (the whole "
+        "directory is swapped in at once; case ids are stable) and copy the LICENSE and NOTICE "
+        "found beside FILE into DIR. hscodecomp: the HSCodeComp test_data.jsonl.")
     imports.add_argument("format", choices=("hscodecomp",), help="dataset format")
     imports.add_argument("file", type=Path, metavar="FILE", help="the dataset file")
     imports.add_argument("--out", type=output_dir, default=None,
                          help="suite directory (default: storage/benchmarks/<format>)")
     imports.set_defaults(handler=cmd_import)
-    convert = sub.add_parser("convert-fixtures", help="convert the original harness's fixtures for a suite",
-                             description="Write the project fixture (FIXTURES_OUT/<case_id>.json) of every case under "
-                             "CASES that the original harness's fixture resolver finds an original fixture for in "
-                             "ORIGINAL (fixture_ch85.json, fixture_negative.json …), its proposals converted to "
-                             "project dossiers. Replay them with `tariff run --path SUITE --pack ORIGINAL_PACK "
-                             "--scoring original`.")
+
+
+def _add_convert_fixtures(commands: Commands) -> None:
+    convert = commands.add_parser(
+        "convert-fixtures",
+        description="Write the project fixture (FIXTURES_OUT/<case_id>.json) of every case under "
+        "CASES that the original harness's fixture resolver finds an original fixture for in "
+        "ORIGINAL (fixture_ch85.json, fixture_negative.json …), its proposals converted to "
+        "project dossiers. Replay them with `tariff run --path SUITE --pack ORIGINAL_PACK "
+        "--scoring original`.")
     convert.add_argument("original", type=Path, metavar="ORIGINAL", help="the original fixtures directory")
     convert.add_argument("--cases", type=Path, required=True, help="the suite's cases directory")
     convert.add_argument("--out", type=output_dir, required=True, metavar="FIXTURES_OUT",

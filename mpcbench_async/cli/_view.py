@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..view import BackgroundIndex, SweepIndex
+    from ._commands import Commands
 
 # Heavy imports (aiohttp, sqlite, the sweep package) live in the handlers: --help must stay fast.
 
@@ -24,9 +25,9 @@ _INDEX_NOTE = ("The index of the sweep's kept runs is built once and cached in D
                "memory and rebuilt on every start. The sweep's own files are never modified.")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def add_view(commands: Commands) -> None:
     view = commands.add_parser(
-        "view", help="browse a sweep in a local web viewer (read-only)",
+        "view",
         description="Serve a read-only web viewer of a sweep directory on 127.0.0.1: the overview (leaderboard with "
         "95%% intervals and pass^k, model × task-family heatmap, tariff section), a paged and filterable table of "
         "runs, each run's transcript with its tool calls, checks, judgements and timings, and a paired comparison "
@@ -40,8 +41,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     _cases_option(view)
     view.set_defaults(handler=cmd_view)
 
+
+def add_report(commands: Commands) -> None:
     report = commands.add_parser(
-        "report", help="write a sweep's results as one self-contained HTML file",
+        "report",
         description="Write one self-contained HTML file (inline CSS and SVG charts, no network) with a sweep's "
         "overview — leaderboard, heatmap, tariff section — and the transcripts of its N worst and N best judged "
         "runs (by mean answer-requirements score over judges, then source-grounded reasoning). " + _INDEX_NOTE)

@@ -3,9 +3,7 @@ reports (the tariff compare), with regressions, improvements and new failures in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._findings import Finding, NewFailure, failure_line, finding_line

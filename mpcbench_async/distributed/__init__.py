@@ -5,9 +5,7 @@ Ray is an optional extra (``pip install -e '.[ray]'``): nothing here imports it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._executor import RayExecutor, WorkerState, require_ray

@@ -11,9 +11,7 @@ people directory and a room system), instances labelled by a deterministic oracl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._agent import MAX_TURNS, LevelsRun, ReplaySource, agent_prompts, run_levels_agent

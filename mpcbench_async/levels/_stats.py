@@ -4,7 +4,8 @@ Per level and model: instances, runs, mean F1 with a 95% percentile-bootstrap CI
 over instances (each instance's mean over its trials, so repeated trials do not
 narrow the interval as if they were new instances), the EM rate, and pass^k over
 trials (tau-bench's estimator: the chance that k trials of an instance all match
-exactly). The original's README publishes one table (``PUBLISHED``); every
+exactly) for k = 1, 2, 4, 8, … and the most trials of an instance (``stats.pass_ks``),
+or the ks the caller names. The original's README publishes one table (``PUBLISHED``); every
 measured row is printed beside its published cell, and a cell the measurement
 cannot support is named with the reason: no runs of that model, or fewer
 instances than the published EM rate implies (70% of 5 instances is not a count).
@@ -20,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from ..runtime import atomic_write_bytes
-from ..stats import bootstrap_mean_ci, pass_hat_k
+from ..stats import bootstrap_mean_ci, pass_hat_k, pass_ks
 
 __all__ = ["PUBLISHED", "LevelRow", "Published", "ScoredRun", "level_rows", "render_levels_table",
            "write_levels_summary"]
@@ -87,18 +88,18 @@ def _base(model: str) -> str:
     return name
 
 
-def _row(level: int, model: str, split: str, runs: Sequence[ScoredRun]) -> LevelRow:
+def _row(level: int, model: str, split: str, runs: Sequence[ScoredRun], pass_k: Sequence[int] | None) -> LevelRow:
     by_instance: dict[str, list[ScoredRun]] = defaultdict(list)
     for run in runs:
         by_instance[run.instance_id].append(run)
     per_instance = [sum(r.f1 for r in rs) / len(rs) for rs in by_instance.values()]
     ci = bootstrap_mean_ci(per_instance)
     trials = [(len(rs), sum(r.exact_match for r in rs)) for rs in by_instance.values()]
-    most = max(n for n, _ in trials)
-    pass_k = {f"pass^{k}": value for k in range(1, most + 1) if (value := pass_hat_k(trials, k)) is not None}
+    passes = {f"pass^{k}": value for k in pass_ks(max(n for n, _ in trials), pass_k)
+              if (value := pass_hat_k(trials, k)) is not None}
     row = LevelRow(level=level, model=model, split=split, instances=len(by_instance), runs=len(runs),
                    mean_f1=sum(r.f1 for r in runs) / len(runs), f1_ci=[ci.low, ci.high] if ci else None,
-                   em_rate=sum(r.exact_match for r in runs) / len(runs), pass_k=pass_k,
+                   em_rate=sum(r.exact_match for r in runs) / len(runs), pass_k=passes,
                    tokens=sum(r.tokens for r in runs),
                    cost_usd=None if any(r.cost_usd is None for r in runs) else sum(r.cost_usd or 0.0 for r in runs))
     published = PUBLISHED.get((level, _base(model)))
@@ -118,8 +119,11 @@ def _support(row: LevelRow, published: Published) -> str:
     return "consistent (published F1 inside the CI)" if inside else "differs (published F1 outside the CI)"
 
 
-def level_rows(runs: Iterable[ScoredRun], *, by_split: bool = True) -> list[LevelRow]:
-    """Rows per level × model × split (and a pooled ``all`` row when a level × model has several splits)."""
+def level_rows(runs: Iterable[ScoredRun], *, by_split: bool = True, pass_k: Sequence[int] | None = None
+               ) -> list[LevelRow]:
+    """Rows per level × model × split (and a pooled ``all`` row when a level × model has several splits).
+
+    ``pass_k``: the ks of pass^k (default: 1, 2, 4, 8, … and the most trials of an instance)."""
     groups: dict[tuple[int, str, str], list[ScoredRun]] = defaultdict(list)
     for run in runs:
         groups[(run.level, run.model, run.split if by_split else "all")].append(run)
@@ -128,7 +132,7 @@ def level_rows(runs: Iterable[ScoredRun], *, by_split: bool = True) -> list[Leve
     splits: dict[tuple[int, str], int] = defaultdict(int)
     for level, model, split in groups:
         splits[(level, model)] += split != "all"
-    return [_row(level, model, split, groups[(level, model, split)])
+    return [_row(level, model, split, groups[(level, model, split)], pass_k)
             for level, model, split in sorted(groups, key=lambda g: (g[0], g[1], g[2] == "all", g[2]))
             if split != "all" or splits[(level, model)] != 1 or not by_split]
 

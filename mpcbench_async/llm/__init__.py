@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._budget import Budget, BudgetExceeded, Reservation, worst_case_usd
@@ -27,7 +25,8 @@ if TYPE_CHECKING:
     from ._native import NativeTransport
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
     from ._prices import PRICE_TABLE, PRICES_AS_OF, model_prices, table_prices
-    from ._providers import Provider, ProviderFactory, register_provider
+    from ._provider_protocol import Provider, ProviderFactory
+    from ._providers import register_provider
     from ._record_replay import RecordTransport, ReplayTransport
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
     from ._store import CallStore, StoredCall, request_hash

@@ -59,7 +59,8 @@ from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings, Prices
 from ._estimate import TokenEstimator
 from ._ledger import CallLedger
 from ._prices import model_prices
-from ._providers import Provider, create_provider, provider_prefix
+from ._provider_protocol import Provider
+from ._providers import create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import StreamTiming, WireCompletion, to_chat_result

@@ -7,29 +7,17 @@ registered factory on the first call to such a model, and stops in
 (``sim/...``); ``llm`` does not import it: the package root's wiring
 (``mpcbench_async/_wiring.py``) registers a factory that imports the sim only
 when called, so ``llm`` stays below ``sim`` in the import graph (DESIGN.md §3).
+What a provider is (``Provider``, ``ProviderFactory``) lives in ``_provider_protocol``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from .._lazy import TYPE_CHECKING
 
-__all__ = ["Provider", "ProviderFactory", "create_provider", "provider_prefix", "register_provider"]
+if TYPE_CHECKING:  # the package root imports this module at start-up: no typing (``_provider_protocol``) until used
+    from ._provider_protocol import Provider, ProviderFactory
 
-
-class Provider(Protocol):
-    """An in-process OpenAI-compatible server one client owns, from ``start`` to ``aclose``."""
-
-    async def start(self) -> str:
-        """Start serving without blocking the caller's event loop; return the base URL (``http://…/v1``)."""
-        ...
-
-    async def aclose(self) -> None:
-        """Stop serving and release every thread and socket the provider holds."""
-        ...
-
-
-ProviderFactory = Callable[[], Provider]
+__all__ = ["create_provider", "provider_prefix", "register_provider"]
 
 _FACTORIES: dict[str, ProviderFactory] = {}
 

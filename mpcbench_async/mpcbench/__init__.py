@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from .._prompts import PromptConfig, PromptTemplate, load_prompts

@@ -10,9 +10,7 @@ registry through a loader (see ``_registry`` and ``mpcbench_async/_wiring.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._faults import FaultSpec, choose_fault, split_model_name

@@ -13,19 +13,21 @@ heavy: the package root wires a loader in at import time.
 
 from __future__ import annotations
 
+import _thread
 import functools
-import importlib
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+from .._lazy import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the package root imports this module at start-up: no typing at run time (issue 31)
+    from typing import Any
+
     from ._policies import Reply
 
 __all__ = ["POLICIES", "Policy", "add_policy_loader", "get_policy", "policy_names", "register_policy"]
 
-Policy = Callable[[dict[str, Any]], "Reply"]
-Claim = Callable[[dict[str, Any]], bool]
+Policy = Callable[[dict[str, "Any"]], "Reply"]
+Claim = Callable[[dict[str, "Any"]], bool]
 POLICIES: dict[str, Policy] = {}
 _CLAIMS: dict[str, list[tuple[Claim, Policy]]] = {}  # model name → (when, policy): a benchmark's own variant
 _SERVING: dict[str, Policy | None] = {}  # model name → what serves it, built once (a lookup per request)
@@ -69,11 +71,13 @@ def _dispatch(model: str, default: Policy | None) -> Policy | None:
 
 
 def _generic_policies() -> None:
-    importlib.import_module("._policies", __package__)
+    from . import _policies  # noqa: F401  sim/echo, sim/scripted register themselves
 
 
 _loaders: list[Callable[[], None]] = [_generic_policies]
-_loading = threading.Lock()  # the sim's thread and the caller's may look up at once; both wait for the loaders
+# The sim's thread and the caller's may look up at once; both wait for the loaders. ``_thread``'s lock is
+# ``threading.Lock`` without importing ``threading`` at every start-up (issue 31).
+_loading = _thread.allocate_lock()
 
 
 def add_policy_loader(loader: Callable[[], None]) -> None:

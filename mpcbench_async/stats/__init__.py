@@ -7,15 +7,13 @@ seeded ``numpy.random.Generator``: the same inputs give the same intervals, byte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._agreement import spearman, weighted_kappa
     from ._bootstrap import Interval, bootstrap_mean_ci
     from ._paired import Paired, paired_difference, sign_test_p
-    from ._passk import pass_hat_k
+    from ._passk import pass_hat_k, pass_ks
 
 __all__ = [
     "Interval",
@@ -23,6 +21,7 @@ __all__ = [
     "bootstrap_mean_ci",
     "paired_difference",
     "pass_hat_k",
+    "pass_ks",
     "sign_test_p",
     "spearman",
     "weighted_kappa",

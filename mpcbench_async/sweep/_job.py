@@ -141,12 +141,13 @@ class SweepResult(msgspec.Struct, kw_only=True):
     budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
 
 
-def write_summary(out: Path) -> str:
+def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
     """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table.
 
     The levels suite's table (``levels_summary.md``, written as that suite finishes) is appended to both.
+    ``pass_k``: the ks of pass^k over tasks (default: 1, 2, 4, 8, … and the most trials of a task).
     """
-    summary = summarize(out)
+    summary = summarize(out, pass_k=pass_k)
     levels = out / "levels_summary.md"
     levels_md = "\n" + levels.read_text(encoding="utf-8") if levels.is_file() else ""
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)

@@ -6,7 +6,9 @@ alias listed under the table), follow the table with the statistics over tasks,
 paired differences and judge agreement (``_render_stats``; sections that do not
 apply are left out), give the tariff suites their own section, list the errors
 by class with an example and what to do, and state what was left out of the
-counts and why.
+counts and why. ``summary.md`` wraps its paragraphs at ``PROSE_WIDTH`` columns;
+its tables stay one row a line, and none grows with the number of trials (the
+pass^k columns are 1, 2, 4, 8, … and the most trials: ``stats.pass_ks``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ._summary import AxisStats, JudgeView, Spend, Summary
 __all__ = ["ALIAS_OVER", "render_markdown", "render_table"]
 
 ALIAS_OVER = 40
+PROSE_WIDTH = 100  # summary.md wraps its paragraphs here (Markdown joins the lines again); tables are as wide as needed
 
 LEGEND = (
     "ARS = answer-requirements satisfaction, SGR = source-grounded reasoning: judge scores 0–5, mean ± standard "
@@ -201,8 +204,8 @@ def render_markdown(summary: Summary) -> str:
     """``summary.md``: the overall table, the statistics, scores per task type, judge calls, tariff suites, errors,
     what counted."""
     unsettled = _unsettled(summary)
-    lines = ["# Sweep summary", "", f"Directory: `{summary.out_dir}`; {_counted(summary)}.", "",
-             *([_sentence(unsettled), ""] if unsettled else []), LEGEND, "",
+    lines = ["# Sweep summary", "", *_prose(f"Directory: `{summary.out_dir}`; {_counted(summary)}."), "",
+             *([*_prose(_sentence(unsettled)), ""] if unsettled else []), *_prose(LEGEND), "",
              "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | infra errors | unscored | "
              "tokens kept | tokens spent | cost $ kept | cost $ spent | latency p50 s | p95 s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -214,8 +217,8 @@ def render_markdown(summary: Summary) -> str:
                          f"| {m.kept.cost_text()} | "
                          f"{m.spent.cost_text()} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
     for section in stat_sections(summary, str):
-        lines += ["", f"## {section.heading}", "", _sentence(section.about), "", *_markdown_table(section)]
-        lines += ["", _sentence(section.note)] if section.note else []
+        lines += ["", f"## {section.heading}", "", *_prose(_sentence(section.about)), "", *_markdown_table(section)]
+        lines += ["", *_prose(_sentence(section.note))] if section.note else []
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",
               "|---|---|---|---:|---:|---:|"]
     for m in summary.models:
@@ -250,8 +253,16 @@ def render_markdown(summary: Summary) -> str:
         lines.append("None: every counted record is ok.")
     left_out = _left_out(summary)
     if left_out:
-        lines += ["", "## Left out of the counts", "", *(f"- {part}" for part in left_out)]
+        lines += ["", "## Left out of the counts", ""]
+        lines += [line for part in left_out for line in _prose(f"- {part}", indent="  ")]
     return "\n".join(lines) + "\n"
+
+
+def _prose(text: str, *, indent: str = "") -> list[str]:
+    """A paragraph of summary.md as lines of at most ``PROSE_WIDTH`` characters (a longer word stays whole);
+    ``indent`` starts every line after the first (a list item's)."""
+    return textwrap.wrap(text, width=PROSE_WIDTH, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def _sentence(text: str) -> str:

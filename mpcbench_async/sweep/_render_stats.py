@@ -37,19 +37,19 @@ def _over_tasks(summary: Summary, name: Callable[[str], str]) -> Section | None:
     models = [m for m in summary.models if m.stats.ars.tasks or m.stats.check_rate.tasks or m.stats.pass_hat_k]
     if not models:
         return None
-    most = max(len(m.stats.pass_hat_k) for m in models)
+    ks = sorted({p.k for m in models for p in m.stats.pass_hat_k})  # a column per k any model reports
     rows = []
     for m in models:
         s = m.stats
-        passes = [pct(p.value) for p in s.pass_hat_k] + ["–"] * (most - len(s.pass_hat_k))
+        passes = {p.k: pct(p.value) for p in s.pass_hat_k}
         rows.append([name(m.model), str(m.tasks), _score(s.ars),
-                     _score(s.sgr), _rate(s.check_rate), *passes, _num(s.trial_variance.ars),
+                     _score(s.sgr), _rate(s.check_rate), *(passes.get(k, "–") for k in ks), _num(s.trial_variance.ars),
                      _num(s.trial_variance.sgr)])
-    header = ["agent model", "tasks", "ARS", "SGR", "checks", *(f"pass^{k}" for k in range(1, most + 1)),
-              "var ARS", "var SGR"]
+    header = ["agent model", "tasks", "ARS", "SGR", "checks", *(f"pass^{k}" for k in ks), "var ARS", "var SGR"]
     return Section("Over tasks", "per agent model: mean [95% bootstrap CI over tasks] of each task's mean over "
                    "judges and trials; checks = passed / applied; pass^k = chance that k of a task's trials all pass "
-                   "(infrastructure errors are not trials); var = mean variance of a task's scores across trials",
+                   "(infrastructure errors are not trials; k = 1, 2, 4, 8, … and the most trials of a task); var = "
+                   "mean variance of a task's scores across trials",
                    header, rows, right=set(range(1, len(header))))
 
 

@@ -8,8 +8,9 @@ How each number is built (the summary, ``compare`` and the viewer share ``stats`
   are the sample: trials of one task are not independent evidence.
 - The check rate is the pooled rate (checks passed over checks applied, as
   ``check_pass_rate``), its interval a bootstrap over tasks of the same pooled rate.
-- pass^k for k = 1 .. the most trials of a task: tau-bench's C(c, k) / C(n, k) averaged
-  over the tasks with ≥ k trials; infrastructure errors are not trials.
+- pass^k for k = 1, 2, 4, 8, … and K, the most trials of a task (``stats.pass_ks``; or the
+  ks a caller names): tau-bench's C(c, k) / C(n, k) averaged over the tasks with ≥ k
+  trials; infrastructure errors are not trials.
 - Paired differences: for every two agent models, B − A on the runs of the same task
   and trial that both have scores (A before B in name order), per axis; the interval
   resamples tasks (a task's trials move together), the sign test counts runs.
@@ -28,12 +29,21 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 import numpy as np
 
-from ..stats import Interval, Paired, bootstrap_mean_ci, paired_difference, pass_hat_k, spearman, weighted_kappa
+from ..stats import (
+    Interval,
+    Paired,
+    bootstrap_mean_ci,
+    paired_difference,
+    pass_hat_k,
+    pass_ks,
+    spearman,
+    weighted_kappa,
+)
 from ._table import RunRow
 
 __all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "ModelStats", "PassK", "Spread",
@@ -123,11 +133,12 @@ class Statistics(msgspec.Struct, kw_only=True):
     judge_spread: JudgeSpread | None = None
 
 
-def statistics(rows: Iterable[RunRow]) -> Statistics:
+def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -> Statistics:
     """Every statistic of the module docstring, from the kept runs (plain loops per run, numpy per sample).
 
     ``rows`` may be a stream (``iter_run_rows``): only a compact tuple per run (``_Run``) and the judges' scores
-    per pair of judges (packed doubles) are kept, not the rows."""
+    per pair of judges (packed doubles) are kept, not the rows. ``pass_k``: the ks of pass^k (default: 1, 2, 4, …
+    and the most trials of a task)."""
     by_model: dict[str, list[_Run]] = defaultdict(list)
     judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
     ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
@@ -141,11 +152,11 @@ def statistics(rows: Iterable[RunRow]) -> Statistics:
             ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
             for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
                 judged[(judge_a, judge_b)].extend((ars_a, sgr_a, ars_b, sgr_b))
-    return Statistics(models={model: _model(runs) for model, runs in sorted(by_model.items())},
+    return Statistics(models={model: _model(runs, pass_k) for model, runs in sorted(by_model.items())},
                       paired=_paired(by_model), judge_agreement=_agreement(judged), judge_spread=_spread(ranges))
 
 
-def _model(runs: list[_Run]) -> ModelStats:
+def _model(runs: list[_Run], pass_k: Sequence[int] | None) -> ModelStats:
     tasks: dict[str, list[_Run]] = defaultdict(list)
     for run in sorted(runs, key=lambda r: r[0]):
         tasks[run[0]].append(run)
@@ -162,7 +173,7 @@ def _model(runs: list[_Run]) -> ModelStats:
     counts = [(sum(run[2] is not None for run in trials), sum(run[2] is True for run in trials))
               for trials in tasks.values()]
     stats.pass_hat_k = [PassK(k=k, tasks=sum(n >= k for n, _ in counts), value=_round(pass_hat_k(counts, k)))
-                        for k in range(1, max((n for n, _ in counts), default=0) + 1)]
+                        for k in pass_ks(max((n for n, _ in counts), default=0), pass_k)]
     repeated = [trials for trials in scored if len(trials) >= 2]
     if repeated:
         stats.trial_variance = TrialVariance(tasks=len(repeated), **{

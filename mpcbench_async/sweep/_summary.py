@@ -12,7 +12,7 @@ whose k trials all pass). Infrastructure errors (``retryable``: rate limits,
 timeouts, connections; a rerun retries them) are not trials: they are counted in
 ``infra_errors`` and left out of pass^k; task-level errors count as failed trials.
 The statistics over tasks, trials and judges (bootstrap intervals, pass^k for
-every k, paired differences, judge agreement) come from the per-run table
+k = 1, 2, 4, … and the most trials, paired differences, judge agreement) come from the per-run table
 (``_statistics``). Tokens and cost: ``spent`` is every call of the plan's units in
 ``calls.jsonl`` (redone and failed attempts included) and every *unsettled* call of
 them — an intent in ``ledger.jsonl`` no call record settles: sent, and its reply
@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -263,14 +264,17 @@ def _wall(out_dir: Path, summary: Summary) -> None:
     summary.last_wall_s = round(done[-1], 3) if done[-1] is not None else None
 
 
-def summarize(out_dir: str | Path) -> Summary:
-    """Build the summary of a sweep directory from its files, streaming each once (see the module docstring)."""
+def summarize(out_dir: str | Path, *, pass_k: Sequence[int] | None = None) -> Summary:
+    """Build the summary of a sweep directory from its files, streaming each once (see the module docstring).
+
+    ``pass_k``: the ks of pass^k over tasks (default: 1, 2, 4, 8, … and the most trials of a task)."""
     reader = Reader(Path(out_dir))
     runs = reader.runs()
-    return summary_of(reader, runs, reader.judgements(runs))
+    return summary_of(reader, runs, reader.judgements(runs), pass_k=pass_k)
 
 
-def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Summary:
+def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
+               pass_k: Sequence[int] | None = None) -> Summary:
     """``summarize`` after its read of runs and judgements (``reader.runs`` / ``reader.judgements``), for a caller
     that shares that one read of a large sweep (the viewer's index); the rest is read here."""
     out_dir = reader.out_dir
@@ -284,7 +288,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     reader.fill_examples(tally, {RUNS: (RunLine, runs), JUDGEMENTS: (JudgeLine, judges),
                                  **{case.file: (CaseLine, cases) for case in cases.values()}})
     judge_calls, endpoints = _calls(reader, runs, judges, cases, models, tariff, summary)
-    stats = statistics(iter_run_rows(runs, judges, ordered=True))  # streamed: no 100k rows held
+    stats = statistics(iter_run_rows(runs, judges, ordered=True), pass_k=pass_k)  # streamed: no 100k rows held
     for model, row in models.items():
         row.stats = stats.models.get(model, row.stats)
     summary.paired = stats.paired

@@ -7,9 +7,7 @@ self-contained HTML report (``write_report``) built from the same render functio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
+from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._background import BackgroundIndex

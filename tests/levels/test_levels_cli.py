@@ -211,6 +211,15 @@ class TestSummary:
         [cell] = [r for r in written["rows"] if (r["level"], r["model"], r["split"]) == (1, "gpt-4o", "exp1")]
         assert (5, 5, 0.8) == (cell["instances"], cell["runs"], cell["em_rate"])
 
+    def test_pass_k_at_the_ks_asked_for(self, results, capsys):
+        """The level-3 exp1 files hold five trials per instance: pass^1, 2, 4 and 5 by default; ``--pass-k 3``."""
+        code, out, _ = run(capsys, "levels", "summary", *results)
+        [row] = [line for line in out.splitlines() if line.startswith("| 3 | gpt-4o | exp1 |")]
+        assert (0, True) == (code, "| 8% | pass^1 0.08, pass^2 0.02, pass^4 0.00, pass^5 0.00 |" in row)
+        code, out, _ = run(capsys, "levels", "summary", *results, "--pass-k", "3")
+        [row] = [line for line in out.splitlines() if line.startswith("| 3 | gpt-4o | exp1 |")]
+        assert (0, True) == (code, "| 8% | pass^3 0.00 |" in row)
+
 
 class TestGenerate:
     def test_generate_writes_four_files_and_refuses_to_overwrite_them(self, tmp_path, capsys):

@@ -30,13 +30,17 @@ def test_the_recorded_level_1_exp1_file_holds_five_instances_at_0_90_and_80_perc
 
 
 def test_repeated_runs_of_one_instance_are_trials_for_pass_k(results):
-    """The five February level-3 exp1 files run the same five instances: 25 runs, pass^1 to pass^5 per instance."""
+    """The five February level-3 exp1 files run the same five instances: 25 runs, five trials per instance; pass^k
+    for k = 1, 2, 4 and 5 (the most trials), or for every k asked for."""
     rows = {(r.level, r.split): r for r in level_rows(_runs(results))}
     l3 = rows[(3, "exp1")]
     assert (l3.instances, l3.runs) == (5, 25)
-    assert list(l3.pass_k) == ["pass^1", "pass^2", "pass^3", "pass^4", "pass^5"]
+    assert list(l3.pass_k) == ["pass^1", "pass^2", "pass^4", "pass^5"]
     assert l3.pass_k["pass^1"] == l3.em_rate == 0.08
     assert l3.pass_k["pass^5"] == 0.0
+    every = {(r.level, r.split): r for r in level_rows(_runs(results), pass_k=range(1, 9))}[(3, "exp1")]
+    assert list(every.pass_k) == ["pass^1", "pass^2", "pass^3", "pass^4", "pass^5"]
+    assert {k: v for k, v in every.pass_k.items() if k != "pass^3"} == l3.pass_k
 
 
 def test_the_table_prints_published_beside_measured_and_names_the_cells_without_runs(results):
@@ -73,3 +77,18 @@ def test_current_only_keeps_the_lines_whose_world_matches(results, upstream, cap
     assert l3.startswith("| 3 | gpt-4o | all | 10 | 10 | 0.20 [")
     assert l3.endswith("| 10% | pass^1 0.10 | 0.22 / 10% | consistent (published F1 inside the CI) |")
     assert "| 2 | gpt-4o | exp1 | 5 | 5 | 0.70 [" in out
+
+
+def test_a_thousand_trials_compute_eleven_pass_k_values(monkeypatch):
+    """One instance run 1,000 times: pass^k at k = 1, 2, 4, …, 512 and 1,000 — 11 values, not 1,000."""
+    from mpcbench_async.levels import _stats
+
+    computed: list[int] = []
+    real = _stats.pass_hat_k
+    monkeypatch.setattr(_stats, "pass_hat_k", lambda trials, k: computed.append(k) or real(trials, k))
+    runs = [ScoredRun(instance_id="i1", level=1, split="s", model="m", f1=1.0, exact_match=n % 10 != 0)
+            for n in range(1000)]
+    [row] = level_rows(runs)
+    ks = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000]
+    assert ks == computed
+    assert [f"pass^{k}" for k in ks] == list(row.pass_k)

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from mpcbench_async.stats import pass_hat_k
+from mpcbench_async.stats import pass_hat_k, pass_ks
 
 
 def _brute_force(tasks, k):
@@ -42,3 +42,18 @@ def test_no_task_with_k_trials():
 def test_k_below_one_is_refused():
     with pytest.raises(ValueError, match="k must be ≥ 1, got 0"):
         pass_hat_k([(1, 1)], 0)
+
+
+class TestReportedKs:
+    @pytest.mark.parametrize(("most", "ks"), [
+        (0, []), (1, [1]), (2, [1, 2]), (3, [1, 2, 3]), (4, [1, 2, 4]), (5, [1, 2, 4, 5]), (8, [1, 2, 4, 8]),
+        (1000, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000]), (1024, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]),
+    ])
+    def test_doubling_and_the_most_trials(self, most, ks):
+        """By default 1, 2, 4, 8, … below K, and K itself: about log2(K) values, never K of them."""
+        assert ks == pass_ks(most)
+
+    def test_named_ks_are_kept_within_the_trials(self):
+        """Named ks come back sorted and once each; a k below 1 or above the most trials has no value."""
+        assert [1, 3, 5] == pass_ks(5, [5, 3, 0, 1, 3, 9])
+        assert [] == pass_ks(0, [1, 2])

@@ -22,8 +22,8 @@ def cached(key: str, *, value: float, **fields) -> dict:
 class TestUnknownCost:
     def test_spend_counts_unpriced_and_cached_calls_and_the_value(self, tmp_path):
         """Model p: one call at $0.5 and one cache hit (spent $0, worth $0.25); model u: two calls of unknown price.
-        Their spend says so; the tables show p's cost and 'unknown' for u, never 0.0000; the directory's line in
-        summary.md counts both kinds."""
+        Their spend says so; the tables show p's cost and 'unknown' for u, never 0.0000; the directory's paragraph
+        in summary.md counts both kinds."""
         write(tmp_path / "runs.jsonl", run("run-p", model="p", checks="p"), run("run-u", model="u", checks="p"))
         write(tmp_path / "calls.jsonl", call("run-p/turn1", model="p", cost=0.5),
               cached("run-p/turn2", model="p", value=0.25), unpriced("run-u/turn1", model="u"),
@@ -41,7 +41,7 @@ class TestUnknownCost:
         markdown = render_markdown(summary)
         assert "| unknown | unknown |" in markdown
         assert ("calls.jsonl holds 4, 2 of models with no known price, cost unknown (set models.<name>.prices), "
-                "1 answered by the response cache ($0 spent; all calls worth $0.7500))") in markdown
+                "1 answered by the response cache ($0 spent; all calls worth $0.7500))") in " ".join(markdown.split())
 
     def test_the_progress_line_shows_unknown_cost_and_cache_hits(self):
         """$X while every call is priced, $X + unknown once some are not, $unknown when none is; hits counted."""
