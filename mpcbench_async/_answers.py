@@ -106,18 +106,22 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from ._rows import Row, csv_rows, table_header
+
 __all__ = [
     "DateMention",
     "Period",
     "Quantity",
     "Slot",
     "Stated",
+    "clock_ranges",
     "find_dates",
     "find_periods",
     "find_quantities",
     "find_slots",
     "fold",
     "json_quantities",
+    "key_direction",
     "label_words",
     "labels_match",
     "same_quantity",
@@ -154,6 +158,7 @@ class Period:
     last: date
     text: str
     deadline: bool = False  # "by <date>": from the anchor up to ``last``
+    explicit: bool = False  # both ends written as days ("Dec 8 – Dec 29", "between Dec 8 and 28"), not a named window
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +401,7 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
         first, last, start, end = d.value, d.value, d.start, d.end
         nxt = dates[i + 1] if i + 1 < len(dates) else None
         day_range = _RANGE_DAY.match(text, end)
+        explicit = True
         if nxt and _RANGE_JOIN.fullmatch(text[end:nxt.start]) and nxt.value >= first:
             last, end = nxt.value, nxt.end
             used.add(i + 1)
@@ -404,6 +410,8 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
         elif (earlier := _DAY_BEFORE_RANGE.search(text[max(0, start - 12):start])) and (
                 opening := _valid(first.year, first.month, int(earlier.group("d")))) and opening < first:
             first, start = opening, start - len(earlier.group(0))
+        else:
+            explicit = False
         before = text[max(0, start - 40):start]
         if (week := _WEEK_OF.search(before)) and first == last:
             first = first - timedelta(days=first.weekday())
@@ -415,7 +423,8 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
             # "shortly after our v1.6 release on Dec 18": the two weeks after that day
             first, last = (first if after.group("inclusive") else last + timedelta(days=1)), last + timedelta(days=14)
             start -= len(after.group(0))
-        periods.append(Period(start, end, first, last, text[start:end], deadline=bool(by)))
+        periods.append(Period(start, end, first, last, text[start:end], deadline=bool(by),
+                              explicit=explicit and not week and not by and not after))
     taken = [(p.start, p.end) for p in periods]
     for m in _MONTH_ALONE.finditer(text):
         if not _free(taken, *m.span()):
@@ -899,6 +908,16 @@ def _names_known_event(segment: str, line_dates: list[DateMention], offset: int)
     return bool(_KNOWN_EVENT.search(segment.rstrip() + " "))
 
 
+def clock_ranges(text: str) -> set[tuple[time, time]]:
+    """Every range of clock times ``text`` writes (``between 10:00 and 16:00``, ``2–5pm``), dates and zones aside:
+    the windows a request states, which an answer that only repeats them does not propose."""
+    out, every = set(), _clocks(text)
+    for start, end in _lines(text):
+        clocks = [c for c in every if start <= c.start < end]
+        out |= {_range_times(a, b) for a, b in _pairs(text, clocks, text[start:end].lstrip().startswith("|")) if b}
+    return out
+
+
 def find_slots(text: str, *, tz: tzinfo, anchor: date, window: tuple[date, date] | None = None,
                default_minutes: int = 0) -> list[Slot]:
     """The meeting slots ``text`` PROPOSES, in the scenario zone ``tz`` (rules in the module docstring)."""
@@ -1017,18 +1036,22 @@ _NUMBER = re.compile(
     r"(?![\w-]\d|\.\d|[A-Za-z])"
 )
 _DOWN = (r"down|dropped|drop|decreased?|declined?|fell|falling|reduced|reduction|cut|lowered|lower|shr[au]nk|slid"
-         r"|decrease|declines?|drops?|less|fewer")
-_UP = r"up|rose|risen|rising|increased?|increases|grew|grown|growth|gained?|gains|jumped|climbed|higher|more|rise|rises"
+         r"|decrease|declines?|drops?|less|fewer|faster|quicker|shorter")
+_UP = (r"up|rose|risen|rising|increased?|increases|grew|grown|growth|gained?|gains|jumped|climbed|higher|more"
+       r"|rise|rises|slower|longer")
 _FILLER = r"(?:by|of|about|around|roughly|nearly|approximately|approx\.?|a|an|~)"
 _DIRECTION_BEFORE = re.compile(rf"(?i)\b(?:(?P<down>{_DOWN})|(?P<up>{_UP}))\s+(?:{_FILLER}\s+)*~?$")
 # Between a level and the change that qualifies it: "28, up 12%", "1.2M; down by 3%", "41 s, +5%".
-_CHANGE_GAP = re.compile(rf"(?i)\s*(?:[,;/]|\band\b)\s*\(?\s*(?:(?:{_DOWN}|{_UP})\s+(?:{_FILLER}\s+)*)?~?")
+_CHANGE_GAP = re.compile(rf"(?i)\s*(?:(?:[,;/]|\band\b)\s*\(?|[(\[])\s*(?:(?:{_DOWN}|{_UP})\s+(?:{_FILLER}\s+)*)?~?")
+_ARROW = re.compile(r"(?i)\s*(?:→|->|⟶|➝|=>|to)\s*")  # "50,000 → 55,000", "from 47 to 41 min"
+_LEVELS_TO_CHANGE = re.compile(r"(?i)\s*[(\[,;:]?\s*(?:(?:a|an|or|i\.e\.?|about|roughly|~)\s*)?")
+_CHANGE_COLUMN = re.compile(r"(?i)chang|delta|Δ|diff|\bvs\b|trend|w/?o/?w")
 _DIRECTION_AFTER = re.compile(rf"^\s*(?:(?P<down>(?i:{_DOWN})\b|[↓▼])|(?P<up>(?i:{_UP})\b|[↑▲]))")
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
                                             "twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50}
 _NUMBER_WORD = re.compile(r"(?i)\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
-_LABEL_SEPARATOR = re.compile(r"[,;|/]|\band\b")
+_LABEL_SEPARATOR = re.compile(r"[;|/]|(?<!\d),|,(?!\d{3}(?!\d))|\band\b")  # "55,000" groups thousands
 _LEVEL_BEFORE = re.compile(r"(?i)\b(?:to|at|of|reached|hit|is|was|now)\s+~?$")
 _NOT_A_QUANTITY_BEFORE = re.compile(r"(?i)\b(?:option|step|sprint|week|wk|version|release|phase|item|no\.|number"
                                     r"|page|section|v|q|h|rank|priority|p|sev|round|day|batch|build|iteration)\s*$")
@@ -1058,33 +1081,41 @@ def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 def find_quantities(text: str) -> list[Quantity]:
     """Every percentage and number quoted in ``text`` (not those inside dates, times, ids or list markers)."""
+    rows = csv_rows(text)
     excluded = [(d.start, d.end) for d in find_dates(text, anchor=date(2000, 1, 1))]
     excluded += [(c.start, c.end) for c in _clocks(text)]
     excluded += [m.span() for m in _ID.finditer(text)] + [m.span() for m in _LIST_MARKER.finditer(text)]
     excluded += [m.span() for m in _ZONE_ANYWHERE.finditer(text) if m.group("off") or m.group("bare")]
+    excluded += [(row.start, row.end) for row in rows]  # a CSV row is read cell by cell (_row_quantities)
     found: list[tuple[int, int, float, str, int]] = []  # start, end, magnitude, kind, direction
     for m in _NUMBER.finditer(text):
         if not _free(excluded, m.start("num"), m.end("num")):
             continue
         before = text[max(0, m.start() - 30):m.start()]
-        kind = "percent" if m.group("pct") else "number"
-        value = float(m.group("num").replace(",", ""))
-        if kind == "number" and (_NOT_A_QUANTITY_BEFORE.search(before)
-                                 or (not m.group("mult") and not m.group("unit") and not m.group("cur")
-                                     and value.is_integer() and 1900 <= value <= 2100 and "," not in m.group("num"))):
-            continue
-        value *= {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9}.get(m.group("mult") or "", 1)
-        found.append((m.start(), m.end(), value, kind, _direction(m.group("sign"), before, text[m.end():m.end() + 20])))
+        read = _number(m, before)
+        if read is not None:
+            found.append((m.start(), m.end(), *read, _direction(m.group("sign"), before, text[m.end():m.end() + 20])))
     for m in _NUMBER_WORD.finditer(text):
-        before = text[max(0, m.start() - 30):m.start()]
-        found.append((m.start(), m.end(), float(_NUMBER_WORDS[m.group(0).lower()]), "number",
-                      _direction(None, before, text[m.end():m.end() + 20])))
+        if _free(excluded, *m.span()):
+            before = text[max(0, m.start() - 30):m.start()]
+            found.append((m.start(), m.end(), float(_NUMBER_WORDS[m.group(0).lower()]), "number",
+                          _direction(None, before, text[m.end():m.end() + 20])))
     found.sort()
     out: list[Quantity] = []
     los: list[int] = []  # where each quantity's label starts
     for index, (start, end, value, kind, direction) in enumerate(found):
         lo, hi = _clause_bounds(text, start, end)
-        if not text[lo:hi].lstrip().startswith("|"):
+        header = ""
+        if text[lo:hi].lstrip().startswith("|"):
+            line_start = text.rfind("\n", 0, start) + 1
+            cells = table_header(text, line_start)
+            column = _column(text, line_start, start)
+            header = cells[column] if 0 <= column < len(cells) else ""
+            if not direction and kind == "percent" and _CHANGE_COLUMN.search(header):
+                direction = _before_after(found[:index], line_start)
+        else:
+            if not direction and kind == "percent":
+                direction = _before_after(found[:index], text.rfind("\n", 0, start) + 1, text, start)
             if direction and index and _CHANGE_GAP.fullmatch(text, found[index - 1][1], start):
                 lo = max(lo, los[-1])  # the change of the level just before it names what that level names
             else:
@@ -1092,10 +1123,62 @@ def find_quantities(text: str) -> list[Quantity]:
                                 if e > lo and _LABEL_SEPARATOR.search(text[e:start]))])
             hi = min([hi, *(s_ for s_, *_ in found[index + 1:index + 2] if s_ < hi)])
         los.append(lo)
-        label = " ".join((text[lo:start] + " " + text[end:hi]).split())
+        label = " ".join((text[lo:start] + " " + text[end:hi] + " " + header).split())
         out.append(Quantity(value=-value if direction < 0 else value, kind=kind, label=label, start=start, end=end,
                             direction=direction))
-    return out
+    out += [q for row in rows for q in _row_quantities(text, row)]
+    return sorted(out, key=lambda q: q.start)
+
+
+def _number(m: re.Match[str], before: str, unit_given: bool = False) -> tuple[float, str] | None:
+    """(magnitude, kind) of a ``_NUMBER`` match, or None for what only looks like a quantity (a year, Sprint 14)."""
+    kind = "percent" if m.group("pct") else "number"
+    value = float(m.group("num").replace(",", ""))
+    if kind == "number" and (_NOT_A_QUANTITY_BEFORE.search(before)
+                             or (not m.group("mult") and not m.group("unit") and not m.group("cur") and not unit_given
+                                 and value.is_integer() and 1900 <= value <= 2100 and "," not in m.group("num"))):
+        return None
+    return value * {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9}.get(m.group("mult") or "", 1), kind
+
+
+def _before_after(earlier: list[tuple[int, int, float, str, int]], line_start: int, text: str = "",
+                  pos: int = -1) -> int:
+    """The direction a before and an after level give an unsigned change: ``50,000 → 55,000 (10%)``, a table row
+    ``| 1,200 | 1,028 | 14.3% |`` under a change column; 0 when there are no such two levels."""
+    levels = [q for q in earlier[-2:] if q[3] == "number" and q[0] >= line_start]
+    if len(levels) < 2 or levels[0][2] == levels[1][2]:
+        return 0
+    if pos >= 0 and not (_ARROW.fullmatch(text, levels[0][1], levels[1][0]) and _LEVELS_TO_CHANGE.fullmatch(
+            text, levels[1][1], pos)):
+        return 0
+    return 1 if levels[1][2] > levels[0][2] else -1
+
+
+def _row_quantities(text: str, row: Row) -> Iterator[Quantity]:
+    """The quantities of a CSV row: one per bare-number cell, labelled by the row's other cells and its column's
+    header; a percentage when written so or when the header names one (``change_pct``); an unsigned value under a
+    change column takes the direction of the two levels before it."""
+    read: dict[int, tuple[int, int, float, str, int]] = {}
+    words = []
+    for k, (s, e) in enumerate(row.cells):
+        cell = text[s:e].strip().strip('"').strip()
+        head = row.header[k] if k < len(row.header) else ""
+        m = _NUMBER.match(cell)
+        number = _number(m, "", unit_given=bool(head)) if m and re.fullmatch(r"\s*[A-Za-z]{0,7}\s*",
+                                                                           cell[m.end():]) else None
+        if m is None or number is None:
+            words.append(cell)
+            continue
+        at = text.find(cell, s)
+        kind = "percent" if number[1] == "percent" or _PERCENT_FIELD.search(head) else "number"
+        direction = _direction(m.group("sign"), "", "")
+        if not direction and _CHANGE_COLUMN.search(head):
+            direction = _before_after([read[j] for j in (k - 2, k - 1) if j in read], row.start)
+        read[k] = (at, at + m.end(), number[0], kind, direction)
+    for k, (start, end, value, kind, direction) in read.items():
+        head = row.header[k] if k < len(row.header) else ""
+        yield Quantity(value=-value if direction < 0 else value, kind=kind, label=" ".join([*words, head]).strip(),
+                       start=start, end=end, direction=direction)
 
 
 def _direction(sign: str | None, before: str, after: str) -> int:
@@ -1166,6 +1249,8 @@ def same_quantity(a: Quantity, b: Quantity) -> bool:
 _PERCENT_FIELD = re.compile(r"(?i)percent(?!ile)|pct|_rate\b|ratio")
 _PERCENT_TEXT = re.compile(r"(?i)%|percent|per\s+cent|pct")
 _NAME_FIELDS = ("name", "metric", "label", "title", "kpi")
+_DIRECTION_KEY = re.compile(r"(?i)\b(?:(?P<down>reduction|reduced|decrease|decreased|drop|decline|fall)"
+                            r"|(?P<up>increase|increased|growth|gain|rise))\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -1196,8 +1281,20 @@ def _field(value: float, path: str, holders: tuple[dict[str, Any], ...], numbers
         owner = holders[-1] if holders else {}
         names = [str(owner[k]) for k in _NAME_FIELDS if isinstance(owner.get(k), str)]
         label = " ".join([*names, *path.replace("_", " ").split()])
-        yield Stated(Quantity(value=float(value), kind="percent" if percent else "number", label=label, start=0,
-                              end=0, direction=-1 if value < 0 else 0), "", holders)
+        direction = key_direction(path, value)
+        yield Stated(Quantity(value=-abs(value) if direction < 0 else float(value), kind="percent" if percent
+                              else "number", label=label, start=0, end=0, direction=direction), "", holders)
+
+
+def key_direction(key: str, value: float) -> int:
+    """The direction a named value states: a reduction/increase word in its key (``cold_start_reduction_pct: 15``
+    is down 15%), else its sign when negative or when the key names a change (``wau_change_percent: 10`` is up)."""
+    words = key.replace("_", " ")
+    if value and (named := _DIRECTION_KEY.search(words)):
+        return (-1 if named.group("down") else 1) * (1 if value > 0 else -1)
+    if value < 0:
+        return -1
+    return 1 if value > 0 and re.search(r"(?i)chang|delta", words) else 0
 
 
 def _walk(value: Any, numbers: bool, path: str, holders: tuple[dict[str, Any], ...]) -> Iterator[Stated]:

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import date, datetime
+from dataclasses import replace
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 import msgspec
@@ -51,11 +52,13 @@ from .._answers import (
     Period,
     Quantity,
     Slot,
+    clock_ranges,
     find_periods,
     find_quantities,
     find_slots,
     fold,
     json_quantities,
+    key_direction,
     same_quantity,
 )
 from ._data import ScenarioData
@@ -221,6 +224,9 @@ def _planning(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
     # A start without a stated length is taken to last the requested duration (length_stated=False).
     slots = find_slots(answer, tz=data.tz, anchor=data.reference_now.date(), window=window,
                        default_minutes=facts.duration_minutes)
+    # The request's own window repeated ("between 10:00 and 16:00") is longer than the meeting: not a proposal.
+    windows, length = clock_ranges(task.user_prompt), timedelta(minutes=facts.duration_minutes)
+    slots = [s for s in slots if not (s.end - s.start > length and (s.start.time(), s.end.time()) in windows)]
     if not slots:
         none = "n/a: nothing proposed"
         return [CheckResult(name="planning.slots_found", status="fail",
@@ -285,16 +291,46 @@ _RELEASE_CUE = re.compile(
 
 
 def _release_periods(answer: str, anchor: date) -> Iterator[Period]:
-    """The dates and windows the answer gives for the release (the last cue before each, in its sentence)."""
+    """The dates and windows the answer gives for the release (the last cue before each, in its sentence).
+
+    A deadline naming an event (``by the Nov 30 launch``) states that event's day as the release day."""
     for period in find_periods(answer, anchor=anchor):
         sentence_start = max(answer.rfind(c, 0, period.start) for c in ".!?\n") + 1
         cues = list(_RELEASE_CUE.finditer(answer, sentence_start, period.start))
         if not cues or cues[-1].group("release"):
+            if period.deadline and _EVENT_AFTER.match(answer, period.end):
+                period = replace(period, first=period.last, deadline=False)
             yield period
+
+
+_EVENT_AFTER = re.compile(r"(?i)\s*(?:[\w.-]+\s+)?(?:launch|release|rollout|roll-out|go-live|ga|ship\s+date"
+                          r"|deploy\w*|cutover|update|version|milestone|freeze)\b")
+_ALTERNATIVE = re.compile(r"(?i)\s*,?\s*(?:or|/)\s+(?:(?:possibly|maybe|perhaps|potentially|even|as\s+late\s+as"
+                          r"|at\s+the\s+latest|on|by|in|the|around)\s+)*")
+_WIDEST_RANGE = 14  # days between the ends of a written range ("Dec 8 – Dec 29" hedges over three weeks)
+
+
+def _alternatives(periods: list[Period], answer: str) -> list[tuple[Period, bool]]:
+    """(period, hedged) after joining alternatives (``Dec 18 or 19``, ``late Nov or early Dec``): adjacent ones
+    make one window; alternatives with a gap between them (``either Dec 11 or Dec 18``) are a hedge."""
+    out: list[tuple[Period, bool]] = []
+    for period in periods:
+        if out and _ALTERNATIVE.fullmatch(answer, out[-1][0].end, period.start):
+            prev, hedged = out.pop()
+            lo, hi = (prev, period) if prev.first <= period.first else (period, prev)
+            joined = replace(prev, end=period.end, first=lo.first, last=max(prev.last, period.last),
+                             text=answer[prev.start:period.end], explicit=False,
+                             deadline=prev.deadline or period.deadline)
+            out.append((joined, hedged or (hi.first - lo.last).days > 1))
+        else:
+            out.append((period, False))
+    return out
 
 
 def _contains(period: Period, target: date) -> bool:
     if not period.first <= target <= period.last or (period.last - target).days > 31:
+        return False
+    if period.explicit and (period.last - period.first).days > _WIDEST_RANGE:
         return False
     return period.deadline or (period.last - period.first).days <= 31
 
@@ -307,10 +343,10 @@ def _email_reply(task: Task, answer: str, data: ScenarioData) -> list[CheckResul
     if day is None:
         return [CheckResult(name="email_reply.target_date", status="n/a",
                             detail=f"n/a: no target date for {source} in the Jira data")]
-    periods = list(_release_periods(answer, data.reference_now.date()))
-    read = ", ".join(p.text if p.first == p.last and not p.deadline else f"{p.text} ({p.first}..{p.last})"
-                     for p in periods) or "none"
-    ok = any(_contains(p, day) for p in periods)
+    periods = _alternatives(list(_release_periods(answer, data.reference_now.date())), answer)
+    read = ", ".join((p.text if p.first == p.last and not p.deadline else f"{p.text} ({p.first}..{p.last})")
+                     + (" [hedge: alternatives]" if hedged else "") for p, hedged in periods) or "none"
+    ok = any(_contains(p, day) and not hedged for p, hedged in periods)
     return [CheckResult(name="email_reply.target_date", status=_status(ok),
                         detail=f"target {day.isoformat()} ({source}); release dates in the answer: {read}")]
 
@@ -320,8 +356,7 @@ def _email_reply(task: Task, answer: str, data: ScenarioData) -> list[CheckResul
 def _states_metric(name: str, expected: float, quantities: list[Quantity]) -> bool:
     """Some quoted quantity is this metric: right kind, same value, a label naming it, no contrary direction."""
     kind = "percent" if name.lower().endswith(("_percent", "_pct")) else "number"
-    direction = (1 if expected > 0 else -1) if expected and ("change" in name.lower() or expected < 0) else 0
-    metric = Quantity(value=expected, kind=kind, label=name, start=0, end=0, direction=direction)
+    metric = Quantity(value=expected, kind=kind, label=name, start=0, end=0, direction=key_direction(name, expected))
     return any(same_quantity(q, metric) for q in quantities)
 
 
