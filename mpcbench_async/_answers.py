@@ -72,25 +72,34 @@ Date windows (``find_periods``)
     of`` 11–20, ``late``/``end of`` 21–last, ``first half`` 1–15, ``second half`` 16–last, ``first`` …
     ``fourth week of`` 1–7 … 22–28, ``last week of`` the last 7 days), ``this``/``next week``,
     ``this``/``next month`` (``later this month`` from the anchor), ``in two weeks`` (that day, give
-    or take half a week), ``within the next 2–3 weeks`` / ``within a month`` (a deadline).
+    or take half a week), ``within the next 2–3 weeks`` / ``within a month`` (a deadline). A range with
+    both ends written as days is ``explicit`` (its width is the writer's choice, not a calendar unit's).
 
 Quantities (``find_quantities``)
     Percentages (``12%``, ``12 percent``, ``12 pct``) and plain numbers (``1,204``, ``17``,
     ``seventeen``, ``240ms``, ``1.2k``); not the numbers inside dates, times, zone offsets,
     identifiers (``APP-412``, ``#412``, ``p95``, ``Q4``, ``v2.3``), list markers, years or labels such
     as ``Option 2``/``Sprint 14``. A direction written beside it (``down 12%``, ``dropped by 12%``,
-    ``-12%``, ``↓12%``, ``12% ↓``, ``12% lower``, ``a 12% decrease``) signs the value and sets
-    ``direction``; ``improved``/``faster`` set none, and ``rose to 99.2%`` is a level. The label is
-    the words of its clause around it (the whole row in a Markdown table), cut at a neighbouring
-    number only across a separator (``,`` ``;`` ``|`` ``/`` ``and``) — except that a change written
-    just after a level (``Pilot sites: 28, up 12%``) keeps the level's label. ``same_quantity`` compares two
+    ``-12%``, ``↓12%``, ``12% ↓``, ``12% lower``, ``15% faster``/``slower``, ``a 12% decrease``) signs the
+    value and sets ``direction``; ``improved`` sets none, and ``rose to 99.2%`` is a level (``is 15%
+    slower`` is not). An unsigned change after a before and an after level (``212 → 180 (15%)``,
+    ``from 47 to 41 min (12%)``, a table's two level cells before a change column) takes their direction.
+    The label is the words of its clause around it (in a Markdown table the whole row and the column's
+    header), cut at a neighbouring number only across a separator (``,`` — not one grouping thousands
+    — ``;`` ``|`` ``/`` ``and``) — except that a change written just after a level (``Pilot sites: 28, up
+    12%``, ``WAU 50,000 → 55,000 (+10%)``) keeps the level's label. CSV rows (``_rows``) are read cell by
+    cell: a bare-number cell is labelled by the row's other cells and its column's header, is a
+    percentage when written so or when the header or row names one (``change_pct``), and is signed data
+    (unsigned in a change column is a rise). ``same_quantity`` compares two
     quantities as a reader would: same kind, same magnitude, no contradicting directions, and
     labels sharing a significant word (stemmed; bug/issue/ticket/defect and
-    closed/resolved/fixed/completed are synonyms) or an acronym (``DAU`` ↔ ``daily active users``).
+    closed/resolved/fixed/completed are synonyms) or an acronym (``DAU`` ↔ ``daily active users``; in lower
+    case, ``wau``, only for the initials of three or more words).
     ``json_quantities`` reads the quantities a JSON document states: those its strings quote (a
     string holding a JSON object or array is read as JSON), and numeric fields — a percentage when
     the key path names one (``uptime_percent``, ``error_pct``, ``failure_rate``, ``conversion_ratio``;
-    not ``…percentile``), labelled by that path and the name of the object holding it.
+    not ``…percentile``), labelled by that path and the name of the object holding it, with the direction
+    ``key_direction`` reads (``…_reduction_pct: 15`` is down, ``…_change_percent: 10`` up).
 """
 
 from __future__ import annotations
@@ -1032,7 +1041,7 @@ _NUMBER = re.compile(
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<pct>%|(?i:percent|per\s+cent|pct|percentage\s+points?|pp)(?![A-Za-z]))"
     r"|(?P<mult>[kKM]|bn)(?![A-Za-z])"
-    r"|(?P<unit>ms|s|secs?|mins?|h|hrs?|x|d)(?![A-Za-z]))?"
+    r"|\s?(?P<unit>ms|s|secs?|mins?|h|hrs?|x|d)(?![A-Za-z]))?"
     r"(?![\w-]\d|\.\d|[A-Za-z])"
 )
 _DOWN = (r"down|dropped|drop|decreased?|declined?|fell|falling|reduced|reduction|cut|lowered|lower|shr[au]nk|slid"
@@ -1044,7 +1053,7 @@ _DIRECTION_BEFORE = re.compile(rf"(?i)\b(?:(?P<down>{_DOWN})|(?P<up>{_UP}))\s+(?
 # Between a level and the change that qualifies it: "28, up 12%", "1.2M; down by 3%", "41 s, +5%".
 _CHANGE_GAP = re.compile(rf"(?i)\s*(?:(?:[,;/]|\band\b)\s*\(?|[(\[])\s*(?:(?:{_DOWN}|{_UP})\s+(?:{_FILLER}\s+)*)?~?")
 _ARROW = re.compile(r"(?i)\s*(?:→|->|⟶|➝|=>|to)\s*")  # "50,000 → 55,000", "from 47 to 41 min"
-_LEVELS_TO_CHANGE = re.compile(r"(?i)\s*[(\[,;:]?\s*(?:(?:a|an|or|i\.e\.?|about|roughly|~)\s*)?")
+_LEVELS_TO_CHANGE = re.compile(r"(?i)(?:\s+[a-z/]+){0,3}?\s*[(\[,;:]?\s*(?:(?:a|an|or|i\.e\.?|about|roughly|~)\s*)?")
 _CHANGE_COLUMN = re.compile(r"(?i)chang|delta|Δ|diff|\bvs\b|trend|w/?o/?w")
 _DIRECTION_AFTER = re.compile(rf"^\s*(?:(?P<down>(?i:{_DOWN})\b|[↓▼])|(?P<up>(?i:{_UP})\b|[↑▲]))")
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
@@ -1052,6 +1061,7 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
                                             "twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50}
 _NUMBER_WORD = re.compile(r"(?i)\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
 _LABEL_SEPARATOR = re.compile(r"[;|/]|(?<!\d),|,(?!\d{3}(?!\d))|\band\b")  # "55,000" groups thousands
+_COMPARATIVE_AFTER = re.compile(r"(?i)\s*(?:lower|higher|faster|slower|shorter|longer|fewer|less|more|quicker)\b")
 _LEVEL_BEFORE = re.compile(r"(?i)\b(?:to|at|of|reached|hit|is|was|now)\s+~?$")
 _NOT_A_QUANTITY_BEFORE = re.compile(r"(?i)\b(?:option|step|sprint|week|wk|version|release|phase|item|no\.|number"
                                     r"|page|section|v|q|h|rank|priority|p|sev|round|day|batch|build|iteration)\s*$")
@@ -1156,28 +1166,31 @@ def _before_after(earlier: list[tuple[int, int, float, str, int]], line_start: i
 
 def _row_quantities(text: str, row: Row) -> Iterator[Quantity]:
     """The quantities of a CSV row: one per bare-number cell, labelled by the row's other cells and its column's
-    header; a percentage when written so or when the header names one (``change_pct``); an unsigned value under a
-    change column takes the direction of the two levels before it."""
-    read: dict[int, tuple[int, int, float, str, int]] = {}
+    header; a percentage when written so or when the header or the row names one (``change_pct``). CSV values are
+    data: in a change column or row an unsigned value is a rise, unless the two levels before it say otherwise."""
+    cells: dict[int, tuple[re.Match[str], tuple[float, str], int]] = {}
     words = []
     for k, (s, e) in enumerate(row.cells):
         cell = text[s:e].strip().strip('"').strip()
-        head = row.header[k] if k < len(row.header) else ""
         m = _NUMBER.match(cell)
-        number = _number(m, "", unit_given=bool(head)) if m and re.fullmatch(r"\s*[A-Za-z]{0,7}\s*",
-                                                                           cell[m.end():]) else None
+        number = _number(m, "", unit_given=k < len(row.header)) if m and re.fullmatch(
+            r"\s*[A-Za-z]{0,7}\s*", cell[m.end():]) else None
         if m is None or number is None:
             words.append(cell)
-            continue
-        at = text.find(cell, s)
-        kind = "percent" if number[1] == "percent" or _PERCENT_FIELD.search(head) else "number"
+        else:
+            cells[k] = (m, number, text.find(cell, s))
+    named = " ".join(words)
+    read: dict[int, tuple[int, int, float, str, int]] = {}
+    for k, (m, (value, kind), at) in cells.items():
+        head = row.header[k] if k < len(row.header) else ""
+        kind = "percent" if kind == "percent" or _PERCENT_FIELD.search(f"{head} {named}") else "number"
         direction = _direction(m.group("sign"), "", "")
-        if not direction and _CHANGE_COLUMN.search(head):
-            direction = _before_after([read[j] for j in (k - 2, k - 1) if j in read], row.start)
-        read[k] = (at, at + m.end(), number[0], kind, direction)
+        if not direction and _CHANGE_COLUMN.search(f"{head} {named}"):
+            direction = _before_after([read[j] for j in (k - 2, k - 1) if j in read], row.start) or int(value > 0)
+        read[k] = (at, at + m.end(), value, kind, direction)
     for k, (start, end, value, kind, direction) in read.items():
         head = row.header[k] if k < len(row.header) else ""
-        yield Quantity(value=-value if direction < 0 else value, kind=kind, label=" ".join([*words, head]).strip(),
+        yield Quantity(value=-value if direction < 0 else value, kind=kind, label=f"{named} {head}".strip(),
                        start=start, end=end, direction=direction)
 
 
@@ -1189,8 +1202,8 @@ def _direction(sign: str | None, before: str, after: str) -> int:
         return 1
     if d := _DIRECTION_BEFORE.search(before):
         return -1 if d.group("down") else 1
-    if _LEVEL_BEFORE.search(before):
-        return 0
+    if _LEVEL_BEFORE.search(before) and not _COMPARATIVE_AFTER.match(after):
+        return 0  # "rose to 99.2%" is a level; "is 15% slower" is a change
     if d := _DIRECTION_AFTER.match(after):
         return -1 if d.group("down") else 1
     return 0
@@ -1202,12 +1215,13 @@ def fold(text: str) -> str:
 
 
 def _stem(word: str) -> str:
-    """A crude stem: common suffixes off (``closed`` → ``clos``, ``DAUs`` → ``dau``), then the first six letters."""
+    """A crude stem: common suffixes and a final e off (``closed``, ``close`` → ``clos``; ``DAUs`` → ``dau``), then the
+    first six letters."""
     for suffix, keep in (("ing", 4), ("ed", 3), ("es", 4), ("s", 3)):
         if len(word) >= len(suffix) + keep and word.endswith(suffix) and not word.endswith("ss"):
             word = word[: -len(suffix)]
             break
-    return word[:6]
+    return (word[:-1] if len(word) > 3 and word.endswith("e") else word)[:6]  # active/actives, close/closed
 
 
 def label_words(label: str) -> set[str]:
@@ -1220,22 +1234,30 @@ def label_words(label: str) -> set[str]:
     return out
 
 
-def _acronyms(label: str) -> set[str]:
-    """Initials of runs of two or more words (``daily active users`` → ``dau``, ``au``…)."""
+def _acronyms(label: str, shortest: int = 2) -> set[str]:
+    """Initials of runs of ``shortest`` or more words (``daily active users`` → ``dau``, ``au``…)."""
     words = [w for w in re.findall(r"[a-z]+", fold(label).replace("_", " ")) if w not in _LABEL_STOP]
-    return {"".join(w[0] for w in words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)}
+    return {"".join(w[0] for w in words[i:j]) for i in range(len(words)) for j in range(i + shortest, len(words) + 1)}
 
 
 def labels_match(a: str, b: str) -> bool:
-    """Two labels name the same thing: a shared significant word, or an acronym of one written in the other."""
+    """Two labels name the same thing: a shared significant word, or an acronym of one written in the other —
+    in capitals (``DAU``), or in lower case (``wau`` in a CSV header) for the initials of three or more words."""
     if label_words(a) & label_words(b):
         return True
-    return bool(_capitals(a) & _acronyms(b) or _capitals(b) & _acronyms(a))
+    return bool(_capitals(a) & _acronyms(b) or _capitals(b) & _acronyms(a)
+                or _short_words(a) & _acronyms(b, 3) or _short_words(b) & _acronyms(a, 3))
 
 
 def _capitals(label: str) -> set[str]:
     """Words written in capitals (``DAU``, ``DAUs``), lower-cased: candidate acronyms."""
     return {w.lower() for w in re.findall(r"\b([A-Z]{2,6})s?\b", label)}
+
+
+def _short_words(label: str) -> set[str]:
+    """Words of three to five letters in any case (``wau``, ``mau``): candidate acronyms of longer names."""
+    return {w for w in re.findall(r"(?<![a-z])[a-z]{3,5}(?![a-z])", fold(label).replace("_", " "))
+            if w not in _LABEL_STOP}
 
 
 def same_quantity(a: Quantity, b: Quantity) -> bool:

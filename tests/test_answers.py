@@ -310,3 +310,75 @@ class TestJsonQuantities:
         found = [(s.quantity.value, s.quantity.kind, s.holders[-1].get("ts")) for s in json_quantities(
             self.DOC, numbers=True) if s.quantity.kind == "number"]
         assert [(340.0, "number", None), (1930.0, "number", "2026-03-10")] == found
+
+
+def _read(text: str) -> list[tuple[float, str, int, str]]:
+    return [(q.value, q.kind, q.direction, q.label) for q in find_quantities(text)]
+
+
+class TestRowsArrowsAndDirections:
+    """Issue 26: labels kept through arrows, thousands commas and CSV rows; directions read as a reader reads them."""
+
+    def test_a_change_after_an_arrow_keeps_the_metric_label(self):
+        assert _read("WAU 50,000 → 55,000 (+10%)")[-1] == (10.0, "percent", 1, "WAU 50,000 → 55,000 ( )")
+
+    def test_an_unsigned_change_takes_the_direction_of_its_levels(self):
+        assert _read("Support tickets: 212 → 180 this week (15%)")[-1][:3] == (-15.0, "percent", -1)
+        assert _read("turnaround went from 47 to 41 min (a 12% cut)")[-1][:3] == (-12.0, "percent", -1)
+        assert _read("API calls 1,000 -> 1,340 (34%)")[-1][:3] == (34.0, "percent", 1)
+
+    def test_a_csv_block_is_read_cell_by_cell_with_its_header(self):
+        text = "metric,last_week,this_week,change\nweekly active users,\"50,000\",\"55,000\",+10%\n" \
+               "cold start p95 (ms), 1200, 1028, -14.3%"
+        assert _read(text) == [
+            (50000.0, "number", 0, "weekly active users last_week"),
+            (55000.0, "number", 0, "weekly active users this_week"),
+            (10.0, "percent", 1, "weekly active users change"),
+            (1200.0, "number", 0, "cold start p95 (ms) last_week"),
+            (1028.0, "number", 0, "cold start p95 (ms) this_week"),
+            (-14.3, "percent", -1, "cold start p95 (ms) change")]
+
+    def test_a_csv_row_naming_a_percentage_is_signed_data(self):
+        assert _read("metric,change_pct\nwau,10\ncold start,-14.3") == [
+            (10.0, "percent", 1, "wau change_pct"), (-14.3, "percent", -1, "cold start change_pct")]
+
+    def test_prose_with_commas_is_not_csv(self):
+        assert [q[:3] for q in _read("Turnaround -12%, partner API calls +34%, 17 bugs closed")] == [
+            (-12.0, "percent", -1), (34.0, "percent", 1), (17.0, "number", 0)]
+        assert _read("Revenue 1,204,000 this week")[0][:2] == (1204000.0, "number")
+
+    def test_a_table_number_is_labelled_by_its_column_header_and_levels_sign_a_change_column(self):
+        text = "| Metric | Before | After | Change |\n|---|---|---|---|\n| Cold start | 1,200 ms | 1,028 ms | 14.3% |"
+        assert _read(text)[-1] == (-14.3, "percent", -1, "| Cold start | 1,200 ms | 1,028 ms | | Change")
+
+    def test_comparatives_are_directions_even_after_a_level_word(self):
+        assert _read("Android cold start is 15% slower")[0][:3] == (15.0, "percent", 1)
+        assert _read("p95 alert latency 41% faster")[0][:3] == (-41.0, "percent", -1)
+        assert _read("crash-free sessions rose to 99.2%")[0][:3] == (99.2, "percent", 0)
+
+    def test_a_field_name_gives_the_direction(self):
+        stated = [s.quantity for s in json_quantities({"metrics": {"api_error_reduction_pct": 22,
+                                                                    "wau_change_percent": 10, "uptime_pct": 99.9}})]
+        assert [(q.value, q.direction) for q in stated] == [(-22.0, -1), (10.0, 1), (99.9, 0)]
+
+    def test_a_lower_case_acronym_matches_three_or_more_words_only(self):
+        assert labels_match("wau change_pct", "weekly_active_users_change_percent")
+        assert not labels_match("the pis", "page impressions")  # the initials of two words need capitals
+        assert labels_match("the PIs", "page impressions")
+
+
+class TestClockRanges:
+    def test_the_ranges_a_request_writes(self):
+        from datetime import time
+
+        from mpcbench_async._answers import clock_ranges
+        assert clock_ranges("any time between 10:00 and 16:00, or 2–5pm on Friday; the 9:30 standup") == {
+            (time(10), time(16)), (time(14), time(17))}
+
+
+class TestExplicitPeriods:
+    def test_written_ranges_are_explicit_named_windows_are_not(self):
+        read = {p.text: p.explicit for p in find_periods("between Nov 10 and Nov 30; mid-November; week of Nov 17; "
+                                                         "Dec 15–19", anchor=date(2025, 11, 3))}
+        assert read == {"Nov 10 and Nov 30": True, "mid-November": False, "week of Nov 17": False,
+                        "Dec 15–19": True}

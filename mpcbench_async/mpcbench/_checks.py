@@ -17,20 +17,28 @@ planning (``facts.planning``)
       contacts hold Nisha Gurung and Nisha Rai). Participants given as e-mails are named
       through the Contacts source (else the calendar's attendee names). n/a when nothing is
       proposed (the participants belong to a proposal).
+    The request's own window repeated back (a range of the prompt, ``between 10:00 and 16:00``, longer than the
+    meeting) is not a proposal: a non-answer that echoes the prompt proposes nothing.
 email_reply (``facts.target_date``, else the release date of ``facts.issue_key`` /
 ``data_dependencies.jira_issue_key`` in the Jira data)
     * ``email_reply.target_date`` — a date or window the answer gives for the release contains the
       target date: the exact day, ``week of <Monday>``, a date range, a month or part of one
       (``mid-December``), at most 31 days long; or a deadline (``by <date>``) on or at most 31 days
       after the target. Dates the answer gives for something else — ``I'll follow up by Dec 5``,
-      ``as of Nov 24``, ``your email of Nov 20`` — are not release dates. Fail when no release date
-      or window contains the target (a wrong date, or none at all); n/a when the data has no
-      target date.
+      ``as of Nov 24``, ``your email of Nov 20`` — are not release dates. Hedges do not hold the
+      target: alternatives joined by ``or`` with a gap between them (``either Nov 10 or Nov 20``;
+      adjacent ones such as ``Dec 18 or 19`` or ``late Nov or early Dec`` make one window, and after a
+      caveat — ``Nov 20, or possibly Nov 24`` — the first is the answer's date), a range whose two
+      written ends are more than 14 days apart (``Nov 10 – Nov 30``), and a deadline naming an event
+      (``by the Nov 30 launch`` says the release is on Nov 30). Fail when no release date or window
+      contains the target (a wrong date, a hedge, or none at all); n/a when the data has no target
+      date.
 document_generation
     * ``report.metrics_quoted`` (``facts.metrics``) — the answer states each expected value as the
       right kind (a ``…_percent`` metric as a percentage, others as numbers) beside a label naming
       the metric (a shared word, a synonym bug/issue/ticket, closed/resolved, or an acronym); a
-      written direction must agree with the sign (``down 12%`` or ``-12%`` for -12, not ``up 12%``).
+      written direction must agree with the metric's (``down 12%`` or ``-12%`` for -12, not ``up 12%``;
+      the metric's direction is its sign for a change, or a reduction/increase word in its name).
     * ``report.metrics_in_sources`` — every percentage the answer quotes is grounded: some source
       states the same percentage, with no contradicting direction, beside a label sharing a
       significant word. Dates, times, ids (``APP-412``) and version numbers ground nothing. n/a when
@@ -305,25 +313,27 @@ def _release_periods(answer: str, anchor: date) -> Iterator[Period]:
 
 _EVENT_AFTER = re.compile(r"(?i)\s*(?:[\w.-]+\s+)?(?:launch|release|rollout|roll-out|go-live|ga|ship\s+date"
                           r"|deploy\w*|cutover|update|version|milestone|freeze)\b")
-_ALTERNATIVE = re.compile(r"(?i)\s*,?\s*(?:or|/)\s+(?:(?:possibly|maybe|perhaps|potentially|even|as\s+late\s+as"
-                          r"|at\s+the\s+latest|on|by|in|the|around)\s+)*")
+_ALTERNATIVE = re.compile(r"(?i)\s*,?\s*(?:or|/)\s+(?P<caveat>(?:possibly|maybe|perhaps|potentially|at\s+the\s+latest"
+                          r"|at\s+worst|if\s+(?:it|QA|testing)\s+slips)\s+)?(?:(?:on|by|in|the|around)\s+)*")
 _WIDEST_RANGE = 14  # days between the ends of a written range ("Dec 8 – Dec 29" hedges over three weeks)
 
 
 def _alternatives(periods: list[Period], answer: str) -> list[tuple[Period, bool]]:
-    """(period, hedged) after joining alternatives (``Dec 18 or 19``, ``late Nov or early Dec``): adjacent ones
-    make one window; alternatives with a gap between them (``either Dec 11 or Dec 18``) are a hedge."""
+    """(period, hedged) after reading alternatives joined by ``or``: adjacent ones make one window (``Dec 18 or
+    19``, ``late Nov or early Dec``); a caveat (``Dec 18, or possibly Dec 22``) leaves the first as the answer's
+    date; other alternatives with a gap between them (``either Dec 11 or Dec 18``) are a hedge."""
     out: list[tuple[Period, bool]] = []
     for period in periods:
-        if out and _ALTERNATIVE.fullmatch(answer, out[-1][0].end, period.start):
+        joint = _ALTERNATIVE.fullmatch(answer, out[-1][0].end, period.start) if out else None
+        if joint is None:
+            out.append((period, False))
+        elif not joint.group("caveat"):
             prev, hedged = out.pop()
             lo, hi = (prev, period) if prev.first <= period.first else (period, prev)
             joined = replace(prev, end=period.end, first=lo.first, last=max(prev.last, period.last),
                              text=answer[prev.start:period.end], explicit=False,
                              deadline=prev.deadline or period.deadline)
             out.append((joined, hedged or (hi.first - lo.last).days > 1))
-        else:
-            out.append((period, False))
     return out
 
 

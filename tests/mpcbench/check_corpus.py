@@ -37,6 +37,23 @@ Scenarios
        fields (beta_dau_change_percent 15, crash_free_sessions_percent 99.2), Slack "p50 matchmaking wait
        dropped 27% after the new queue logic".
 
+    D3 weekly report; expected weekly_active_users_change_percent 10, cold_start_p95_ms_change_percent −14.3,
+       support_tickets_change_percent −15. Sources: a Drive CSV export (header metric,last_week,this_week,change;
+       rows for weekly active users +10%, cold start p95 (ms) 1200 → 1028 −14.3%, checkout conversion 3.1% → 3.4%
+       +9.7%), Slack "WAU 50,000 → 55,000 (+10%)", "Android cold start is down 15%", "Support tickets: 212 → 180
+       this week (15%)" (down), Jira field api_error_reduction_pct 22 (down).
+    E5 email reply, Pacific/Chatham (+13:45); Jira KIW-88 releaseDate 2025-11-20 (a Thursday). Now Mon 2025-11-03.
+    P4 planning, Asia/Tehran (+03:30). Now Sat 2026-02-28 11:00. The request states its own window: Tue 3 or Wed 4
+       Mar 2026, "any time between 10:00 and 16:00"; 30 min, working hours 09:00–17:00; Leila Ahmadi, Reza Karimi,
+       Dariush Mohammadi (contacts also hold Reza Tehrani, so "Reza" alone is ambiguous, and the mailing list
+       eng@parsa.example). Busy: Tue 3 Reza 10:00–12:00, Leila 15:00–16:00; Wed 4 team sync (all) 10:00–10:30,
+       Dariush 13:00–14:30. Common free: Tue 09:00–10:00, 12:00–15:00, 16:00–17:00; Wed 09:00–10:00,
+       10:30–13:00, 14:30–17:00.
+    E7, E8, D5, D7 the shipped tasks with the shipped data: ``email_reply/sc07`` (PSK-621, 2026-10-13, now Mon
+       2026-09-14), ``email_reply/sc03`` (QPX-512, 2025-09-10, now Tue 2025-08-19), ``document_generation/sc05``
+       (forecast MAPE −14%, API requests +21%, 5 regions covered) and ``document_generation/sc07`` (alert latency
+       p95 −41%, false excursion alerts −18%, 26 bugs closed).
+
 Planning labels are ``found/free/duration/participants``; email labels the target date; report labels are
 ``quoted/in_sources`` (D1, D2 declare metrics).
 """
@@ -50,7 +67,8 @@ from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from mpcbench_async.mpcbench import PlanningFacts, ScenarioData, Task, TaskFacts
+from mpcbench_async.mpcbench import PlanningFacts, ScenarioData, Task, TaskFacts, load_task, load_task_data
+from tests.conftest import REPO
 from tests.mpcbench.tools.conftest import make_data
 
 __all__ = ["CASES", "CHECK_NAMES", "Case", "jira_issue", "report_task", "scenario"]
@@ -74,6 +92,7 @@ class Case:
 P1_ALL = "Sabina Shrestha, Bikash Thapa, Nisha Gurung"
 P2_ALL = "Siobhan Walsh, Gwen Tobin, Olumide Adeyemi"
 P3_ALL = "Tom Park, Alice Kim, Min Lee"
+P4_ALL = "Leila Ahmadi, Reza Karimi, Dariush Mohammadi"
 
 PLANNING = [
     # --- P1: Asia/Kathmandu ---
@@ -488,7 +507,158 @@ SECOND_WAVE = [
          "pass/pass"),
 ]
 
-CASES: list[Case] = PLANNING + EMAIL + REPORTS + SECOND_WAVE
+# A third wave (issue 26): arrows, CSV rows, tables, directions, hedges, late promises, relative days, echoed
+# request windows, mailing lists and odd zones, over new scenarios (D3, E5, P4) and the shipped tasks (E7 = sc07
+# e-mail, E8 = sc03 e-mail, D5 = sc05 report, D7 = sc07 report). Labelled by reading before the checks changed.
+THIRD_WAVE = [
+    # --- D3: CSV export, arrows and a Jira metrics field ---
+    Case("D3", "WAU 50,000 → 55,000 (+10%); cold start p95 1,200 → 1,028 ms (−14.3%); support tickets 212 → 180 "
+               "(−15%).", "pass/pass"),
+    Case("D3", "metric,before,after,change\nWAU,50000,55000,+10%\ncold start p95 ms,1200,1028,-14.3%\n"
+               "support tickets,212,180,-15%", "pass/pass"),
+    Case("D3", "| Metric | Last week | This week | Change |\n|---|---|---|---|\n"
+               "| Weekly active users | 50,000 | 55,000 | 10% |\n| Cold start p95 | 1,200 ms | 1,028 ms | 14.3% |\n"
+               "| Support tickets | 212 | 180 | 15% |", "pass/pass"),
+    Case("D3", "WAU +10%, cold start p95 -14.3%, support tickets -15%, Android cold start up 15%.", "pass/fail"),
+    Case("D3", "Android cold start down 15%; WAU +10%; cold start p95 −14.3%; support tickets −15%.", "pass/pass"),
+    Case("D3", "WAU 55,000 (+10%), cold start p95 1,028 ms (-14.3%), support tickets 180 (-15%)", "pass/pass"),
+    Case("D3", "WAU +10%; cold start p95 +14.3%; support tickets −15%", "fail/fail"),
+    Case("D3", "WAU grew 10% (50,000 → 55,000). Cold start p95 improved 14.3% (1,200 → 1,028 ms). Support tickets fell "
+               "from 212 to 180 (15%).", "pass/pass"),
+    Case("D3", "WAU +10%, cold start p95 −14.3%, support tickets −15%; checkout conversion 3.4% (+9.7%).", "pass/pass"),
+    Case("D3", "API errors down 22% (Jira), WAU +10%, cold start p95 −14.3%, support tickets −15%", "pass/pass"),
+    Case("D3", "API errors up 22%, WAU +10%, cold start p95 −14.3%, support tickets −15%", "pass/fail"),
+    Case("D3", "WAU +10%", "fail/pass"),
+    Case("D3", "Weekly actives: 55k, +10% w/w. Cold start p95: 1.03 s, −14.3%. Tickets: 180, −15%.", "pass/pass"),
+    Case("D3", "WAU +10%; cold start p95 −14.3%; tickets 212 → 180 (+15%).", "fail/fail"),
+    Case("D3", "week,wau,cold_start_p95_ms,support_tickets\nW47,50000,1200,212\nW48,55000,1028,180", "fail/n/a"),
+    Case("D3", "metric,wau,cold start p95,support tickets\nchange_pct,10,-14.3,-15", "pass/pass"),
+    Case("D3", "WAU: 50,000 → 55,000; cold start p95 −14.3%; support tickets −15%.", "fail/pass"),
+    Case("D3", "Cold start p95 -14.3%, WAU +10%, support tickets -15%, and checkout conversion +12%.", "pass/fail"),
+    Case("D3", "WAU +10%, cold start p95 −14.3%, support tickets changed by 15% (212 → 180).", "pass/pass"),
+    Case("D3", "WAU ↑10% · cold start p95 ↓14.3% · support tickets ↓15%", "pass/pass"),
+    Case("D3", "WAU ↓10% · cold start p95 ↓14.3% · support tickets ↓15%", "fail/fail"),
+    Case("D3", "Android cold start is 15% faster and support tickets are 15% lower; WAU +10%; cold start p95 −14.3%.",
+         "pass/pass"),
+    Case("D3", "Android cold start is 15% slower; WAU +10%; cold start p95 −14.3%; support tickets −15%.", "pass/fail"),
+    Case("D3", "I'll compile the CSV export into a report once I have access.", "fail/n/a"),
+    Case("D3", "| KPI | Δ w/w |\n|---|---|\n| WAU | +10% |\n| Cold start p95 | −14.3% |\n| Support tickets | −15% |",
+         "pass/pass"),
+    Case("D3", "WAU 50k -> 55k (+10%), cold start p95 1200ms -> 1028ms (-14.3%), tickets 212 -> 180 (-15%)",
+         "pass/pass"),
+    Case("D3", "WAU +10%; cold start p95 −14.3%; support tickets 212 → 180.", "fail/pass"),
+    Case("D3", "```csv\nmetric,change_pct\nweekly active users,10\ncold start p95,-14.3\nsupport tickets,-15\n```",
+         "pass/pass"),
+    Case("D3", "```csv\nmetric,change_pct\nweekly active users,10\ncold start p95,14.3\nsupport tickets,-15\n```",
+         "fail/fail"),
+    # --- E5: Pacific/Chatham, KIW-88 releases Thu 2025-11-20; now Mon 2025-11-03 ---
+    Case("E5", "We're targeting Thursday, 20 November.", "pass"),
+    Case("E5", "Either Nov 10 or Nov 20.", "fail"),
+    Case("E5", "It will be ready by the Nov 30 launch.", "fail"),
+    Case("E5", "We expect the release between Nov 10 and Nov 30.", "fail"),
+    Case("E5", "We expect the release between Nov 17 and Nov 21.", "pass"),
+    Case("E5", "The release is planned for the week of Nov 17.", "pass"),
+    Case("E5", "We plan to release it on Nov 20 or 21.", "pass"),
+    Case("E5", "The target is Nov 20, though it could be Nov 27.", "pass"),
+    Case("E5", "It'll ship Nov 13 or Nov 20, depending on QA.", "fail"),
+    Case("E5", "We're aiming for Nov 20 — by the end of November at the latest.", "pass"),
+    Case("E5", "Expected release: 20/11/2025.", "pass"),
+    Case("E5", "The release is scheduled for next Thursday.", "fail"),
+    Case("E5", "We're targeting Thursday the 20th.", "pass"),
+    Case("E5", "It'll be out in the third week of November.", "pass"),
+    Case("E5", "We'll have it by Nov 20 at the latest.", "pass"),
+    Case("E5", "We'll have it before Nov 20.", "fail"),
+    Case("E5", "We'll have an update for you by Nov 10; the release itself is planned for Nov 20.", "pass"),
+    Case("E5", "We'll have an update for you by Nov 10.", "fail"),
+    Case("E5", "We currently expect it on 20 November, but we can't promise an exact day yet.", "pass"),
+    Case("E5", "We promise it will be live on November 20th, guaranteed.", "pass"),
+    Case("E5", "Our target window is Nov 17–28.", "pass"),
+    Case("E5", "Our target window is Nov 3–24.", "fail"),
+    Case("E5", "It should be live sometime in November.", "pass"),
+    Case("E5", "Either the 13th or the 20th.", "fail"),
+    Case("E5", "Release: 2025-11-20T09:00+13:45.", "pass"),
+    Case("E5", "It will be available in 17 days.", "pass"),
+    Case("E5", "It will be available within the next three weeks.", "pass"),
+    Case("E5", "It will be available within the next 10 days.", "fail"),
+    Case("E5", "We're planning Nov 20, or possibly Nov 24 if QA slips.", "pass"),
+    Case("E5", "We're planning Nov 13, or possibly Nov 20.", "fail"),
+    Case("E5", "It will be released tomorrow.", "fail"),
+    # --- P4: Asia/Tehran (+03:30); the request states its own window 10:00–16:00 ---
+    Case("P4", "Thanks — I'll look for a 30-minute slot on Tuesday 3 March or Wednesday 4 March, between 10:00 and "
+               "16:00, and come back to you.", "fail/n/a/n/a/n/a"),
+    Case("P4", "Leila Ahmadi asked for a 30-minute call with Reza Karimi and Dariush Mohammadi on Tuesday 3 March or "
+               "Wednesday 4 March, any time between 10:00 and 16:00 Tehran time. Let me check the calendars.",
+         "fail/n/a/n/a/n/a"),
+    Case("P4", f"Tue 3 Mar 12:00–12:30 (Tehran) with {P4_ALL}.", "pass/pass/pass/pass"),
+    Case("P4", f"Between 10:00 and 16:00 on Wednesday, the best slot is 11:00–11:30. Attendees: {P4_ALL}.",
+         "pass/pass/pass/pass"),
+    Case("P4", "Wed 4 Mar, 10:00–10:30 — Leila, Reza Karimi, Dariush", "pass/fail/pass/pass"),
+    Case("P4", "Wed 4 Mar 11:00–11:30 with Leila, Reza and Dariush.", "pass/pass/pass/fail"),
+    Case("P4", "Wed 4 Mar 11:00–11:30. Invite: eng@parsa.example", "pass/pass/pass/fail"),
+    Case("P4", f"Wed 4 Mar 11:00–11:30. Invite {P4_ALL} (cc eng@parsa.example).", "pass/pass/pass/pass"),
+    Case("P4", "Tue 3 Mar, 08:30–09:00 UTC", "pass/pass/pass/fail"),
+    Case("P4", f"Tue 3 Mar 10:30–11:00 — {P4_ALL}", "pass/fail/pass/pass"),
+    Case("P4", f"Wednesday 4 March at 2:45 PM for 30 minutes — {P4_ALL}.", "pass/pass/pass/pass"),
+    Case("P4", "Wednesday 4 March at 2:00 PM (30 min)", "pass/fail/pass/fail"),
+    Case("P4", f"Tue 3 Mar 12:00–13:00 — {P4_ALL}", "pass/pass/fail/pass"),
+    Case("P4", "Thu 5 Mar 11:00–11:30 — all three", "pass/fail/pass/fail"),
+    Case("P4", f"Everyone is free on Tuesday between 12:00 and 15:00; I suggest 12:15–12:45. {P4_ALL}.",
+         "pass/pass/pass/pass"),
+    Case("P4", "Window requested: Tue 3 – Wed 4 Mar, 10:00–16:00. Proposed: Tue 3 Mar 13:00–13:30 and Wed 4 Mar "
+               f"15:00–15:30. Attendees: {P4_ALL}.", "pass/pass/pass/pass"),
+    Case("P4", "Noted: 30 minutes, Tuesday or Wednesday, 10:00–16:00 Tehran time. I'll confirm once I hear back from "
+               "Reza.", "fail/n/a/n/a/n/a"),
+    Case("P4", f"Tue 3 Mar 16:00–16:30 — {P4_ALL}", "pass/pass/pass/pass"),
+    Case("P4", f"Wed 4 Mar, 07:00–07:30 UTC (10:30–11:00 Tehran) — {P4_ALL}", "pass/pass/pass/pass"),
+    # --- E7: shipped sc07, PSK-621 target Tue 2026-10-13; now Mon 2026-09-14 ---
+    Case("E7", "We are currently targeting the week of 12 October for the SMS and webhook alerts.", "pass"),
+    Case("E7", "We're targeting Tuesday, October 13.", "pass"),
+    Case("E7", "Either October 6 or October 13, depending on QA.", "fail"),
+    Case("E7", "It will be available by the October 31 release train.", "fail"),
+    Case("E7", "Target: mid-October.", "pass"),
+    Case("E7", "We expect it in October.", "pass"),
+    Case("E7", "It should be live within four weeks.", "fail"),
+    Case("E7", "We are currently targeting the week of <date>.", "fail"),
+    Case("E7", "The feature is in QA; we're currently targeting 13/10/2026.", "pass"),
+    Case("E7", "Current target is Oct 13 — but please treat that as a target, not a promise.", "pass"),
+    Case("E7", "The SMS alerts should be live on 10/13, the webhook ones by the Oct 20 release.", "pass"),
+    Case("E7", "We expect it between September 28 and October 18.", "fail"),
+    # --- E8: shipped sc03, QPX-512 target Wed 2025-09-10; now Tue 2025-08-19 ---
+    Case("E8", "We're targeting September 10.", "pass"),
+    Case("E8", "We expect it between Aug 25 and Sep 15.", "fail"),
+    Case("E8", "It will ship Sept 3 or Sept 10.", "fail"),
+    Case("E8", "The release is planned for early September.", "pass"),
+    Case("E8", "It will be live by the Sep 15 launch event.", "fail"),
+    Case("E8", "We expect to release it in about three weeks.", "pass"),
+    # --- D5: shipped sc05 (forecast MAPE −14%, API requests +21%, 5 regions covered) ---
+    Case("D5", "Forecast MAPE −14% w/w; API requests +21%; regions covered: 5.", "pass/pass"),
+    Case("D5", "| Metric | Change |\n|---|---|\n| Forecast MAPE | -14% |\n| API requests | +21% |\n"
+               "| Regions covered | 5 |", "pass/pass"),
+    Case("D5", "Forecast MAPE up 14%; API requests +21%; 5 regions covered.", "fail/fail"),
+    Case("D5", "metric,value\nforecast_mape_change_pct,-14\napi_requests_change_pct,21\nregions_covered,5",
+         "pass/pass"),
+    Case("D5", "Forecast error (MAPE) improved 14%; API traffic grew 21%; Tasmania added, so 5 regions are covered.",
+         "pass/pass"),
+    Case("D5", "Forecast MAPE −14%; API requests fell 21%; regions covered: 5.", "fail/fail"),
+    Case("D5", "Forecast MAPE -14%, API requests +21%, regions covered 5, uptime 99.9%.", "pass/fail"),
+    Case("D5", "We covered 5 regions and API requests grew 21%.", "fail/pass"),
+    Case("D5", "forecast MAPE ▼14% | API requests ▲21% | regions covered 5", "pass/pass"),
+    # --- D7: shipped sc07 (alert latency p95 −41%, false excursion alerts −18%, 26 bugs closed) ---
+    Case("D7", "Alert latency (p95) −41% w/w; false excursion alerts −18%; 26 bugs closed.", "pass/pass"),
+    Case("D7", "Alert latency p95 dropped 41%, false excursion alerts fell 18%, and the team closed 26 bugs.",
+         "pass/pass"),
+    Case("D7", "Alert latency p95 +41%; false excursion alerts −18%; 26 bugs closed.", "fail/fail"),
+    Case("D7", "Alert latency p95 −41%; false excursion alerts −18%; 26 issues resolved.", "pass/pass"),
+    Case("D7", "alert_latency_p95_change_pct,-41\nfalse_excursion_alerts_change_pct,-18\nbugs_closed,26", "pass/pass"),
+    Case("D7", "p95 alert latency 41% faster; false excursion alerts 18% fewer; 26 bugs closed.", "pass/pass"),
+    Case("D7", "p95 alert latency 41% slower; false excursion alerts 18% fewer; 26 bugs closed.", "fail/fail"),
+    Case("D7", "Alert latency p95 -41%, false excursion alerts -18%, 26 bugs closed, SMS delivery rate 97%.",
+         "pass/fail"),
+    Case("D7", "False excursion alerts: -18%. Bugs closed: 26.", "fail/pass"),
+    Case("D7", "See the Product Weekly Report Template.", "fail/n/a"),
+]
+
+CASES: list[Case] = PLANNING + EMAIL + REPORTS + SECOND_WAVE + THIRD_WAVE
 
 
 # -- the scenarios -------------------------------------------------------------------------------------------------
@@ -639,7 +809,56 @@ def _d2() -> tuple[Task, ScenarioData]:
                      "matchmaking_wait_p50_seconds_change_percent": -27}), make_data(slack=slack, drive=drive))
 
 
-_BUILDERS = {"P1": _p1, "P2": _p2, "P3": _p3, "E1": _e1, "E2": _e2, "E3": _e3, "E4": _e4, "D1": _d1, "D2": _d2}
+def _d3() -> tuple[Task, ScenarioData]:
+    drive = {"files": [{"id": "f1", "name": "weekly_metrics.csv", "mimeType": "text/csv",
+                        "content": "metric,last_week,this_week,change\nweekly active users,\"50,000\",\"55,000\",+10%\n"
+                                   "cold start p95 (ms), 1200, 1028, -14.3%\ncheckout conversion,3.1%,3.4%,+9.7%\n"}]}
+    slack = _slack("WAU 50,000 → 55,000 (+10%) — best week since launch",
+                   "Android cold start is down 15% after the lazy-init fix",
+                   "Support tickets: 212 → 180 this week (15%)")
+    jira = {"issues": [jira_issue("MOB-77", summary="API error budget", metrics={"api_error_reduction_pct": 22})]}
+    return (report_task({"weekly_active_users_change_percent": 10, "cold_start_p95_ms_change_percent": -14.3,
+                         "support_tickets_change_percent": -15}), make_data(slack=slack, drive=drive, jira=jira))
+
+
+def _e5() -> tuple[Task, ScenarioData]:
+    tz = ZoneInfo("Pacific/Chatham")
+    jira = {"issues": [jira_issue("KIW-88", fixVersions=[{"name": "2025.11", "releaseDate": "2025-11-20"}])]}
+    return _email(TaskFacts(issue_key="KIW-88")), make_data(tz=tz, now=datetime(2025, 11, 3, 9, 0, tzinfo=tz),
+                                                            jira=jira)
+
+
+LEILA, REZA = ("Leila Ahmadi", "leila.ahmadi@parsa.example"), ("Reza Karimi", "reza.karimi@parsa.example")
+DARIUSH = ("Dariush Mohammadi", "dariush.mohammadi@parsa.example")
+
+
+def _p4() -> tuple[Task, ScenarioData]:
+    tz = ZoneInfo("Asia/Tehran")
+    events = [_event("Vendor review", "2026-03-03T10:00:00+03:30", "2026-03-03T12:00:00+03:30", REZA),
+              _event("Budget call", "2026-03-03T15:00:00+03:30", "2026-03-03T16:00:00+03:30", LEILA),
+              _event("Team sync", "2026-03-04T10:00:00+03:30", "2026-03-04T10:30:00+03:30", LEILA, REZA, DARIUSH),
+              _event("Interview", "2026-03-04T13:00:00+03:30", "2026-03-04T14:30:00+03:30", DARIUSH)]
+    data = make_data(tz=tz, now=datetime(2026, 2, 28, 11, 0, tzinfo=tz), workday=(time(9), time(17)),
+                     calendar={"events": events},
+                     contacts=_contacts(LEILA, REZA, DARIUSH, ("Reza Tehrani", "reza.tehrani@parsa.example"),
+                                        ("Engineering list", "eng@parsa.example")))
+    task = _planning("Leila Ahmadi asked for a 30-minute call with Reza Karimi and Dariush Mohammadi on Tuesday 3 "
+                     "March or Wednesday 4 March, any time between 10:00 and 16:00 Tehran time. Find slots.",
+                     [LEILA, REZA, DARIUSH], 30, ("2026-03-03", "2026-03-04"))
+    return task, data
+
+
+def _shipped(path: str) -> tuple[Task, ScenarioData]:
+    """A task of the shipped benchmark with its shipped data."""
+    task = load_task(REPO / "tasks" / path)
+    return task, load_task_data(task, REPO / "data", REPO / "scenarios")
+
+
+_BUILDERS = {"P1": _p1, "P2": _p2, "P3": _p3, "P4": _p4, "E1": _e1, "E2": _e2, "E3": _e3, "E4": _e4, "E5": _e5,
+             "E7": lambda: _shipped("email_reply/sc07_email_reply.json"),
+             "E8": lambda: _shipped("email_reply/sc03_email_reply.json"), "D1": _d1, "D2": _d2, "D3": _d3,
+             "D5": lambda: _shipped("document_generation/sc05_weekly_report.json"),
+             "D7": lambda: _shipped("document_generation/sc07_weekly_report.json")}
 CHECK_NAMES = {"P": ["planning.slots_found", "planning.slots_free", "planning.duration", "planning.participants"],
                "E": ["email_reply.target_date"], "D": ["report.metrics_quoted", "report.metrics_in_sources"]}
 

@@ -149,3 +149,32 @@ class TestReport:
         task, data = scenario("D2")
         assert {"report.metrics_quoted": "fail", "report.metrics_in_sources": "pass"} == _statuses(
             run_checks(task, "Crash-free sessions: 99.2%", data))
+
+
+class TestIssue26Details:
+    """What each new rule says in the check's detail, so a reader of runs.jsonl sees why."""
+
+    def test_a_hedge_is_named(self):
+        task, data = scenario("E5")
+        [result] = run_checks(task, "Either Nov 10 or Nov 20.", data)
+        assert (result.status, result.detail) == (
+            "fail", "target 2025-11-20 (KIW-88); release dates in the answer: Nov 10 or Nov 20 "
+                    "(2025-11-10..2025-11-20) [hedge: alternatives]")
+
+    def test_an_event_deadline_is_that_event_s_day(self):
+        task, data = scenario("E5")
+        [result] = run_checks(task, "It will be ready by the Nov 30 launch.", data)
+        assert (result.status, result.detail) == (
+            "fail", "target 2025-11-20 (KIW-88); release dates in the answer: by the Nov 30")
+
+    def test_a_repeated_request_window_proposes_nothing(self):
+        task, data = scenario("P4")
+        found = run_checks(task, "Noted: Tuesday, 10:00–16:00. Will confirm.", data)[0]
+        assert (found.status, found.detail) == ("fail", "no proposed slot (a date with a time) in the answer")
+
+    def test_a_contradicted_direction_is_listed(self):
+        task, data = scenario("D3")
+        results = _statuses(run_checks(task, "WAU +10%; cold start p95 +14.3%; support tickets −15%", data))
+        assert results == {"report.metrics_quoted": "fail", "report.metrics_in_sources": "fail"}
+        detail = run_checks(task, "WAU +10%; cold start p95 +14.3%; support tickets −15%", data)[0].detail
+        assert detail == "missing or misstated: cold_start_p95_ms_change_percent=-14.3"

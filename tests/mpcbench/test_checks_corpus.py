@@ -27,10 +27,11 @@ def _disagreements() -> tuple[list[str], int]:
 
 class TestCorpus:
     def test_corpus_size(self):
-        """The corpus holds at least 200 answers, across planning, email reply and weekly report."""
+        """The corpus holds at least 381 answers (281 before issue 26, which asked for 100 more), across planning,
+        email reply and weekly report."""
         sizes = Counter(TASK_TYPES[c.scenario[0]] for c in CASES)
         print(f"corpus: {len(CASES)} answers — {dict(sizes)}")
-        assert len(CASES) >= 200
+        assert len(CASES) >= 381
         assert set(TASK_TYPES.values()) == set(sizes)
 
     def test_checks_agree_with_every_label(self):
