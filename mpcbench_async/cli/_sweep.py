@@ -147,6 +147,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(render_dry_run(dry_run_sweep(options, history=args.history)))
         return _exit.OK
     result = anyio.run(run_sweep, options, _progress(quiet=args.quiet))
+    for warning in result.warnings:
+        print(f"data warning: {warning}", file=sys.stderr)
     print(result.table)  # with the tariff section, the error classes, an example of each and what to do
     print(f"written to {result.out}/")
     if result.interrupted:

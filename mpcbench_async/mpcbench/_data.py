@@ -21,6 +21,14 @@ The reference now, in priority order:
 3. the earliest storyline event of any kind;
 4. the earliest Slack or Gmail message in the sources.
 
+Steps 2–4 take the earliest stamp among those within a month of the rest of the
+data (``_timestamps``: the median of the per-file medians), when any are: an LLM
+that wrote 2024 Slack epochs for a 2025 storyline does not move the now a year.
+Whatever its origin, a now more than a month from the rest of the data is
+reported on ``$.reference_now``, and so is each file whose stamps centre more
+than a month from the now (on its first dated row); a stamp that does not parse
+is reported on its row (five per file, then a count).
+
 A planning window the world state states (``time_window.week_of``,
 ``planning_window.week_of``, ``timeline.planning_window_start`` …) outside the
 week after the reference now's week is reported, since a task's "next week"
@@ -47,6 +55,7 @@ from ._availability import calendar_rows, title_of
 from ._generation import data_path
 from ._scenario import Scenario
 from ._schemas import SOURCES, SchemaSet
+from ._timestamps import Stamp, centre, data_stamps, disagrees
 
 __all__ = ["GMAIL_TIME_KEYS", "SLACK_TIME_KEYS", "ScenarioData", "first_of", "load_scenario_data", "parse_timestamp"]
 
@@ -235,9 +244,11 @@ def _event_time(event: dict[str, Any], tz: tzinfo) -> datetime | None:
     return None
 
 
-def _earliest(found: Iterator[tuple[str, datetime | None]]) -> tuple[str, datetime] | None:
-    """The (where, when) with the earliest instant; the first written wins a tie."""
+def _earliest(found: Iterator[tuple[str, datetime | None]], centre_: datetime | None) -> tuple[str, datetime] | None:
+    """The (where, when) with the earliest instant, among those that agree with the rest of the data when any do
+    (a 2024 Slack epoch in a 2025 storyline is not the now); the first written wins a tie."""
     dated = [(when, index, where) for index, (where, when) in enumerate(found) if when is not None]
+    dated = [d for d in dated if not disagrees(d[0], centre_)] or dated
     if not dated:
         return None
     when, _, where = min(dated)
@@ -245,7 +256,7 @@ def _earliest(found: Iterator[tuple[str, datetime | None]]) -> tuple[str, dateti
 
 
 def _reference_now(ws: dict[str, Any], scenario: Scenario | None, tz: tzinfo, paths: dict[str, Path],
-                   norm: _Normaliser, sources: dict[str, dict[str, Any]]) -> datetime:
+                   norm: _Normaliser, sources: dict[str, dict[str, Any]], centre_: datetime | None) -> datetime:
     """The reference now by the module's rule, warning once on ``$.reference_now`` what it was derived from."""
     path = paths["world_state"]
     given = parse_timestamp(ws.get("reference_now"), tz)
@@ -259,12 +270,12 @@ def _reference_now(ws: dict[str, Any], scenario: Scenario | None, tz: tzinfo, pa
     story = list(_storyline(ws))
     candidates = [
         ("the request that starts the storyline",
-         _earliest((where, _event_time(e, tz)) for where, e in story if _is_message(e))),
+         _earliest(((where, _event_time(e, tz)) for where, e in story if _is_message(e)), centre_)),
         ("the earliest storyline event (no storyline event is a message)",
-         _earliest((where, _event_time(e, tz)) for where, e in story)),
+         _earliest(((where, _event_time(e, tz)) for where, e in story), centre_)),
         ("the earliest Slack/Gmail message (the world state has no dated storyline events)",
-         _earliest((f"{paths[source].name} {where}", parse_timestamp(raw, tz))
-                   for source, where, raw in _source_messages(sources))),
+         _earliest(((f"{paths[source].name} {where}", parse_timestamp(raw, tz))
+                    for source, where, raw in _source_messages(sources)), centre_)),
     ]
     for origin, found in candidates:
         if found is not None:
@@ -304,6 +315,41 @@ def _report_calendar_rows(calendar: dict[str, Any], path: Path, norm: _Normalise
             norm.warn(path, row.report_path, f"{what} read as availability, not busy time ({row.reading.why})")
         else:
             norm.warn(path, row.report_path, f"{what} is unclear ({row.reading.why}); counted as busy time")
+
+
+_UNPARSABLE_SHOWN = 5  # rows named per file; the rest are counted
+
+
+def _report_unparsable(stamps: list[Stamp], paths: dict[str, Path], norm: _Normaliser) -> None:
+    """One warning per timestamp that does not parse (the tools cannot date or order its row), at most
+    ``_UNPARSABLE_SHOWN`` per file and then a count of the rest."""
+    bad: dict[str, list[Stamp]] = {}
+    for stamp in stamps:
+        if stamp.when is None:
+            bad.setdefault(stamp.source, []).append(stamp)
+    for source, rows in bad.items():
+        for stamp in rows[:_UNPARSABLE_SHOWN]:
+            norm.warn(paths[source], stamp.where, f"timestamp {str(stamp.raw)[:60]!r} does not parse; the row is "
+                      "undated for the tools")
+        if len(rows) > _UNPARSABLE_SHOWN:
+            norm.warn(paths[source], rows[_UNPARSABLE_SHOWN].where,
+                      f"and {len(rows) - _UNPARSABLE_SHOWN} more timestamp(s) in this file that do not parse")
+
+
+def _report_disagreements(now: datetime, centre_: datetime | None, medians: dict[str, datetime],
+                          stamps: list[Stamp], paths: dict[str, Path], norm: _Normaliser) -> None:
+    """Warn when the reference now, or a file's timestamps, sit more than a month from the rest of the data."""
+    if centre_ is not None and disagrees(now, centre_):
+        norm.warn(paths["world_state"], "$.reference_now",
+                  f"{now.isoformat()} is {abs(now - centre_).days} days from the rest of the data, whose timestamps "
+                  f"centre on {centre_.astimezone(now.tzinfo).date().isoformat()}; the agent is told it is "
+                  f"{now.date().isoformat()}")
+    for source, median in medians.items():
+        if disagrees(median, now):
+            first = next(s for s in stamps if s.source == source and s.when is not None and s.activity)
+            norm.warn(paths[source], first.where,
+                      f"the timestamps of this file centre on {median.astimezone(now.tzinfo).date().isoformat()}, "
+                      f"{abs(median - now).days} days from the reference now {now.date().isoformat()}")
 
 
 def _clock(value: Any, default: time, path: Path, field_path: str, norm: _Normaliser) -> time:
@@ -368,7 +414,11 @@ def load_scenario_data(data_dir: str | Path, scenario_id: str, *, scenario: Scen
     _normalise_world_state(world_state, ws_path, norm, sources)
     _report_calendar_rows(sources["calendar"], paths["calendar"], norm)
     tz = _timezone(world_state, scenario, ws_path, norm, sources)
-    now = _reference_now(world_state, scenario, tz, paths, norm, sources)
+    stamps = data_stamps(sources, _storyline(world_state), lambda raw: parse_timestamp(raw, tz))
+    centre_, medians = centre(stamps)
+    _report_unparsable(stamps, paths, norm)
+    now = _reference_now(world_state, scenario, tz, paths, norm, sources, centre_)
+    _report_disagreements(now, centre_, medians, stamps, paths, norm)
     _check_planning_windows(world_state, now, tz, ws_path, norm)
     settings = _obj(world_state.get("global_settings"))
     start = _clock(settings.get("workday_start", "09:00"), time(9), ws_path, "$.global_settings.workday_start", norm)

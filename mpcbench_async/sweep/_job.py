@@ -66,6 +66,7 @@ from ..llm import (
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ..tariff import ScoringMode
+from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._levels_suite import LevelsSuite
@@ -139,6 +140,7 @@ class SweepResult(msgspec.Struct, kw_only=True):
     interrupted: bool
     table: str
     budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
+    warnings: list[str] = []  # the scenarios' data warnings (file: row: what), also in data_warnings.json
 
 
 def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
@@ -310,6 +312,9 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     if levels is not None:
         record_case_keys(out, f"{levels.name}.jsonl", {unit.key for unit in levels.units()})
     write_manifest(out, manifest)
+    warnings = plan_warnings(plan) if plan is not None else []
+    if plan is not None:
+        write_data_warnings(out, warnings)
     outcomes: list[Outcome] = []
     async with runner:
         suites: list[Suite[Any, Any] | StagedSuite] = [*tariff, *([levels] if levels else [])]
@@ -329,7 +334,7 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     table = write_summary(out)  # with the tariff section, the error classes, an example of each and what to do
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
-                       budget_reached=_budget_line(runner.budget_stop, budget, outcome, config))
+                       budget_reached=_budget_line(runner.budget_stop, budget, outcome, config), warnings=warnings)
 
 
 def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:

@@ -251,6 +251,8 @@ def render_markdown(summary: Summary) -> str:
                          f"| {_cell(e.example)} | {_cell(e.hint)} |")
     else:
         lines.append("None: every counted record is ok.")
+    if summary.warnings:
+        lines += ["", "## Data warnings", "", *(f"- {_cell(w)}" for w in summary.warnings)]
     left_out = _left_out(summary)
     if left_out:
         lines += ["", "## Left out of the counts", ""]

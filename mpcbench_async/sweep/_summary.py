@@ -40,6 +40,7 @@ from .._numbers import Quantiles
 from ..llm import LEDGER, SettledCalls, unsettled_calls
 from ..records import CallIntent, LLMCallRecord
 from ._cost import cost_text
+from ._data_warnings import read_data_warnings
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
 from ._levels_suite import kept_levels_records
@@ -214,6 +215,7 @@ class Summary(msgspec.Struct, kw_only=True):
     paired: list[ModelPair] = []  # model_b − model_a on the same task × trial, per axis
     judge_agreement: list[JudgePair] = []
     judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
+    warnings: list[str] = []  # data warnings of the sweep's scenarios (data_warnings.json), file and row each
 
 
 # -- statistics in constant memory ------------------------------------------------------------------------
@@ -302,6 +304,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     for name in ("other_experiments", "duplicates_ignored", "stale_judgements", "orphan_judgements", "skipped_lines"):
         setattr(summary, name, getattr(reader, name))
     _wall(out_dir, summary)
+    summary.warnings = read_data_warnings(out_dir)
     return summary
 
 
