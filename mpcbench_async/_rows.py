@@ -8,8 +8,9 @@ CSV block
     Two or more consecutive lines cut by commas into the same number (≥ 2) of cells, at least one of
     them a bare number; or one line of ≥ 3 cells written without a space after any comma
     (``wau,50000,55000,+10%``). Double quotes protect commas (``"Cold start, p95",1200``). A line whose
-    every comma groups thousands (``1,204``) is prose. The header is the block's first line when none
-    of its cells is a bare number.
+    every comma groups thousands (``1,204``), or with a number standing inside a text cell (``Closed: 17
+    bugs, 3 epics``), is prose. The header is the block's first line when none of its cells is a bare
+    number.
 Markdown table
     Lines starting with ``|``; the header is the line just above the ``|---|`` rule.
 """
@@ -24,6 +25,9 @@ __all__ = ["Row", "csv_rows", "table_header"]
 _BARE_NUMBER = re.compile(r"\s*\"?\s*(?:[+\-−]|↑|↓|▲|▼)?\s?[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:%|[A-Za-z]{1,7})?\s*\"?\s*")
 _THOUSANDS_ONLY = re.compile(r"^(?:[^,]|(?<=\d),(?=\d{3}(?!\d)))*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+# A number standing alone inside a text cell ("Closed: 17 bugs"): such a line is prose, not CSV. Ids and dates
+# inside a label ("p95", "2025-W48", "v2.1") are not alone.
+_LOOSE_NUMBER = re.compile(r"(?<![\w.\-/:])\d+(?:[.,]\d+)*(?![\w\-/%:.])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,8 @@ def csv_rows(text: str) -> list[Row]:
         shaped = "," in line and not line.lstrip().startswith("|") and not _THOUSANDS_ONLY.match(line)
         lines.append((pos, line, _cells(line, pos) if shaped else []))
         pos += len(line) + 1
+    lines = [(start, line, cells if all(_bare(text[s:e]) or not _LOOSE_NUMBER.search(text[s:e]) for s, e in cells)
+              else []) for start, line, cells in lines]
     rows: list[Row] = []
     i = 0
     while i < len(lines):

@@ -346,6 +346,9 @@ class TestRowsArrowsAndDirections:
         assert [q[:3] for q in _read("Turnaround -12%, partner API calls +34%, 17 bugs closed")] == [
             (-12.0, "percent", -1), (34.0, "percent", 1), (17.0, "number", 0)]
         assert _read("Revenue 1,204,000 this week")[0][:2] == (1204000.0, "number")
+        bullets = "- Closed: 17 bugs, 3 epics, 2 spikes\n- Opened: 5 bugs, 1 epic, 0 spikes"
+        assert [q[0] for q in _read(bullets)] == [17.0, 3.0, 2.0, 5.0, 1.0, 0.0]  # read as prose: 17 is kept
+        assert _read("week,wau\n2025-W48,55000")[0] == (55000.0, "number", 0, "2025-W48 wau")
 
     def test_a_table_number_is_labelled_by_its_column_header_and_levels_sign_a_change_column(self):
         text = "| Metric | Before | After | Change |\n|---|---|---|---|\n| Cold start | 1,200 ms | 1,028 ms | 14.3% |"
