@@ -73,7 +73,8 @@ Date windows (``find_periods``)
     ``fourth week of`` 1–7 … 22–28, ``last week of`` the last 7 days), ``this``/``next week``,
     ``this``/``next month`` (``later this month`` from the anchor), ``in two weeks`` (that day, give
     or take half a week), ``within the next 2–3 weeks`` / ``within a month`` (a deadline). A range with
-    both ends written as days is ``explicit`` (its width is the writer's choice, not a calendar unit's).
+    both ends written as days is ``explicit`` (its width is the writer's choice, not a calendar unit's;
+    ``Dec 1 – Dec 31`` is the month).
 
 Quantities (``find_quantities``)
     Percentages (``12%``, ``12 percent``, ``12 pct``) and plain numbers (``1,204``, ``17``,
@@ -432,8 +433,9 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
             # "shortly after our v1.6 release on Dec 18": the two weeks after that day
             first, last = (first if after.group("inclusive") else last + timedelta(days=1)), last + timedelta(days=14)
             start -= len(after.group(0))
+        whole_month = first.day == 1 and last == first.replace(day=calendar.monthrange(first.year, first.month)[1])
         periods.append(Period(start, end, first, last, text[start:end], deadline=bool(by),
-                              explicit=explicit and not week and not by and not after))
+                              explicit=explicit and not week and not by and not after and not whole_month))
     taken = [(p.start, p.end) for p in periods]
     for m in _MONTH_ALONE.finditer(text):
         if not _free(taken, *m.span()):

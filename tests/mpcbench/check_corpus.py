@@ -623,6 +623,9 @@ THIRD_WAVE = [
     Case("E7", "Current target is Oct 13 — but please treat that as a target, not a promise.", "pass"),
     Case("E7", "The SMS alerts should be live on 10/13, the webhook ones by the Oct 20 release.", "pass"),
     Case("E7", "We expect it between September 28 and October 18.", "fail"),
+    Case("E7", "We expect it sometime between October 1 and October 31.", "pass"),
+    Case("E7", "Either the week of Oct 5 or the week of Oct 12.", "pass"),
+    Case("E7", "It will be ready by the Oct 13 release.", "pass"),
     # --- E8: shipped sc03, QPX-512 target Wed 2025-09-10; now Tue 2025-08-19 ---
     Case("E8", "We're targeting September 10.", "pass"),
     Case("E8", "We expect it between Aug 25 and Sep 15.", "fail"),
