@@ -174,8 +174,8 @@ class TestEmailRules:
     def test_a_future_date_stated_firmly_is_still_a_promise(self):
         """A firm future date for the same shipped issue's follow-up is still capped as a promise."""
         case = base("email_reply", "Hi Hannah,\n\nThe bulk CSV export will ship on January 22, 2026.\n\nBest,\nOwen")
-        assert (3, "capped at 3 by [promise] states the date as a promise; the guidance asks for cautious language") \
-            == headline(case)
+        assert (3, "capped at 3 by [promise] states the date as a promise ('The bulk CSV export will ship on January "
+                   "22, 2026'); the guidance asks for cautious language") == headline(case)
 
 
 class TestReportRules:
@@ -201,8 +201,8 @@ class TestReportRules:
         assert (5, 5) == (scores["answer_requirements_satisfaction"]["score"],
                           scores["source_grounded_reasoning"]["score"])
         case["final_answer"] = case["final_answer"].replace("99.2%", "99.5%")
-        assert "capped at 2 by [invented] quotes percentages the tool results do not give with that label and " \
-               "direction: +99.5% (- Uptime:)" == headline(case)[1]
+        assert "capped at 2 by [invented] quotes percentages the sources do not give: +99.5% (- Uptime:): no tool " \
+               "result gives it" == headline(case)[1]
 
 
 class TestStaleRule:

@@ -25,7 +25,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import orjson
 
 from ..._answers import Stated, json_quantities
-from ._judge_text import Period, durations, mentions_weekend, period
+from ._judge_text import (
+    AskedDay,
+    Period,
+    asked_day,
+    durations,
+    meeting_lengths,
+    mentions_weekend,
+    period,
+    range_lengths,
+)
 
 __all__ = [
     "WEEK_NAMES", "Event", "Evidence", "FreeSearch", "Message", "Person", "Request", "Step", "leaves", "read_evidence",
@@ -44,6 +53,9 @@ _INCLUDE = re.compile(r"\b(loop(?:ing)? in|include|including|add|adding|invite|i
                       r"cc|should join|join us|along)\b", re.I)
 _OPTIONAL = re.compile(r"\b(optional|not needed|no need|skip|without|can['’]t make|cannot make|won['’]t make)\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_GROUP_WORDS = frozenset("all everyone staff team teams list lists group groups leads crew squad committee board dept "
+                         "department announce announcements dl distro members noreply info support helpdesk office "
+                         "admin".split())
 WEEK_NAMES = {"this_week": 0, "next_week": 7, "last_week": -7}  # a relative start date: days from now's Monday
 _DAY_NAMES = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
@@ -113,6 +125,13 @@ class Person:
     @property
     def label(self) -> str:
         return self.name or self.email or "?"
+
+    @property
+    def is_group(self) -> bool:
+        """A mailing list or shared mailbox (``design-list@``, ``all@``, "All Staff"), not a person to invite."""
+        local = self.email.split("@", 1)[0] if self.email else ""
+        words = {w.lower() for w in re.split(r"[._+-]+", local) if w} or {t.lower() for t in self.tokens}
+        return bool(words & _GROUP_WORDS)
 
 
 def _name_from_email(email: str) -> str:
@@ -251,6 +270,7 @@ class Request:
     window_source: str = ""
     weekends_ok: bool = False
     today: date | None = None
+    weekday: int | None = None  # the weekday the request names ("next Friday": the window holds two)
 
 
 Step = tuple[str, dict[str, Any], Any]  # (tool key, arguments, result) of one call
@@ -471,7 +491,7 @@ def _participants(request: Message | None, thread: list[Message], prompt: str, p
                 if _INCLUDE.search(sentence) and not _OPTIONAL.search(sentence):
                     add(people.named_in(sentence))
     add(people.named_in(prompt))
-    return found
+    return [p for p in found if not p.is_group]
 
 
 def _window(found: Period | None, anchor: date | None) -> tuple[date, date] | None:
@@ -490,6 +510,48 @@ def _window(found: Period | None, anchor: date | None) -> tuple[date, date] | No
     return anchor, day
 
 
+def _day_window(asked: AskedDay, anchor: date) -> tuple[date, date]:
+    """The days a named day allows: exactly that day; "next Friday" the coming one to next week's; a deadline
+    from the anchor to it ("by Thursday" included, "before Thursday" not)."""
+    if asked.weekday is None:
+        day = anchor + timedelta(days=asked.days or 0)
+        return day, day
+    coming = anchor + timedelta(days=(asked.weekday - anchor.weekday()) % 7)
+    if asked.which == "next":
+        following = anchor - timedelta(days=anchor.weekday() - 7 - asked.weekday)
+        return min(coming, following), max(coming, following)
+    if asked.which == "by":
+        return anchor, coming
+    if asked.which == "before":
+        return anchor, max(anchor, coming - timedelta(days=1))
+    return coming, coming
+
+
+def _asked(text: str) -> AskedDay | Period | None:
+    """What a text asks for: the named day or the period, whichever it writes first."""
+    day, found = asked_day(text), period(text)
+    if day is None or found is None:
+        return day or found
+    if day.which == "rel" and found.days == day.days:
+        return day  # "tomorrow" is one day, not a period with slack
+    return day if day.start <= max(0, text.lower().find(found.phrase.lower())) else found
+
+
+def _length(request: Request, prompt: str, evidence: Evidence) -> None:
+    """The meeting's length: stated in words (latest message first), else a range the thread proposes
+    ("Thinking 10:00–10:45"), else the FindTimeSlots call's minimum."""
+    stated = [(prompt, "the request")] + [(m.text, f"a message by {m.author.label if m.author else 'someone'}")
+                                          for m in reversed(request.thread)]
+    for reader, how in ((meeting_lengths, ""), (range_lengths, " (a time range)")):
+        for text, source in stated:
+            if found := reader(text):
+                request.duration, request.duration_source = found[-1], source + how
+                return
+    sized = [s for s in evidence.searches if s.minutes]
+    if sized:
+        request.duration, request.duration_source = sized[-1].minutes, "the FindTimeSlots call"
+
+
 def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Request:
     prompt = str(judge_input.get("user_prompt") or "")
     message = _request_message(evidence.messages, prompt, evidence.people)
@@ -498,26 +560,22 @@ def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Re
     unique_thread = list(dict.fromkeys(thread))
     request = Request(message=message, thread=unique_thread,
                       participants=_participants(message, unique_thread, prompt, evidence.people))
-    stated = [(prompt, "the request")] + [(m.text, f"a message by {m.author.label if m.author else 'someone'}")
-                                          for m in reversed(unique_thread)]
-    for text, source in stated:
-        if found := durations(text):
-            request.duration, request.duration_source = found[-1], source
-            break
-    else:
-        sized = [s for s in evidence.searches if s.minutes]
-        if sized:
-            request.duration, request.duration_source = sized[-1].minutes, "the FindTimeSlots call"
-    asked = period(prompt) or (period(message.text) if message else None)
+    _length(request, prompt, evidence)
     anchor = evidence.anchor
-    if message is not None and message.when is not None:
-        sent = message.when.astimezone(evidence.tz).date()
-        if anchor is None or (not exact and anchor <= sent <= anchor + timedelta(days=6)):
-            anchor = sent
+    sent = message.when.astimezone(evidence.tz).date() if message is not None and message.when else None
+    if sent is not None and (anchor is None or (not exact and anchor <= sent <= anchor + timedelta(days=6))):
+        anchor = sent
     request.today = anchor
-    request.window = _window(asked, anchor)
-    if request.window and asked and anchor:
-        request.window_source = f"'{asked.phrase}' counted from {anchor.isoformat()}"
+    # A phrase of the message counts from the day it was written ("tomorrow" in Wednesday's mail is Thursday).
+    sources = [(prompt, anchor)] + ([(message.text, sent or anchor)] if message is not None else [])
+    asked, counted_from = next(((found, day) for text, day in sources if (found := _asked(text))), (None, anchor))
+    if isinstance(asked, AskedDay) and counted_from is not None:
+        request.window = _day_window(asked, counted_from)
+        request.weekday = asked.weekday if asked.which == "next" else None
+    elif not isinstance(asked, AskedDay):
+        request.window = _window(asked, counted_from)
+    if request.window and asked and counted_from:
+        request.window_source = f"'{asked.phrase}' counted from {counted_from.isoformat()}"
     request.weekends_ok = mentions_weekend(" ".join([prompt, *(m.text for m in unique_thread)]))
     return request
 

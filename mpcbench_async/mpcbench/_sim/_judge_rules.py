@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from ..._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
+from ..._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, labels_match
 from ._judge_evidence import Evidence, read_evidence
 from ._judge_grounding import Claim, claims
+from ._judge_release import asked_issue, caution_asked, named_issues, promised, tracked_issues
 from ._judge_stale import compared_labels, stale_quantities
 from ._judge_text import (
     durations,
@@ -55,13 +56,6 @@ _WORD = re.compile(r"[a-z][a-z]+")
 _STOP = set("the and that with from this answer answers should must user about which their there other into "
             "more than most when what where while also only each every over under".split())
 _ASKS_WHEN = re.compile(r"\bwhen\b|\beta\b|\brelease|time ?frame|timeline|timing|\bavailab", re.I)
-_CAUTION_ASKED = re.compile(r"cautious|may change|subject to change|not a promise|rather than a promise|"
-                            r"target window|avoid(?:ing)? overpromis", re.I)
-_HEDGE = re.compile(r"\b(target|targeting|targeted|aim|aiming|currently|expect|expected|anticipate|plan|planned|"
-                    r"planning|estimate|estimated|tentative|tentatively|subject to change|may|might|could|should|"
-                    r"hope|likely|provisional)\b", re.I)
-_RELEASE_FIELDS = ("releaseDate", "release_date", "duedate", "dueDate", "due_date", "targetDate", "target_date")
-_RELEASE_WORDS = re.compile(r"\b(release|target|ship|launch|ga|available|due|eta)\b", re.I)
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -156,7 +150,8 @@ def _placeholders(reading: Reading, verdict: Verdict) -> None:
     """Placeholder text instead of content: "See above", "as discussed", "[Date]", "TBD", a signature stub."""
     found, signature = inline_placeholders(reading.answer)
     lines = [line.strip() for line in reading.answer.splitlines()
-             if line.strip() and not re.fullmatch(r"[-=*_—–\s]+", line.strip()) and is_placeholder(line)]
+             if line.strip() and not re.fullmatch(r"[-=*_—–\s]+", line.strip()) and is_placeholder(line)
+             and line.strip() not in signature]
     if found or lines:
         verdict.cap(2, "placeholder", f"placeholder text instead of content: {', '.join((found + lines)[:4])}")
     elif signature:
@@ -189,7 +184,9 @@ def _delivers(reading: Reading) -> bool:
         said = without_deferrals(reading.answer)
         return _addresses_release(reading, said) is not False and (states_time_frame(said) or not _asks_when(reading))
     if reading.task_type == "document_generation":
-        return any(s.content for s in sections(reading.answer, reading.template))
+        # Without a template, a report in prose or bullets delivers when it states facts.
+        return any(s.content for s in sections(reading.answer, reading.template)) or (
+            not reading.template and not is_email(reading.answer) and len(reading.claims) >= 2)
     return bool(reading.claims)
 
 
@@ -266,22 +263,11 @@ def _asks_when(reading: Reading) -> bool:
 
 
 def _release_days(reading: Reading) -> list[date]:
-    """Target dates the tracking data gives: Jira release/due fields and dates in release sentences."""
-    out: list[date] = []
-    for result in reading.evidence.results:
-        for issue in result.get("issues") or ():
-            if not isinstance(issue, dict):
-                continue
-            values = [issue.get(f) for f in _RELEASE_FIELDS]
-            values += [v.get(f) for v in issue.get("fixVersions") or () if isinstance(v, dict) for f in _RELEASE_FIELDS]
-            sentences = re.split(r"(?<=[.;])\s+", str(issue.get("description") or ""))
-            values += [m for s in sentences if _RELEASE_WORDS.search(s) for m in _ISO_DAY.findall(s)]
-            for value in values:
-                try:
-                    out.append(date.fromisoformat(str(value)[:10]))
-                except ValueError:
-                    continue
-    return sorted(set(out))
+    """Target dates of the issue the customer asks about (of every tracked issue when that is unclear)."""
+    issues = tracked_issues(reading.evidence)
+    asked = asked_issue(reading.evidence, issues)
+    chosen = [asked] if asked is not None and asked.targets else issues
+    return sorted({day for issue in chosen for day in issue.targets})
 
 
 def _near(period: Period, targets: list[date]) -> bool:
@@ -308,56 +294,112 @@ def _reports_past_release(reading: Reading) -> bool:
     return bool(near) and all(p.last <= latest for p in near)
 
 
-def _email(reading: Reading, verdict: Verdict) -> None:
+def _wrong_issue(reading: Reading, verdict: Verdict) -> None:
+    """Cap a reply about another tracked issue than the one the customer asks about."""
+    issues = tracked_issues(reading.evidence)
+    asked = asked_issue(reading.evidence, issues)
+    named = named_issues(reading.answer, issues)
+    if asked is not None and named and asked not in named:
+        verdict.cap(2, "wrong-issue", "the reply is about " + ", ".join(f"{i.key} '{i.summary}'" for i in named)
+                    + f"; the customer asks about {asked.key} '{asked.summary}'")
+
+
+def _email(reading: Reading, verdict: Verdict, requirements: str) -> None:
     answer = reading.answer
     if not is_email(answer) and not _wrong_type(reading, verdict, "an e-mail"):
         verdict.cap(3, "not-email", "not written as an e-mail (no greeting, subject or sign-off)")
     if not _asks_when(reading):
         return
+    _wrong_issue(reading, verdict)
     addressed = _addresses_release(reading)
+    targets = _release_days(reading)
     if addressed is False:
-        periods = ", ".join(p.text for p in reading.periods)
-        targets = ", ".join(d.isoformat() for d in _release_days(reading))
-        verdict.cap(2, "time-frame", f"states {periods} but the tracking data gives {targets}")
+        verdict.cap(2, "time-frame", f"states {', '.join(p.text for p in reading.periods)} but the tracking data "
+                                     f"gives {', '.join(d.isoformat() for d in targets)}")
     elif addressed is None and not states_time_frame(without_deferrals(answer)):
         verdict.cap(2, "time-frame", "does not say when (no date, month, week or time frame)")
-    caution = any(_CAUTION_ASKED.search(t) for t in reading.evidence.texts)
-    if caution and addressed and not _HEDGE.search(answer) and not _reports_past_release(reading):
-        verdict.cap(3, "promise", "states the date as a promise; the guidance asks for cautious language")
+    if not addressed or not caution_asked([*reading.evidence.texts, requirements]) or _reports_past_release(reading):
+        return
+    if clause := promised(answer, [p for p in reading.periods if _near(p, targets)]):
+        verdict.cap(3, "promise", f"states the date as a promise ('{clause[:80]}'); the guidance asks for "
+                                  "cautious language")
 
 
-def _invented_percentages(reading: Reading) -> list[Quantity]:
-    """Percentages the answer quotes that no tool result (text or percentage field) nor the prompt states
-    with the same label and no contrary direction."""
+def _invented_percentages(reading: Reading) -> list[tuple[Quantity, str]]:
+    """Percentages the answer quotes that the sources do not give, each with why (see ``_unfounded``)."""
     stated = [s.quantity for s in reading.evidence.stated] + find_quantities(reading.evidence.texts[0])
     given = [q for q in stated if q.kind == "percent"]
-    return [q for q in compared_labels(reading.answer, find_quantities(reading.answer))
-            if q.kind == "percent" and not any(same_quantity(q, g) for g in given)]
+    changes = _quoted_changes(reading.evidence)
+    out = []
+    for q in compared_labels(reading.answer, find_quantities(reading.answer)):
+        if q.kind == "percent" and (why := _unfounded(q, given, changes, _precision(reading.answer[q.start:q.end]))):
+            out.append((q, why))
+    return out
+
+
+def _precision(written: str) -> float:
+    """Half a unit of the last decimal written ("18%" → 0.5, "18.4%" → 0.05): how far a rounded figure may be."""
+    digits = re.search(r"\d+(?:[.,](\d+))?", written)
+    decimals = len(digits.group(1) or "") if digits else 0
+    return 0.5 * 10 ** -decimals + 1e-9
+
+
+def _quoted_changes(evidence: Evidence) -> list[tuple[float, str]]:
+    """(percentage change, line) between consecutive numbers of one line of a source ("from 1,200 to 1,380",
+    "50,000 → 55,000"): a change a report may compute from them."""
+    out = []
+    for text in dict.fromkeys(evidence.texts):
+        for line in text.splitlines():
+            numbers = [q for q in find_quantities(line) if q.kind == "number" and q.value]
+            out += [((b.value - a.value) / abs(a.value) * 100, line)
+                    for a, b in zip(numbers, numbers[1:], strict=False)]
+    return out
+
+
+def _unfounded(q: Quantity, given: list[Quantity], changes: list[tuple[float, str]], slack: float) -> str | None:
+    """Why a quoted percentage is not the sources' (None when it is), as a careful reader checks it.
+
+    The value (to the precision written) must be one a source gives as a percentage, or the change between two
+    numbers of one source line. Worded differently ("18% fewer sync failures" for "sync failures down 18%") it
+    is the same figure; it is wrong when the sources give it, with a matching label, only in the other
+    direction ("up 18%" for "down 18%").
+    """
+    same = [g for g in given if abs(abs(g.value) - abs(q.value)) <= slack]
+    computed = [c for c, _ in changes if abs(abs(c) - abs(q.value)) <= slack]
+    if not same and not computed:
+        return "no tool result gives it"
+    if labelled := [g for g in same if labels_match(q.label, g.label)]:
+        agrees = any(not (q.direction and g.direction and q.direction != g.direction) for g in labelled)
+        return None if agrees else "the tool results give it for that label in the other direction"
+    if q.direction and all(g.direction and g.direction != q.direction for g in same) and all(
+            c * q.direction < 0 for c in computed):
+        return "the tool results give it only in the other direction"
+    return None
 
 
 def _document(reading: Reading, verdict: Verdict) -> None:
-    """A report: sectioned, each (template) section filled, the template's sections all there, no invented figure."""
+    """A report: the template's sections there and filled (sections are a template's demand), no invented figure."""
     answer = reading.answer
     if invented := _invented_percentages(reading):
-        verdict.cap(2, "invented", "quotes percentages the tool results do not give with that label and direction: "
-                    + "; ".join(f"{q.value:+g}% ({q.label[:50]})" for q in invented))
+        verdict.cap(2, "invented", "quotes percentages the sources do not give: "
+                    + "; ".join(f"{q.value:+g}% ({q.label[:50]}): {why}" for q, why in invented))
     if stale := stale_quantities(reading.evidence, answer):
         verdict.cap(2, "stale", "quotes figures from before the report week: " + "; ".join(stale))
     found = sections(answer, reading.template)
-    if len(found) < 2:
-        if not _wrong_type(reading, verdict, "a sectioned report"):
-            verdict.cap(3, "structure", "not organised in sections")
-        return
     wanted = {normal_heading(h) for h in reading.template}
-    if wanted:
-        checked = [s for s in found if known_heading(s.heading, wanted)] or found
-    else:  # without a template, a first heading with nothing under it is the report's title
-        checked = found[1:] if not found[0].content else found
-    empty = [s.heading for s in checked if not s.content]
-    if checked and len(empty) == len(checked):
-        verdict.cap(1, "empty-template", "every section is empty: " + ", ".join(empty))
-    elif empty:
-        verdict.cap(2, "empty-section", "section(s) with nothing under them: " + ", ".join(empty))
+    if len(found) < 2:
+        if _wrong_type(reading, verdict, "a sectioned report") or not wanted:
+            return  # without a template, prose or a list of bullets is a report too
+    else:
+        if wanted:
+            checked = [s for s in found if known_heading(s.heading, wanted)] or found
+        else:  # without a template, a first heading with nothing under it is the report's title
+            checked = found[1:] if not found[0].content else found
+        empty = [s.heading for s in checked if not s.content]
+        if checked and len(empty) == len(checked):
+            verdict.cap(1, "empty-template", "every section is empty: " + ", ".join(empty))
+        elif empty:
+            verdict.cap(2, "empty-section", "section(s) with nothing under them: " + ", ".join(empty))
     present = {known_heading(s.heading, wanted) for s in found}
     missing = [h for h in reading.template if normal_heading(h) not in present]
     if missing:
@@ -375,6 +417,8 @@ def satisfaction(judge_input: dict[str, Any], reading: Reading) -> tuple[int, st
     said = set(_WORD.findall((answer + " " + str(judge_input.get("rationale") or "")).lower()))
     coverage = len(terms & said) / len(terms) if terms else 1.0
     found, calls, share = len(reading.claims), reading.evidence.calls, reading.grounded_share
+    if reading.task_type == "email_reply" and _addresses_release(reading):
+        found += 1  # a time frame near the tracked target ("mid-May") is a grounded fact, though not a date
     final = judge_input.get("stop_reason") == "final"
     delivers = _delivers(reading)
     base = 1 + final + (found > 0) + (found > 0 and calls > 0 and share >= 0.8) + (delivers or coverage >= 0.3)
@@ -385,8 +429,12 @@ def satisfaction(judge_input: dict[str, Any], reading: Reading) -> tuple[int, st
     verdict = Verdict()
     _non_answer(reading, verdict)
     _placeholders(reading, verdict)
-    {"planning": _planning, "email_reply": _email, "document_generation": _document}.get(
-        reading.task_type, lambda *_: None)(reading, verdict)
+    if reading.task_type == "planning":
+        _planning(reading, verdict)
+    elif reading.task_type == "email_reply":
+        _email(reading, verdict, requirements)
+    elif reading.task_type == "document_generation":
+        _document(reading, verdict)
     if not verdict.caps or verdict.limit >= base:
         return base, why + ("; no rule capped it" if not verdict.caps else
                             "; " + "; ".join(f"[{r}] {d}" for _, r, d in verdict.caps))
