@@ -46,9 +46,10 @@ _NAME_WORD = re.compile(r"(?<![\w@.])[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})")
 _MEETING = re.compile(r"\b(meet|meeting|sync|call|session|catch[- ]?up|get[- ]together|rehearsal|workshop|huddle|"
                       r"review|discussion|discuss|check[- ]?in|touch base|go over|1:1|one[- ]on[- ]one|kick[- ]?off|"
-                      r"walkthrough|planning)\b", re.I)
+                      r"walkthrough|walk through|go through|run through|planning)\b", re.I)
 _ASKING = re.compile(r"\b(slot|schedule|set up|find (?:a )?time|can we|could we|let['’]s|would like|i['’]d like|"
-                     r"need to|should|works for|availability|available|put .* on the calendar|grab)\b", re.I)
+                     r"need to|should|works for|availability|available|put .* on the calendar|grab|how about|"
+                     r"what about|(?:would|does|do|could|will) [^.?!]{0,60}\bwork)\b", re.I)
 _INCLUDE = re.compile(r"\b(loop(?:ing)? in|include|including|add|adding|invite|inviting|bring(?:ing)? in|"
                       r"cc|should join|join us|along)\b", re.I)
 _OPTIONAL = re.compile(r"\b(optional|not needed|no need|skip|without|can['’]t make|cannot make|won['’]t make)\b", re.I)
@@ -459,7 +460,7 @@ def _request_message(messages: list[Message], prompt: str, people: Directory) ->
     """
     candidates = [m for m in messages if m.opens_thread and (
         (_MEETING.search(m.text) and (_ASKING.search(m.text) or durations(m.text) or period(m.text)))
-        or (durations(m.text) and _ASKING.search(m.text)))]
+        or ((durations(m.text) or range_lengths(m.text)) and _ASKING.search(m.text)))]
     if not candidates:
         return None
     named = people.named_in(prompt)

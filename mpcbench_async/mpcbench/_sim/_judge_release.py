@@ -32,7 +32,8 @@ _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
 _CAUTION_ASKED = re.compile(
     r"cautious|may change|subject to change|not a promise|rather than a promise|target window|avoid(?:ing)? overpromis|"
-    r"(?:never|don['’]t|do not|not to|avoid(?:ing)?|without)\s+(?:\w+\s+){0,2}(?:promis|commit|guarantee)|"
+    r"(?:never|don['’]t|do not|not to|avoid(?:s|ing|ed)?|without|refrains? from)\s+(?:\w+\s+){0,2}"
+    r"(?:promis|commit|guarantee)|"
     r"no (?:firm|fixed|hard) (?:date|commitment)s?|plans can change", re.I)
 _FIRM = re.compile(r"\b(?:guarantee[sd]?|(?:i|we) can confirm|confirmed|definitely|for sure|certainly|promise[sd]?|"
                    r"firm(?:ly)?|without fail|set in stone)\b", re.I)
@@ -85,12 +86,26 @@ def tracked_issues(evidence: Evidence) -> list[Issue]:
     return list(found.values())
 
 
-def asked_issue(evidence: Evidence, issues: list[Issue]) -> Issue | None:
-    """The issue the question is about: named by key, else the one sharing the most summary words (a unique best)."""
+def _question(evidence: Evidence) -> list[str]:
+    """The customer's question: the prompt, the e-mails of the people it names (else every e-mail), and the
+    subjects and snippets of the mail threads they take part in (a search may be all the agent read)."""
     prompt = evidence.texts[0]
     asker = evidence.people.named_in(prompt)
-    asked_by = [m.text for m in evidence.messages if m.author in asker]
-    question = " ".join([prompt, *(asked_by or [m.text for m in evidence.messages if m.recipients])])
+    addresses = {p.email for p in asker if p.email}
+    written = [m.text for m in evidence.messages if m.author in asker]
+    texts = [prompt, *(written or [m.text for m in evidence.messages if m.recipients])]
+    for result in evidence.results:
+        for thread in result.get("threads") or ():
+            taking_part = " ".join(str(p) for p in thread.get("participants") or ()).lower() if isinstance(
+                thread, dict) else ""
+            if taking_part and (not addresses or any(a in taking_part for a in addresses)):
+                texts += [str(thread.get("subject") or ""), str(thread.get("snippet") or "")]
+    return texts
+
+
+def asked_issue(evidence: Evidence, issues: list[Issue]) -> Issue | None:
+    """The issue the question is about: named by key, else the one sharing the most summary words (a unique best)."""
+    question = " ".join(_question(evidence))
     by_key = [i for i in issues if re.search(rf"\b{re.escape(i.key)}\b", question)]
     if len(by_key) == 1:
         return by_key[0]
@@ -102,10 +117,17 @@ def asked_issue(evidence: Evidence, issues: list[Issue]) -> Issue | None:
 
 
 def named_issues(answer: str, issues: list[Issue]) -> list[Issue]:
-    """The issues the answer is about: written by key, or by two words of the summary (all of a shorter one)."""
+    """The issues the answer is about: written by key, or, sentence by sentence, the issues sharing the most
+    words of their summary with it (two at least, or all of a shorter summary): "iOS offline mode" names
+    "iOS offline mode", not "Android offline mode"."""
     keys = set(_KEY.findall(answer))
-    words = label_words(answer)
-    return [i for i in issues if i.key in keys or (i.words and len(i.words & words) >= min(2, len(i.words)))]
+    named = {i.key for i in issues if i.key in keys}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
+        words = label_words(sentence)
+        shared = {i.key: len(i.words & words) for i in issues if i.words}
+        best = max(shared.values(), default=0)
+        named |= {i.key for i in issues if i.words and shared[i.key] == best >= min(2, len(i.words))}
+    return [i for i in issues if i.key in named]
 
 
 def caution_asked(texts: list[str]) -> bool:

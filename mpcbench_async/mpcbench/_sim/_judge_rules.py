@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from ..._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, labels_match
+from ..._answers import Period, Slot, find_periods, find_slots
 from ._judge_evidence import Evidence, read_evidence
+from ._judge_figures import invented_percentages
 from ._judge_grounding import Claim, claims
 from ._judge_release import asked_issue, caution_asked, named_issues, promised, tracked_issues
-from ._judge_stale import compared_labels, stale_quantities
+from ._judge_stale import stale_quantities
 from ._judge_text import (
     durations,
     inline_placeholders,
@@ -249,6 +250,9 @@ def _planning(reading: Reading, verdict: Verdict) -> None:
         if request.window and not request.window[0] <= slot.start.date() <= request.window[1]:
             verdict.cap(2, "period", f"{label} is outside the requested period "
                                      f"{request.window[0]}–{request.window[1]} ({request.window_source})")
+        elif request.weekday is not None and slot.start.weekday() != request.weekday:
+            verdict.cap(2, "period", f"{label} is not on the {request.window_source.split(chr(39))[1]} the request "
+                                     f"asks for ({request.window_source})")
         minutes = round((slot.end - slot.start).total_seconds() / 60)
         if request.duration and (minutes < request.duration or (
                 minutes > request.duration and request.duration not in stated)):
@@ -325,62 +329,10 @@ def _email(reading: Reading, verdict: Verdict, requirements: str) -> None:
                                   "cautious language")
 
 
-def _invented_percentages(reading: Reading) -> list[tuple[Quantity, str]]:
-    """Percentages the answer quotes that the sources do not give, each with why (see ``_unfounded``)."""
-    stated = [s.quantity for s in reading.evidence.stated] + find_quantities(reading.evidence.texts[0])
-    given = [q for q in stated if q.kind == "percent"]
-    changes = _quoted_changes(reading.evidence)
-    out = []
-    for q in compared_labels(reading.answer, find_quantities(reading.answer)):
-        if q.kind == "percent" and (why := _unfounded(q, given, changes, _precision(reading.answer[q.start:q.end]))):
-            out.append((q, why))
-    return out
-
-
-def _precision(written: str) -> float:
-    """Half a unit of the last decimal written ("18%" → 0.5, "18.4%" → 0.05): how far a rounded figure may be."""
-    digits = re.search(r"\d+(?:[.,](\d+))?", written)
-    decimals = len(digits.group(1) or "") if digits else 0
-    return 0.5 * 10 ** -decimals + 1e-9
-
-
-def _quoted_changes(evidence: Evidence) -> list[tuple[float, str]]:
-    """(percentage change, line) between consecutive numbers of one line of a source ("from 1,200 to 1,380",
-    "50,000 → 55,000"): a change a report may compute from them."""
-    out = []
-    for text in dict.fromkeys(evidence.texts):
-        for line in text.splitlines():
-            numbers = [q for q in find_quantities(line) if q.kind == "number" and q.value]
-            out += [((b.value - a.value) / abs(a.value) * 100, line)
-                    for a, b in zip(numbers, numbers[1:], strict=False)]
-    return out
-
-
-def _unfounded(q: Quantity, given: list[Quantity], changes: list[tuple[float, str]], slack: float) -> str | None:
-    """Why a quoted percentage is not the sources' (None when it is), as a careful reader checks it.
-
-    The value (to the precision written) must be one a source gives as a percentage, or the change between two
-    numbers of one source line. Worded differently ("18% fewer sync failures" for "sync failures down 18%") it
-    is the same figure; it is wrong when the sources give it, with a matching label, only in the other
-    direction ("up 18%" for "down 18%").
-    """
-    same = [g for g in given if abs(abs(g.value) - abs(q.value)) <= slack]
-    computed = [c for c, _ in changes if abs(abs(c) - abs(q.value)) <= slack]
-    if not same and not computed:
-        return "no tool result gives it"
-    if labelled := [g for g in same if labels_match(q.label, g.label)]:
-        agrees = any(not (q.direction and g.direction and q.direction != g.direction) for g in labelled)
-        return None if agrees else "the tool results give it for that label in the other direction"
-    if q.direction and all(g.direction and g.direction != q.direction for g in same) and all(
-            c * q.direction < 0 for c in computed):
-        return "the tool results give it only in the other direction"
-    return None
-
-
 def _document(reading: Reading, verdict: Verdict) -> None:
     """A report: the template's sections there and filled (sections are a template's demand), no invented figure."""
     answer = reading.answer
-    if invented := _invented_percentages(reading):
+    if invented := invented_percentages(reading.evidence, reading.answer):
         verdict.cap(2, "invented", "quotes percentages the sources do not give: "
                     + "; ".join(f"{q.value:+g}% ({q.label[:50]}): {why}" for q, why in invented))
     if stale := stale_quantities(reading.evidence, answer):

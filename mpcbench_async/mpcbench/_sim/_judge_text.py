@@ -26,6 +26,7 @@ _GREETING = re.compile(r"^\W*(hi|hello|dear|hey|good (morning|afternoon|evening)
 _SIGN_OFF = re.compile(r"^\W*(best|kind regards|regards|warm regards|warmly|many thanks|thanks|thank you|sincerely|"
                        r"cheers|all the best|respectfully|yours|talk soon|saludos|un saludo|atentamente|cordialement|"
                        r"bien [àa] vous|viele gr[üu](?:ß|ss)e|mit freundlichen|grazie|obrigad[oa]|abra[çc]os)\b", re.I)
+_SALUTATION = re.compile(r"[^\W\d_][\w.'’ -]{0,40},")
 _CLOSING = re.compile(r"[.!?]\s+(?:best|kind regards|regards|many thanks|thanks|cheers|sincerely)\b[^.!?]{0,40}$", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•·–—]|\d{1,2}[.)]|[a-z][.)])\s+")
 _NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s")
@@ -90,12 +91,20 @@ _NOT_WEEKEND = re.compile(r"\b(?:before|not on|not over|except|excluding|outside
 
 
 def is_email(text: str) -> bool:
-    """A ``Subject:`` line, or a greeting opening the text with a body or a sign-off (also inline: "… Best, Owen")."""
+    """A ``Subject:`` line, or a greeting opening the text with a body or a sign-off (also inline: "… Best, Owen").
+
+    A greeting is a known word ("Hi", "Dear", "Hola") or, in any language, a short first line ending in a
+    comma when a known sign-off closes the text.
+    """
     if _SUBJECT.search(text):
         return True
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines or not _GREETING.match(lines[0]):
+    if not lines:
         return False
+    if not _GREETING.match(lines[0]):
+        # A greeting in any language: a short first line ending in a comma ("Merhaba Emre,"), then a sign-off.
+        return bool(_SALUTATION.fullmatch(lines[0].strip())) and len(lines) >= 3 and any(
+            _SIGN_OFF.match(line) for line in lines[-3:])
     return len(lines) >= 3 or any(_SIGN_OFF.match(line) for line in lines[-4:]) or bool(_CLOSING.search(text))
 
 
@@ -143,9 +152,9 @@ def _heading(line: str, known: set[str], previous_blank: bool) -> tuple[str, str
     if _BULLET.match(stripped) and not _NUMBERED.match(stripped):
         # A bullet is an item, unless it is exactly an expected heading ("- Risks").
         return (bare.rstrip(":"), "") if normal_heading(bare) in known else None
-    head, _, rest = bare.partition(":")
-    if rest.strip() and known_heading(head, known):
-        return head, rest.strip()
+    for head, rest in (bare.partition(":")[::2], (re.split(r"\s+[—–-]\s+", bare, maxsplit=1) + [""])[:2]):
+        if rest.strip() and known_heading(head, known):  # "Key metrics: …", "2) Risks — none"
+            return head, rest.strip()
     if known_heading(bare, known):
         return bare.rstrip(":"), ""
     if (match := _COLON_HEADING.match(stripped)) and len(match.group(1).split()) <= 4 and (
