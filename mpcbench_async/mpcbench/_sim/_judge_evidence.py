@@ -543,10 +543,10 @@ def _length(request: Request, prompt: str, evidence: Evidence) -> None:
     ("Thinking 10:00–10:45"), else the FindTimeSlots call's minimum."""
     stated = [(prompt, "the request")] + [(m.text, f"a message by {m.author.label if m.author else 'someone'}")
                                           for m in reversed(request.thread)]
-    for reader, how in ((meeting_lengths, ""), (range_lengths, " (a time range)")):
+    for reader, how in ((meeting_lengths, "{}"), (range_lengths, "a time range in {}")):
         for text, source in stated:
             if found := reader(text):
-                request.duration, request.duration_source = found[-1], source + how
+                request.duration, request.duration_source = found[-1], how.format(source)
                 return
     sized = [s for s in evidence.searches if s.minutes]
     if sized:
