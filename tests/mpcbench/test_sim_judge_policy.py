@@ -194,8 +194,22 @@ class TestRequestedDayAndLength:
         scored = [headline(base("planning_chatham_next_friday", f"{slot} — Moana Tuhiwai and Rewi Karaka."))
                   for slot in slots]
         assert [(5, "no rule capped it"), (5, "no rule capped it"),
-                (2, "capped at 2 by [period] Thu 2026-01-22 13:00–13:45 falls on a Thursday; the request asks for a "
-                    "Friday ('next Friday' counted from 2026-01-13)")] == scored
+                (2, "capped at 2 by [period] Thu 2026-01-22 13:00–13:45 falls on a Thursday; the request asks for "
+                    "'next Friday' counted from 2026-01-13")] == scored
+
+    @pytest.mark.parametrize("text, window", [
+        ("Could we do a 30-minute call on Thursday or Friday with Sita Gurung?", ("2026-04-16", "2026-04-17")),
+        ("The permit file is due on Friday, so could we do a 30-minute call next week with Sita Gurung?",
+         ("2026-04-20", "2026-04-26")),
+        ("Could we do a 30-minute call by Thursday with Sita Gurung?", ("2026-04-14", "2026-04-16")),
+    ])
+    def test_days_offered_together_deadlines_and_due_dates(self, text, window):
+        """"on Thursday or Friday" allows both; a day something is due on is no meeting day; "by" is a deadline."""
+        case = copy.deepcopy(LABELLED["bases"]["planning_kathmandu_friday"])
+        case["tool_trace"][0]["result"]["messages"][0]["text"] = text
+        case["user_prompt"] = "Anil asked on Slack for a call. Please find possible time slots."
+        request = read_evidence(case).request
+        assert window == (request.window[0].isoformat(), request.window[1].isoformat())
 
     def test_tomorrow_counts_from_the_messages_day_in_the_scenario_zone(self):
         """A mail sent Wed 21:40 at -03:30 (Thu in UTC) asking for "tomorrow" means Thursday, exactly: not Friday."""

@@ -271,7 +271,7 @@ class Request:
     window_source: str = ""
     weekends_ok: bool = False
     today: date | None = None
-    weekday: int | None = None  # the weekday the request names ("next Friday": the window holds two)
+    weekdays: frozenset[int] = frozenset()  # the weekdays a named-day window allows ("next Friday": two Fridays)
 
 
 Step = tuple[str, dict[str, Any], Any]  # (tool key, arguments, result) of one call
@@ -512,20 +512,19 @@ def _window(found: Period | None, anchor: date | None) -> tuple[date, date] | No
 
 
 def _day_window(asked: AskedDay, anchor: date) -> tuple[date, date]:
-    """The days a named day allows: exactly that day; "next Friday" the coming one to next week's; a deadline
-    from the anchor to it ("by Thursday" included, "before Thursday" not)."""
+    """The days a named day allows: exactly that day (or the days offered with it); "next Friday" the coming one to
+    next week's; a deadline from the anchor to it ("by Thursday" included, "before Thursday" not)."""
     if asked.weekday is None:
         day = anchor + timedelta(days=asked.days or 0)
         return day, day
-    coming = anchor + timedelta(days=(asked.weekday - anchor.weekday()) % 7)
+    comings = [anchor + timedelta(days=(w - anchor.weekday()) % 7) for w in (asked.weekday, *asked.also)]
     if asked.which == "next":
-        following = anchor - timedelta(days=anchor.weekday() - 7 - asked.weekday)
-        return min(coming, following), max(coming, following)
+        comings += [anchor - timedelta(days=anchor.weekday() - 7 - w) for w in (asked.weekday, *asked.also)]
     if asked.which == "by":
-        return anchor, coming
+        return anchor, max(comings)
     if asked.which == "before":
-        return anchor, max(anchor, coming - timedelta(days=1))
-    return coming, coming
+        return anchor, max(anchor, max(comings) - timedelta(days=1))
+    return min(comings), max(comings)
 
 
 def _asked(text: str) -> AskedDay | Period | None:
@@ -535,6 +534,8 @@ def _asked(text: str) -> AskedDay | Period | None:
         return day or found
     if day.which == "rel" and found.days == day.days:
         return day  # "tomorrow" is one day, not a period with slack
+    if day.which in ("on", "by", "before"):
+        return found  # "next week … on Tuesday": the period, the day a preference within it
     return day if day.start <= max(0, text.lower().find(found.phrase.lower())) else found
 
 
@@ -572,7 +573,8 @@ def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Re
     asked, counted_from = next(((found, day) for text, day in sources if (found := _asked(text))), (None, anchor))
     if isinstance(asked, AskedDay) and counted_from is not None:
         request.window = _day_window(asked, counted_from)
-        request.weekday = asked.weekday if asked.which == "next" else None
+        if asked.weekday is not None and asked.which not in ("by", "before"):
+            request.weekdays = frozenset((asked.weekday, *asked.also))
     elif not isinstance(asked, AskedDay):
         request.window = _window(asked, counted_from)
     if request.window and asked and counted_from:

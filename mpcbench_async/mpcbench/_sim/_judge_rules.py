@@ -250,9 +250,9 @@ def _planning(reading: Reading, verdict: Verdict) -> None:
         if request.window and not request.window[0] <= slot.start.date() <= request.window[1]:
             verdict.cap(2, "period", f"{label} is outside the requested period "
                                      f"{request.window[0]}–{request.window[1]} ({request.window_source})")
-        elif request.window and request.weekday is not None and slot.start.weekday() != request.weekday:
-            verdict.cap(2, "period", f"{label} falls on a {slot.start:%A}; the request asks for a "
-                                     f"{request.window[0]:%A} ({request.window_source})")
+        elif request.weekdays and slot.start.weekday() not in request.weekdays:
+            verdict.cap(2, "period", f"{label} falls on a {slot.start:%A}; the request asks for "
+                                     f"{request.window_source}")
         minutes = round((slot.end - slot.start).total_seconds() / 60)
         if request.duration and (minutes < request.duration or (
                 minutes > request.duration and request.duration not in stated)):

@@ -382,7 +382,9 @@ _ASKED_DAY = re.compile(
     r"|\b(?P<which>this|coming|this coming|next|on|by|until|till|before)\s+(?P<day>" + "|".join(_WEEKDAY_NAMES)
     + r")\b(?!['’]s|\s*[-–—]\s*\w)", re.I)
 _NOT_ASKED = re.compile(r"\b(?:out|off|away|busy|ooo|leave|holiday|vacation|travell?ing|except|not|can['’]?t|cannot|"
-                        r"won['’]t|unavailable|blocked|back|since|last|was|were|had|did)\b", re.I)
+                        r"won['’]t|unavailable|blocked|back|since|last|was|were|had|did|due|deadline|ships?|launch(?:es)?|"
+                        r"releases?|closes?|ends?)\b", re.I)
+_ALSO_DAY = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(?:on\s+|this\s+)?(" + "|".join(_WEEKDAY_NAMES) + r")\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,13 +400,15 @@ class AskedDay:
     days: int | None = None
     phrase: str = ""
     start: int = 0
+    also: tuple[int, ...] = ()  # other weekdays offered with it ("on Tuesday or Wednesday")
 
 
 def asked_day(text: str) -> AskedDay | None:
     """The day a request asks for ("tomorrow", "this Friday", "on Tuesday", "next Monday", "by Thursday").
 
     A day named in a clause that says someone is away or busy then ("I'm out on Monday"),
-    or that looks back ("since Friday"), is not asked for.
+    that looks back ("since Friday") or names a deadline ("the report is due on Friday") is not
+    asked for. Weekdays offered with it ("on Tuesday or Wednesday") are kept in ``also``.
     """
     for match in _ASKED_DAY.finditer(text):
         clause = re.split(r"[.;!?\n]|,\s+|\b(?:but|and|so)\b", text[:match.start()])[-1]
@@ -416,8 +420,12 @@ def asked_day(text: str) -> AskedDay | None:
             return AskedDay("rel", days=days, phrase=match.group(0), start=match.start())
         which = " ".join(match.group("which").lower().split()).replace("this coming", "this").replace("coming", "this")
         which = {"till": "by", "until": "by"}.get(which, which)
-        return AskedDay(which, weekday=_WEEKDAY_NAMES.index(match.group("day").lower()), phrase=match.group(0),
-                        start=match.start())
+        also, end = [], match.end()
+        while alternative := _ALSO_DAY.match(text, end):
+            also.append(_WEEKDAY_NAMES.index(alternative.group(1).lower()))
+            end = alternative.end()
+        return AskedDay(which, weekday=_WEEKDAY_NAMES.index(match.group("day").lower()), phrase=text[match.start():end],
+                        start=match.start(), also=tuple(also))
     return None
 
 
