@@ -6,7 +6,12 @@ people named anywhere (contacts, Slack authors, mail senders, attendee addresses
 and the meeting request a planning task starts from: the message asking for the meeting, the
 replies in its thread, the participants they name, the duration they state and the period they
 ask for. The day "now" falls on is read from a FindTimeSlots call with a relative start
-(``next_week`` → the week before the returned range), else from the request message's date.
+(``next_week`` → the week before the returned range), else from the request message's date; a
+day or period the message itself names ("tomorrow", "this Friday") counts from the day it was
+written, in the scenario's zone. The meeting's length is the one written in words (a part's
+length, "a 5-min bullet", is not it), else a time range the thread proposes ("Thinking
+10:00–10:45"), else the FindTimeSlots call's minimum. Mailing lists and shared mailboxes
+("design-list@", "All Staff <all@>") are never participants.
 It also keeps every quantity the results state (``stated``: in texts and numeric fields) and the
 usable calls themselves (``steps``) for the rules that date them.
 """

@@ -1,9 +1,11 @@
 """``sim/judge``'s answer_requirements_satisfaction axis: a base score capped by the rules an answer breaks.
 
-Base: 1, +1 for a final (not cut-off) answer, +1 when it states concrete facts, +1 when those
-are at least 80% grounded, +1 when it delivers what its task type asks (meeting options; a time
-frame for a "when" e-mail; a filled section) or covers the requirements' key terms (30% of
-their distinctive words). Then the lowest cap of the rules the answer breaks:
+Base: 1, +1 for a final (not cut-off) answer, +1 when it states concrete facts (for an e-mail
+reply, a time frame near the tracked target counts as one), +1 when those are at least 80%
+grounded, +1 when it delivers what its task type asks (meeting options; a time frame for a
+"when" e-mail; a filled section, or without a template a report stating facts) or covers the
+requirements' key terms (30% of their distinctive words). Then the lowest cap of the rules the
+answer breaks:
 
 * 0 — no answer; 1 — a non-answer (a refusal or "I'll check and get back" with nothing
   delivered, a few words that state nothing), an empty template;
@@ -11,15 +13,19 @@ their distinctive words). Then the lowest cap of the rules the answer breaks:
   meeting options for a planning task…); placeholders ("See above", "as discussed", "[Date]",
   "TBD") or an empty section; for planning: no concrete option, a slot that overlaps a listed
   event of a participant or lies outside the free slots FindTimeSlots returned for them, a
-  weekend slot (unless the request allows it), a slot outside the requested period, a slot of
-  the wrong length, a participant the request or its thread names left out; for a report: a
-  percentage no tool result (text or percentage field) gives with that label and direction
-  (invented, or its sign flipped), or a figure only a tool result from before the report week
-  gives (stale: last week's metrics, ``_judge_stale``); for an e-mail reply to "when…?": no time
-  frame, or one more than a week away from every tracked target;
-* 3 — a report missing template sections (4 when at most 40% are missing) or not sectioned, a
-  reply not written as an e-mail, a release date stated as a promise where the guidance asks
-  for cautious language (a release that has already happened, reported as such, is no promise);
+  weekend slot (unless the request allows it), a slot outside the requested period or on
+  another day than the one it names ("this Friday", "tomorrow", "next Friday"), a slot of the
+  wrong length, a participant the request or its thread names left out (never a mailing list);
+  for a report: a percentage the sources do not give, or give only in the other direction
+  (``_judge_figures``), or a figure only a tool result from before the report week gives (stale:
+  last week's metrics, ``_judge_stale``); for an e-mail reply to "when…?": a reply about another
+  tracked issue than the one the customer asks about (``_judge_release``), no time frame, or one
+  more than a week away from that issue's targets;
+* 3 — a report missing template sections (4 when at most 40% are missing; a report need not be
+  sectioned when no template asks for sections), a reply not written as an e-mail, a release date
+  stated as a promise where the guidance or the requirements ask for cautious language (its own
+  clause firm or unhedged, and no note that dates may change; a release that has already
+  happened, reported as such, is no promise);
 * 4 — a signature placeholder left in ("[Your Name]").
 
 The justification gives the base, the rule that capped it and the others that fired.
