@@ -17,7 +17,7 @@ import pytest
 from mpcbench_async._answers import find_periods, find_quantities
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import load_prompts, run_judge
-from mpcbench_async.mpcbench._sim._judge_evidence import read_evidence
+from mpcbench_async.mpcbench._sim._judge_evidence import Person, read_evidence
 from mpcbench_async.mpcbench._sim._judge_figures import invented_percentages
 from mpcbench_async.mpcbench._sim._judge_policy import judge_scores, lazy_agent
 from mpcbench_async.mpcbench._sim._judge_release import asked_issue, named_issues, promised, tracked_issues
@@ -232,6 +232,9 @@ class TestRequestedDayAndLength:
     def test_mailing_lists_are_not_required_attendees(self):
         """A list copied "for visibility" ("design-list@", "All Staff <all@>", greeted "Hi All") is no participant."""
         assert ["Grace Okafor", "Tunde Bello"] == [p.label for p in self._request("planning_lagos_list").participants]
+        assert [True, True, False, False] == [Person(name, mail).is_group for name, mail in (
+            ("Finance Team", "finance@x.io"), ("", "eng-leads@x.io"), ("Dev Patel", "dev.patel@x.io"),
+            ("Allie Board", "allie.board@x.io"))]
 
 
 class TestEmailRules:
@@ -286,6 +289,9 @@ class TestReleaseReading:
         ("We are currently targeting May 12 for SSO.", False),
         ("SSO will ship on May 12. Dates may change until testing completes.", False),
         ("The date is not yet confirmed, but we are aiming for May 12.", False),
+        ("Our current ETA for SSO is May 12, 2026.", False),
+        ("SSO is slated for the 4.8 release on May 12; we'll confirm closer to the date.", False),
+        ("SSO is scheduled for release on 12 May 2026.", True),
     ])
     def test_a_date_is_promised_by_its_own_clause(self, text, firm):
         """Hedge words elsewhere ("plan around it", "Should you…") do not soften a firm clause; a change note does."""

@@ -59,7 +59,7 @@ _INCLUDE = re.compile(r"\b(loop(?:ing)? in|include|including|add|adding|invite|i
                       r"cc|should join|join us|along)\b", re.I)
 _OPTIONAL = re.compile(r"\b(optional|not needed|no need|skip|without|can['’]t make|cannot make|won['’]t make)\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_GROUP_WORDS = frozenset("all everyone staff team teams list lists group groups leads crew squad committee board dept "
+_GROUP_WORDS = frozenset("all everyone staff team teams list lists group groups leads crew squad committee dept "
                          "department announce announcements dl distro members noreply info support helpdesk office "
                          "admin".split())
 WEEK_NAMES = {"this_week": 0, "next_week": 7, "last_week": -7}  # a relative start date: days from now's Monday
@@ -134,9 +134,9 @@ class Person:
 
     @property
     def is_group(self) -> bool:
-        """A mailing list or shared mailbox (``design-list@``, ``all@``, "All Staff"), not a person to invite."""
+        """A mailing list or shared mailbox (``design-list@``, ``all@``, "All Staff", "Finance Team"), not a person."""
         local = self.email.split("@", 1)[0] if self.email else ""
-        words = {w.lower() for w in re.split(r"[._+-]+", local) if w} or {t.lower() for t in self.tokens}
+        words = {w.lower() for w in re.split(r"[._+-]+", local) if w} | {t.lower() for t in self.tokens}
         return bool(words & _GROUP_WORDS)
 
 

@@ -38,14 +38,16 @@ _CAUTION_ASKED = re.compile(
 _FIRM = re.compile(r"\b(?:guarantee[sd]?|(?:i|we) can confirm|confirmed|definitely|for sure|certainly|promise[sd]?|"
                    r"firm(?:ly)?|without fail|set in stone)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|n['’]t|no|yet|cannot|never)\s+(?:\w+\s+)?$", re.I)
-_HEDGE = re.compile(r"\b(?:target|targets|targeting|targeted|aim|aims|aiming|currently|expect|expects|expected|"
+_HEDGE = re.compile(r"\b(?:target|targets|targeting|targeted|aim|aims|aiming|current|currently|eta|around|roughly|"
+                    r"approximately|expect|expects|expected|"
                     r"expecting|anticipate[sd]?|tentative(?:ly)?|provisional(?:ly)?|estimated?|projected|likely|"
                     r"hope|hoping|(?-i:may)|might|could|on track|planned for|plan to|planning to|"
                     r"should(?! you\b))\b", re.I)
 _CHANGE_NOTE = re.compile(
     r"\b(?:may|might|could|can|is likely to)\s+(?:still\s+)?(?:change|move|shift|slip)|subject to change|"
-    r"not (?:yet )?(?:final|guaranteed|confirmed)|no guarantee|can(?:not|['’]t) guarantee|tentative", re.I)
-_CLAUSE_END = re.compile(r"[.!?;\n]+|,\s*(?:so|and|but|which|while)\b|\s[–—]\s")
+    r"not (?:yet )?(?:final|guaranteed|confirmed)|no guarantee|can(?:not|['’]t) guarantee|tentative|"
+    r"(?:will|we['’]ll|I['’]ll) confirm|to be confirmed|once (?:it is |it['’]s )?confirmed", re.I)
+_CLAUSE_END = re.compile(r"(?<!\d)[.!?]+|[.!?]+(?!\d)|[;\n]+|,\s*(?:so|and|but|which|while)\b|\s[–—]\s")
 
 
 @dataclass(frozen=True, slots=True)
