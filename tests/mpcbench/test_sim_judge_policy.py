@@ -485,10 +485,11 @@ class TestTextReaders:
 
     def test_asked_days(self):
         """The day a request names, unless its clause says someone is away then or looks back."""
-        assert [("this", 4), ("rel", None), ("next", 1), ("by", 3), None, None] == [
+        assert [("this", 4), ("rel", None), ("next", 1), ("by", 3), ("this", 4), None, None, None] == [
             (d.which, d.weekday) if d else None for d in map(asked_day, (
                 "a call this Friday with Sita", "grab an hour tomorrow", "next Tuesday works", "by Thursday please",
-                "I'm out on Monday. Can we meet next week?", "since Friday the build is red"))]
+                "Can we hold the release review this Friday?", "I'm out on Monday. Can we meet next week?",
+                "since Friday the build is red", "the report is due on Friday"))]
 
     def test_durations(self):
         """Meeting lengths in several styles; spans that are not lengths are skipped."""

@@ -382,8 +382,7 @@ _ASKED_DAY = re.compile(
     r"|\b(?P<which>this|coming|this coming|next|on|by|until|till|before)\s+(?P<day>" + "|".join(_WEEKDAY_NAMES)
     + r")\b(?!['’]s|\s*[-–—]\s*\w)", re.I)
 _NOT_ASKED = re.compile(r"\b(?:out|off|away|busy|ooo|leave|holiday|vacation|travell?ing|except|not|can['’]?t|cannot|"
-                        r"won['’]t|unavailable|blocked|back|since|last|was|were|had|did|due|deadline|ships?|launch(?:es)?|"
-                        r"releases?|closes?|ends?)\b", re.I)
+                        r"won['’]t|unavailable|blocked|back|since|last|was|were|had|did|due|deadline)\b", re.I)
 _ALSO_DAY = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(?:on\s+|this\s+)?(" + "|".join(_WEEKDAY_NAMES) + r")\b", re.I)
 
 
