@@ -16,6 +16,8 @@ from mpcbench_async.records import LLMCallRecord
 from mpcbench_async.runtime import FakeClock
 from mpcbench_async.sim import SimServer
 
+from ._tiers import TIER_MARKERS, markers_for
+
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"
 
@@ -78,3 +80,15 @@ async def stderr_lines(proc: Process) -> AsyncIterator[str]:
         *lines, buffer = buffer.split(b"\n")
         for line in lines:
             yield line.decode()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, meaning in TIER_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its tiers (``tests/_tiers.py``), so ``-m "not slow"`` and the like select by name."""
+    for item in items:
+        for name in markers_for(item.nodeid):
+            item.add_marker(name)

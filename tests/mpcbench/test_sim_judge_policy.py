@@ -7,23 +7,29 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from mpcbench_async._answers import find_quantities
+from mpcbench_async._answers import find_periods, find_quantities
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import load_prompts, run_judge
-from mpcbench_async.mpcbench._sim._judge_evidence import read_evidence
+from mpcbench_async.mpcbench._sim._judge_evidence import Person, read_evidence
+from mpcbench_async.mpcbench._sim._judge_figures import invented_percentages
 from mpcbench_async.mpcbench._sim._judge_policy import judge_scores, lazy_agent
+from mpcbench_async.mpcbench._sim._judge_release import asked_issue, named_issues, promised, tracked_issues
 from mpcbench_async.mpcbench._sim._judge_stale import dated_statements, marked_past, report_week
 from mpcbench_async.mpcbench._sim._judge_text import (
+    asked_day,
     durations,
     inline_placeholders,
     is_email,
+    meeting_lengths,
     period,
+    range_lengths,
     sections,
     states_time_frame,
 )
@@ -32,6 +38,9 @@ from tests.conftest import REPO
 CASES_FILE = Path(__file__).with_name("judge_cases.json")
 LABELLED = json.loads(CASES_FILE.read_text())
 BANDS = {">=4": range(4, 6), "3": range(3, 4), "<=2": range(0, 3)}
+RULES = {"empty", "non-answer", "empty-template", "task-type", "placeholder", "empty-section", "no-slot",
+         "participants", "weekend", "period", "length", "conflict", "time-frame", "wrong-issue", "invented", "stale",
+         "promise", "not-email", "template", "signature"}  # every rule that caps answer_requirements_satisfaction
 
 
 def judge_input(case: dict[str, Any]) -> dict[str, Any]:
@@ -60,15 +69,24 @@ def headline(built: dict[str, Any]) -> tuple[int, str]:
 
 class TestLabelledSet:
     def test_the_set_covers_every_band_and_wrong_kind(self):
-        """At least 40 labelled pairs: good answers of all three task types and each kind of wrong answer."""
+        """At least 120 labelled inputs: good answers of all three task types, and for every rule of the rubric an
+        answer it caps and a right answer that resembles the flaw and must not be capped (the rule's floor)."""
         cases = LABELLED["cases"]
-        assert 40 <= len(cases)
+        assert 120 <= len(cases)
         assert len({c["id"] for c in cases}) == len(cases)
         good_types = {LABELLED["bases"][c["base"]]["task_type"] for c in cases if c["band"] == ">=4"}
         assert {"planning", "email_reply", "document_generation"} == good_types
-        rules = {c.get("rule") for c in cases if c["band"] == "<=2"}
-        assert {"conflict", "weekend", "participants", "period", "length", "task-type", "placeholder",
-                "empty-template", "empty-section", "non-answer", "empty", "time-frame", "invented", "stale"} <= rules
+        capped = {c.get("rule") for c in cases if c["band"] in ("<=2", "3") or c.get("rule") == "signature"}
+        floors = {c["near"] for c in cases if "near" in c and c["band"] in (">=4", "3")}
+        assert RULES <= capped, RULES - capped
+        assert RULES <= floors, RULES - floors
+        assert {c.get("rule") for c in cases} - {None} <= RULES
+
+    def test_wrong_week_length_and_issue_answers_are_at_most_2(self):
+        """Every answer in the wrong week or on the wrong day, of the wrong length or about the wrong issue: ARS ≤ 2."""
+        wrong = [c for c in LABELLED["cases"] if c.get("rule") in ("period", "length", "wrong-issue")]
+        assert 30 <= len(wrong)
+        assert [] == [(c["id"], s) for c in wrong if (s := ars(judge_scores(judge_input(c)))[0]) > 2]
 
     @pytest.mark.parametrize("case", LABELLED["cases"], ids=lambda c: c["id"])
     def test_each_case_lands_in_its_band_for_the_stated_reason(self, case):
@@ -157,6 +175,68 @@ class TestPlanningRules:
                    "the FindTimeSlots call)") == headline(case)
 
 
+class TestRequestedDayAndLength:
+    def _request(self, name: str):
+        return read_evidence(LABELLED["bases"][name]).request
+
+    def test_this_friday_is_that_friday_and_not_next_weeks(self):
+        """"this Friday" in Tuesday's message allows that Friday only; next week's Friday is the wrong week."""
+        request = self._request("planning_kathmandu_friday")
+        assert ("2026-04-17", "2026-04-17", "'this Friday' counted from 2026-04-14") == (
+            request.window[0].isoformat(), request.window[1].isoformat(), request.window_source)
+        case = base("planning_kathmandu_friday", "Friday 24 April, 10:00–10:30 NPT — Anil Shrestha and Sita Gurung.")
+        assert (2, "capped at 2 by [period] Fri 2026-04-24 10:00–10:30 is outside the requested period "
+                   "2026-04-17–2026-04-17 ('this Friday' counted from 2026-04-14)") == headline(case)
+
+    def test_next_friday_allows_the_coming_friday_or_next_weeks_and_no_other_day(self):
+        """Readers differ on "next Friday" (sent on a Tuesday): both Fridays pass, a Thursday between them does not."""
+        slots = ("Fri 16 Jan 09:00–09:45", "Fri 23 Jan 14:00–14:45", "Thu 22 Jan 13:00–13:45")
+        scored = [headline(base("planning_chatham_next_friday", f"{slot} — Moana Tuhiwai and Rewi Karaka."))
+                  for slot in slots]
+        assert [(5, "no rule capped it"), (5, "no rule capped it"),
+                (2, "capped at 2 by [period] Thu 2026-01-22 13:00–13:45 falls on a Thursday; the request asks for "
+                    "'next Friday' counted from 2026-01-13")] == scored
+
+    @pytest.mark.parametrize("text, window", [
+        ("Could we do a 30-minute call on Thursday or Friday with Sita Gurung?", ("2026-04-16", "2026-04-17")),
+        ("The permit file is due on Friday, so could we do a 30-minute call next week with Sita Gurung?",
+         ("2026-04-20", "2026-04-26")),
+        ("Could we do a 30-minute call by Thursday with Sita Gurung?", ("2026-04-14", "2026-04-16")),
+    ])
+    def test_days_offered_together_deadlines_and_due_dates(self, text, window):
+        """"on Thursday or Friday" allows both; a day something is due on is no meeting day; "by" is a deadline."""
+        case = copy.deepcopy(LABELLED["bases"]["planning_kathmandu_friday"])
+        case["tool_trace"][0]["result"]["messages"][0]["text"] = text
+        case["user_prompt"] = "Anil asked on Slack for a call. Please find possible time slots."
+        request = read_evidence(case).request
+        assert window == (request.window[0].isoformat(), request.window[1].isoformat())
+
+    def test_tomorrow_counts_from_the_messages_day_in_the_scenario_zone(self):
+        """A mail sent Wed 21:40 at -03:30 (Thu in UTC) asking for "tomorrow" means Thursday, exactly: not Friday."""
+        request = self._request("planning_stjohns_tomorrow")
+        assert ("2026-11-19", "2026-11-19") == (request.window[0].isoformat(), request.window[1].isoformat())
+        assert [5, 2] == [headline(base("planning_stjohns_tomorrow", f"{slot} NST — Declan Hynes, Siobhan Power and "
+                                                                     "Priya Raman."))[0]
+                          for slot in ("Thu 19 Nov 13:00–14:00", "Fri 20 Nov 10:00–11:00")]
+
+    def test_a_range_the_thread_proposes_is_the_meeting_length(self):
+        """"Thinking 10:00–10:45" sets 45 minutes over FindTimeSlots' 30; "I'm free 09:00–12:00" is no length."""
+        request = self._request("planning_adelaide_range")
+        assert (45, "a time range in a message by Ruby Nguyen") == (request.duration, request.duration_source)
+
+    def test_a_parts_length_is_not_the_meetings(self):
+        """"a 30-min sync … I'll add a 5-min bullet" is a 30-minute meeting."""
+        assert (30, "a message by Hana Sato") == (self._request("planning_tokyo_bullet").duration,
+                                                   self._request("planning_tokyo_bullet").duration_source)
+
+    def test_mailing_lists_are_not_required_attendees(self):
+        """A list copied "for visibility" ("design-list@", "All Staff <all@>", greeted "Hi All") is no participant."""
+        assert ["Grace Okafor", "Tunde Bello"] == [p.label for p in self._request("planning_lagos_list").participants]
+        assert [True, True, False, False] == [Person(name, mail).is_group for name, mail in (
+            ("Finance Team", "finance@x.io"), ("", "eng-leads@x.io"), ("Dev Patel", "dev.patel@x.io"),
+            ("Allie Board", "allie.board@x.io"))]
+
+
 class TestEmailRules:
     def _shipped(self, answer: str) -> dict[str, Any]:
         """The e-mail base with DAT-318 already Done, released 2026-01-06 (the day before the customer's follow-up)."""
@@ -174,8 +254,49 @@ class TestEmailRules:
     def test_a_future_date_stated_firmly_is_still_a_promise(self):
         """A firm future date for the same shipped issue's follow-up is still capped as a promise."""
         case = base("email_reply", "Hi Hannah,\n\nThe bulk CSV export will ship on January 22, 2026.\n\nBest,\nOwen")
-        assert (3, "capped at 3 by [promise] states the date as a promise; the guidance asks for cautious language") \
-            == headline(case)
+        assert (3, "capped at 3 by [promise] states the date as a promise ('The bulk CSV export will ship on January "
+                   "22, 2026'); the guidance asks for cautious language") == headline(case)
+
+
+class TestReleaseReading:
+    def test_the_asked_issue_comes_from_the_question_even_when_only_a_snippet_was_read(self):
+        """The issue whose summary shares most words with the customer's mail (or thread snippet) is the one asked."""
+        found = []
+        for name in ("email_two_issues", "email_mobile_offline", "email_reply"):
+            evidence = read_evidence(LABELLED["bases"][name])
+            found.append(asked_issue(evidence, tracked_issues(evidence)).key)
+        assert ["IDP-77", "MOB-12", "DAT-318"] == found
+
+    def test_the_issues_an_answer_is_about_are_read_sentence_by_sentence(self):
+        """"iOS offline mode" names MOB-15, not MOB-12 (two shared words); a key names its issue."""
+        evidence = read_evidence(LABELLED["bases"]["email_mobile_offline"])
+        issues = tracked_issues(evidence)
+        texts = ("iOS offline mode is planned for November.", "Android offline mode (MOB-12) is coming.",
+                 "Offline mode is coming to both apps.")
+        assert [["MOB-15"], ["MOB-12"], ["MOB-15", "MOB-12"]] == [[i.key for i in named_issues(t, issues)]
+                                                                  for t in texts]
+
+    def test_a_reply_about_another_issue_is_capped(self):
+        """A grounded, hedged reply about SCIM when the customer asked about SAML SSO is the wrong answer."""
+        case = base("email_two_issues", "Hi Lucía,\n\nSCIM user provisioning (IDP-81) is currently targeted for late "
+                                        "June 2026; this may change.\n\nBest,\nMarco")
+        assert (2, "capped at 2 by [wrong-issue] the reply is about IDP-81 'SCIM user provisioning'; the customer asks "
+                   "about IDP-77 'SAML single sign-on for enterprise workspaces'") == headline(case)
+
+    @pytest.mark.parametrize("text, firm", [
+        ("SSO will be released on May 12, so your team can plan around it. Should you have questions, ask.", True),
+        ("We expect everything ready, and SSO is guaranteed to go live on May 12.", True),
+        ("We are currently targeting May 12 for SSO.", False),
+        ("SSO will ship on May 12. Dates may change until testing completes.", False),
+        ("The date is not yet confirmed, but we are aiming for May 12.", False),
+        ("Our current ETA for SSO is May 12, 2026.", False),
+        ("SSO is slated for the 4.8 release on May 12; we'll confirm closer to the date.", False),
+        ("SSO is scheduled for release on 12 May 2026.", True),
+    ])
+    def test_a_date_is_promised_by_its_own_clause(self, text, firm):
+        """Hedge words elsewhere ("plan around it", "Should you…") do not soften a firm clause; a change note does."""
+        dates = [p for p in find_periods(text, anchor=date(2026, 4, 14))]
+        assert firm == (promised(text, dates) is not None)
 
 
 class TestReportRules:
@@ -201,8 +322,22 @@ class TestReportRules:
         assert (5, 5) == (scores["answer_requirements_satisfaction"]["score"],
                           scores["source_grounded_reasoning"]["score"])
         case["final_answer"] = case["final_answer"].replace("99.2%", "99.5%")
-        assert "capped at 2 by [invented] quotes percentages the tool results do not give with that label and " \
-               "direction: +99.5% (- Uptime:)" == headline(case)[1]
+        assert "capped at 2 by [invented] quotes percentages the sources do not give: +99.5% (- Uptime:): no tool " \
+               "result gives it" == headline(case)[1]
+
+
+class TestFigures:
+    def test_csv_cells_and_changes_between_numbers_ground_a_percentage(self):
+        """``churn_pct,2.1,2.4`` gives 2.1%; 1,200 → 1,380 gives +15%; 25% and "WAU down 10%" are not the sources'."""
+        evidence = read_evidence(LABELLED["bases"]["report_growth_csv"])
+        assert [] == invented_percentages(evidence, "Signups +15% to 1,380; churn 2.1% (from 2.4%); WAU up 10%.")
+        assert [(25.0, "no tool result gives it"), (-10.0, "the tool results give it only in the other direction")] \
+            == [(q.value, why) for q, why in invented_percentages(evidence, "Signups +25%.\nWAU down 10% to 55,000.")]
+
+    def test_a_figure_worded_differently_is_the_sources(self):
+        """"18% fewer sync failures than last week" is the source's "sync failures down 18% week over week"."""
+        evidence = read_evidence(LABELLED["bases"]["weekly_report"])
+        assert [] == invented_percentages(evidence, "18% fewer sync failures than last week")
 
 
 class TestStaleRule:
@@ -227,6 +362,14 @@ class TestStaleRule:
                                                           "start": "2026-03-04T10:00:00-06:00",
                                                           "end": "2026-03-04T11:00:00-06:00"}]}})
         assert ("2026-03-09", "a ListEvents call's relative start") == self._week(case)
+
+    def test_an_issue_touched_after_now_does_not_move_the_report_week(self):
+        """An issue updated next Tuesday neither moves a startOfWeek() search's week (its oldest date sets it) nor,
+        without one, the newest-result fallback (files come before issues): this week's figures are not stale."""
+        weeks = [report_week(read_evidence(LABELLED["bases"][name])) for name in ("report_pay_jql",
+                                                                                  "report_pay_updated")]
+        assert [("2026-06-08", "a JQL search from startOfWeek()"), ("2026-06-08", "the newest dated tool result")] == [
+            (monday.isoformat(), how) for monday, how in weeks]
 
     def test_without_a_relative_call_the_newest_dated_result_sets_the_week(self):
         """With no relative date in any call, the week of the newest message, file or issue is the report week."""
@@ -328,6 +471,26 @@ class TestGrounding:
 
 
 class TestTextReaders:
+    def test_meeting_lengths_leave_out_parts(self):
+        """A bullet, a break, "10 minutes each" or the last minutes for Q&A size a part, not the meeting."""
+        assert [[30], [60], [45], [60]] == [meeting_lengths(t) for t in (
+            "a 30-min sync; I'll add a 5-min bullet at the end", "a 1-hour workshop incl. a 15-minute break",
+            "a 45-minute review, 10 minutes each for the teams", "the last 15 minutes for Q&A of a 1-hour call")]
+
+    def test_range_lengths(self):
+        """Proposed ranges in several styles; availability, busy times and non-times are not lengths."""
+        assert [[45], [30], [45], [60], [], [], []] == [range_lengths(t) for t in (
+            "Thinking 10:00–10:45", "how about 2-2:30pm", "11:30-12:15pm", "10am to 11am",
+            "I'm free 09:00–12:00", "I'm booked 9-11am Tuesday", "pages 5-10")]
+
+    def test_asked_days(self):
+        """The day a request names, unless its clause says someone is away then or looks back."""
+        assert [("this", 4), ("rel", None), ("next", 1), ("by", 3), ("this", 4), None, None, None] == [
+            (d.which, d.weekday) if d else None for d in map(asked_day, (
+                "a call this Friday with Sita", "grab an hour tomorrow", "next Tuesday works", "by Thursday please",
+                "Can we hold the release review this Friday?", "I'm out on Monday. Can we meet next week?",
+                "since Friday the build is red", "the report is due on Friday"))]
+
     def test_durations(self):
         """Meeting lengths in several styles; spans that are not lengths are skipped."""
         assert [45, 60, 90, 30, 90] == durations("a 45 mins sync, an hour, 90-minute rehearsal, half an hour, "
@@ -358,6 +521,8 @@ class TestTextReaders:
             "Dear [Customer Name], usage is up XX%. [Slack #lsy-team] [Team sync notes]\n[Your Name]")
         assert (True, False) == (is_email("Hi Hannah,\n\nIt ships in late January.\n\nBest,\nOwen"),
                                  is_email("Tue 10:00-10:45"))
+        assert (True, True) == (is_email("Hola Lucía,\n\nMid-May.\n\nSaludos,\nMarco"),
+                                is_email("Merhaba Emre,\n\nEarly October.\n\nBest,\nSupport"))
 
 
 class TestLazyAgent:

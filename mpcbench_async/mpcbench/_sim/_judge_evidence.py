@@ -6,7 +6,12 @@ people named anywhere (contacts, Slack authors, mail senders, attendee addresses
 and the meeting request a planning task starts from: the message asking for the meeting, the
 replies in its thread, the participants they name, the duration they state and the period they
 ask for. The day "now" falls on is read from a FindTimeSlots call with a relative start
-(``next_week`` → the week before the returned range), else from the request message's date.
+(``next_week`` → the week before the returned range), else from the request message's date; a
+day or period the message itself names ("tomorrow", "this Friday") counts from the day it was
+written, in the scenario's zone. The meeting's length is the one written in words (a part's
+length, "a 5-min bullet", is not it), else a time range the thread proposes ("Thinking
+10:00–10:45"), else the FindTimeSlots call's minimum. Mailing lists and shared mailboxes
+("design-list@", "All Staff <all@>") are never participants.
 It also keeps every quantity the results state (``stated``: in texts and numeric fields) and the
 usable calls themselves (``steps``) for the rules that date them.
 """
@@ -25,7 +30,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import orjson
 
 from ..._answers import Stated, json_quantities
-from ._judge_text import Period, durations, mentions_weekend, period
+from ._judge_text import (
+    AskedDay,
+    Period,
+    asked_day,
+    durations,
+    meeting_lengths,
+    mentions_weekend,
+    period,
+    range_lengths,
+)
 
 __all__ = [
     "WEEK_NAMES", "Event", "Evidence", "FreeSearch", "Message", "Person", "Request", "Step", "leaves", "read_evidence",
@@ -37,13 +51,17 @@ _NAME_WORD = re.compile(r"(?<![\w@.])[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})")
 _MEETING = re.compile(r"\b(meet|meeting|sync|call|session|catch[- ]?up|get[- ]together|rehearsal|workshop|huddle|"
                       r"review|discussion|discuss|check[- ]?in|touch base|go over|1:1|one[- ]on[- ]one|kick[- ]?off|"
-                      r"walkthrough|planning)\b", re.I)
+                      r"walkthrough|walk through|go through|run through|planning)\b", re.I)
 _ASKING = re.compile(r"\b(slot|schedule|set up|find (?:a )?time|can we|could we|let['’]s|would like|i['’]d like|"
-                     r"need to|should|works for|availability|available|put .* on the calendar|grab)\b", re.I)
+                     r"need to|should|works for|availability|available|put .* on the calendar|grab|how about|"
+                     r"what about|(?:would|does|do|could|will) [^.?!]{0,60}\bwork)\b", re.I)
 _INCLUDE = re.compile(r"\b(loop(?:ing)? in|include|including|add|adding|invite|inviting|bring(?:ing)? in|"
                       r"cc|should join|join us|along)\b", re.I)
 _OPTIONAL = re.compile(r"\b(optional|not needed|no need|skip|without|can['’]t make|cannot make|won['’]t make)\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_GROUP_WORDS = frozenset("all everyone staff team teams list lists group groups leads crew squad committee dept "
+                         "department announce announcements dl distro members noreply info support helpdesk office "
+                         "admin".split())
 WEEK_NAMES = {"this_week": 0, "next_week": 7, "last_week": -7}  # a relative start date: days from now's Monday
 _DAY_NAMES = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
@@ -113,6 +131,13 @@ class Person:
     @property
     def label(self) -> str:
         return self.name or self.email or "?"
+
+    @property
+    def is_group(self) -> bool:
+        """A mailing list or shared mailbox (``design-list@``, ``all@``, "All Staff", "Finance Team"), not a person."""
+        local = self.email.split("@", 1)[0] if self.email else ""
+        words = {w.lower() for w in re.split(r"[._+-]+", local) if w} | {t.lower() for t in self.tokens}
+        return bool(words & _GROUP_WORDS)
 
 
 def _name_from_email(email: str) -> str:
@@ -251,6 +276,7 @@ class Request:
     window_source: str = ""
     weekends_ok: bool = False
     today: date | None = None
+    weekdays: frozenset[int] = frozenset()  # the weekdays a named-day window allows ("next Friday": two Fridays)
 
 
 Step = tuple[str, dict[str, Any], Any]  # (tool key, arguments, result) of one call
@@ -439,7 +465,7 @@ def _request_message(messages: list[Message], prompt: str, people: Directory) ->
     """
     candidates = [m for m in messages if m.opens_thread and (
         (_MEETING.search(m.text) and (_ASKING.search(m.text) or durations(m.text) or period(m.text)))
-        or (durations(m.text) and _ASKING.search(m.text)))]
+        or ((durations(m.text) or range_lengths(m.text)) and _ASKING.search(m.text)))]
     if not candidates:
         return None
     named = people.named_in(prompt)
@@ -471,7 +497,7 @@ def _participants(request: Message | None, thread: list[Message], prompt: str, p
                 if _INCLUDE.search(sentence) and not _OPTIONAL.search(sentence):
                     add(people.named_in(sentence))
     add(people.named_in(prompt))
-    return found
+    return [p for p in found if not p.is_group]
 
 
 def _window(found: Period | None, anchor: date | None) -> tuple[date, date] | None:
@@ -490,6 +516,49 @@ def _window(found: Period | None, anchor: date | None) -> tuple[date, date] | No
     return anchor, day
 
 
+def _day_window(asked: AskedDay, anchor: date) -> tuple[date, date]:
+    """The days a named day allows: exactly that day (or the days offered with it); "next Friday" the coming one to
+    next week's; a deadline from the anchor to it ("by Thursday" included, "before Thursday" not)."""
+    if asked.weekday is None:
+        day = anchor + timedelta(days=asked.days or 0)
+        return day, day
+    comings = [anchor + timedelta(days=(w - anchor.weekday()) % 7) for w in (asked.weekday, *asked.also)]
+    if asked.which == "next":
+        comings += [anchor - timedelta(days=anchor.weekday() - 7 - w) for w in (asked.weekday, *asked.also)]
+    if asked.which == "by":
+        return anchor, max(comings)
+    if asked.which == "before":
+        return anchor, max(anchor, max(comings) - timedelta(days=1))
+    return min(comings), max(comings)
+
+
+def _asked(text: str) -> AskedDay | Period | None:
+    """What a text asks for: the named day or the period, whichever it writes first."""
+    day, found = asked_day(text), period(text)
+    if day is None or found is None:
+        return day or found
+    if day.which == "rel" and found.days == day.days:
+        return day  # "tomorrow" is one day, not a period with slack
+    if day.which in ("on", "by", "before"):
+        return found  # "next week … on Tuesday": the period, the day a preference within it
+    return day if day.start <= max(0, text.lower().find(found.phrase.lower())) else found
+
+
+def _length(request: Request, prompt: str, evidence: Evidence) -> None:
+    """The meeting's length: stated in words (latest message first), else a range the thread proposes
+    ("Thinking 10:00–10:45"), else the FindTimeSlots call's minimum."""
+    stated = [(prompt, "the request")] + [(m.text, f"a message by {m.author.label if m.author else 'someone'}")
+                                          for m in reversed(request.thread)]
+    for reader, how in ((meeting_lengths, "{}"), (range_lengths, "a time range in {}")):
+        for text, source in stated:
+            if found := reader(text):
+                request.duration, request.duration_source = found[-1], how.format(source)
+                return
+    sized = [s for s in evidence.searches if s.minutes]
+    if sized:
+        request.duration, request.duration_source = sized[-1].minutes, "the FindTimeSlots call"
+
+
 def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Request:
     prompt = str(judge_input.get("user_prompt") or "")
     message = _request_message(evidence.messages, prompt, evidence.people)
@@ -498,26 +567,23 @@ def _request(judge_input: dict[str, Any], evidence: Evidence, exact: bool) -> Re
     unique_thread = list(dict.fromkeys(thread))
     request = Request(message=message, thread=unique_thread,
                       participants=_participants(message, unique_thread, prompt, evidence.people))
-    stated = [(prompt, "the request")] + [(m.text, f"a message by {m.author.label if m.author else 'someone'}")
-                                          for m in reversed(unique_thread)]
-    for text, source in stated:
-        if found := durations(text):
-            request.duration, request.duration_source = found[-1], source
-            break
-    else:
-        sized = [s for s in evidence.searches if s.minutes]
-        if sized:
-            request.duration, request.duration_source = sized[-1].minutes, "the FindTimeSlots call"
-    asked = period(prompt) or (period(message.text) if message else None)
+    _length(request, prompt, evidence)
     anchor = evidence.anchor
-    if message is not None and message.when is not None:
-        sent = message.when.astimezone(evidence.tz).date()
-        if anchor is None or (not exact and anchor <= sent <= anchor + timedelta(days=6)):
-            anchor = sent
+    sent = message.when.astimezone(evidence.tz).date() if message is not None and message.when else None
+    if sent is not None and (anchor is None or (not exact and anchor <= sent <= anchor + timedelta(days=6))):
+        anchor = sent
     request.today = anchor
-    request.window = _window(asked, anchor)
-    if request.window and asked and anchor:
-        request.window_source = f"'{asked.phrase}' counted from {anchor.isoformat()}"
+    # A phrase of the message counts from the day it was written ("tomorrow" in Wednesday's mail is Thursday).
+    sources = [(prompt, anchor)] + ([(message.text, sent or anchor)] if message is not None else [])
+    asked, counted_from = next(((found, day) for text, day in sources if (found := _asked(text))), (None, anchor))
+    if isinstance(asked, AskedDay) and counted_from is not None:
+        request.window = _day_window(asked, counted_from)
+        if asked.weekday is not None and asked.which not in ("by", "before"):
+            request.weekdays = frozenset((asked.weekday, *asked.also))
+    elif not isinstance(asked, AskedDay):
+        request.window = _window(asked, counted_from)
+    if request.window and asked and counted_from:
+        request.window_source = f"'{asked.phrase}' counted from {counted_from.isoformat()}"
     request.weekends_ok = mentions_weekend(" ".join([prompt, *(m.text for m in unique_thread)]))
     return request
 

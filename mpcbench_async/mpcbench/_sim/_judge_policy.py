@@ -11,8 +11,10 @@ scores, and each score's justification says which rule set it.
 * answer_requirements_satisfaction — a base for a final, concrete, grounded answer that delivers
   its task type's output, capped by the rules a wrong answer breaks: a non-answer, a different
   task type, placeholders or empty sections, and for planning a slot that conflicts with the
-  calendar, falls on a weekend, in another week or lasts the wrong time, or a participant left
-  out; for an e-mail reply no or a contradicted time frame (``_judge_rules``).
+  calendar, falls on a weekend, in another week or on another day than the request names, or
+  lasts the wrong time, or a participant left out; for an e-mail reply an answer about another
+  issue, no or a contradicted time frame, or a promise where caution is asked; for a report an
+  invented or stale figure (``_judge_rules``).
 
 What the judge knows of the scenario (timezone, free slots, events, people, the meeting request)
 comes from the tool results alone (``_judge_evidence``).

@@ -1,9 +1,11 @@
 """``sim/judge``'s answer_requirements_satisfaction axis: a base score capped by the rules an answer breaks.
 
-Base: 1, +1 for a final (not cut-off) answer, +1 when it states concrete facts, +1 when those
-are at least 80% grounded, +1 when it delivers what its task type asks (meeting options; a time
-frame for a "when" e-mail; a filled section) or covers the requirements' key terms (30% of
-their distinctive words). Then the lowest cap of the rules the answer breaks:
+Base: 1, +1 for a final (not cut-off) answer, +1 when it states concrete facts (for an e-mail
+reply, a time frame near the tracked target counts as one), +1 when those are at least 80%
+grounded, +1 when it delivers what its task type asks (meeting options; a time frame for a
+"when" e-mail; a filled section, or without a template a report stating facts) or covers the
+requirements' key terms (30% of their distinctive words). Then the lowest cap of the rules the
+answer breaks:
 
 * 0 — no answer; 1 — a non-answer (a refusal or "I'll check and get back" with nothing
   delivered, a few words that state nothing), an empty template;
@@ -11,15 +13,19 @@ their distinctive words). Then the lowest cap of the rules the answer breaks:
   meeting options for a planning task…); placeholders ("See above", "as discussed", "[Date]",
   "TBD") or an empty section; for planning: no concrete option, a slot that overlaps a listed
   event of a participant or lies outside the free slots FindTimeSlots returned for them, a
-  weekend slot (unless the request allows it), a slot outside the requested period, a slot of
-  the wrong length, a participant the request or its thread names left out; for a report: a
-  percentage no tool result (text or percentage field) gives with that label and direction
-  (invented, or its sign flipped), or a figure only a tool result from before the report week
-  gives (stale: last week's metrics, ``_judge_stale``); for an e-mail reply to "when…?": no time
-  frame, or one more than a week away from every tracked target;
-* 3 — a report missing template sections (4 when at most 40% are missing) or not sectioned, a
-  reply not written as an e-mail, a release date stated as a promise where the guidance asks
-  for cautious language (a release that has already happened, reported as such, is no promise);
+  weekend slot (unless the request allows it), a slot outside the requested period or on
+  another day than the one it names ("this Friday", "tomorrow", "next Friday"), a slot of the
+  wrong length, a participant the request or its thread names left out (never a mailing list);
+  for a report: a percentage the sources do not give, or give only in the other direction
+  (``_judge_figures``), or a figure only a tool result from before the report week gives (stale:
+  last week's metrics, ``_judge_stale``); for an e-mail reply to "when…?": a reply about another
+  tracked issue than the one the customer asks about (``_judge_release``), no time frame, or one
+  more than a week away from that issue's targets;
+* 3 — a report missing template sections (4 when at most 40% are missing; a report need not be
+  sectioned when no template asks for sections), a reply not written as an e-mail, a release date
+  stated as a promise where the guidance or the requirements ask for cautious language (its own
+  clause firm or unhedged, and no note that dates may change; a release that has already
+  happened, reported as such, is no promise);
 * 4 — a signature placeholder left in ("[Your Name]").
 
 The justification gives the base, the rule that capped it and the others that fired.
@@ -32,10 +38,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from ..._answers import Period, Quantity, Slot, find_periods, find_quantities, find_slots, same_quantity
+from ..._answers import Period, Slot, find_periods, find_slots
 from ._judge_evidence import Evidence, read_evidence
+from ._judge_figures import invented_percentages
 from ._judge_grounding import Claim, claims
-from ._judge_stale import compared_labels, stale_quantities
+from ._judge_release import asked_issue, caution_asked, named_issues, promised, tracked_issues
+from ._judge_stale import stale_quantities
 from ._judge_text import (
     durations,
     inline_placeholders,
@@ -55,13 +63,6 @@ _WORD = re.compile(r"[a-z][a-z]+")
 _STOP = set("the and that with from this answer answers should must user about which their there other into "
             "more than most when what where while also only each every over under".split())
 _ASKS_WHEN = re.compile(r"\bwhen\b|\beta\b|\brelease|time ?frame|timeline|timing|\bavailab", re.I)
-_CAUTION_ASKED = re.compile(r"cautious|may change|subject to change|not a promise|rather than a promise|"
-                            r"target window|avoid(?:ing)? overpromis", re.I)
-_HEDGE = re.compile(r"\b(target|targeting|targeted|aim|aiming|currently|expect|expected|anticipate|plan|planned|"
-                    r"planning|estimate|estimated|tentative|tentatively|subject to change|may|might|could|should|"
-                    r"hope|likely|provisional)\b", re.I)
-_RELEASE_FIELDS = ("releaseDate", "release_date", "duedate", "dueDate", "due_date", "targetDate", "target_date")
-_RELEASE_WORDS = re.compile(r"\b(release|target|ship|launch|ga|available|due|eta)\b", re.I)
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -156,7 +157,8 @@ def _placeholders(reading: Reading, verdict: Verdict) -> None:
     """Placeholder text instead of content: "See above", "as discussed", "[Date]", "TBD", a signature stub."""
     found, signature = inline_placeholders(reading.answer)
     lines = [line.strip() for line in reading.answer.splitlines()
-             if line.strip() and not re.fullmatch(r"[-=*_—–\s]+", line.strip()) and is_placeholder(line)]
+             if line.strip() and not re.fullmatch(r"[-=*_—–\s]+", line.strip()) and is_placeholder(line)
+             and line.strip() not in signature]
     if found or lines:
         verdict.cap(2, "placeholder", f"placeholder text instead of content: {', '.join((found + lines)[:4])}")
     elif signature:
@@ -189,7 +191,9 @@ def _delivers(reading: Reading) -> bool:
         said = without_deferrals(reading.answer)
         return _addresses_release(reading, said) is not False and (states_time_frame(said) or not _asks_when(reading))
     if reading.task_type == "document_generation":
-        return any(s.content for s in sections(reading.answer, reading.template))
+        # Without a template, a report in prose or bullets delivers when it states facts.
+        return any(s.content for s in sections(reading.answer, reading.template)) or (
+            not reading.template and not is_email(reading.answer) and len(reading.claims) >= 2)
     return bool(reading.claims)
 
 
@@ -252,6 +256,9 @@ def _planning(reading: Reading, verdict: Verdict) -> None:
         if request.window and not request.window[0] <= slot.start.date() <= request.window[1]:
             verdict.cap(2, "period", f"{label} is outside the requested period "
                                      f"{request.window[0]}–{request.window[1]} ({request.window_source})")
+        elif request.weekdays and slot.start.weekday() not in request.weekdays:
+            verdict.cap(2, "period", f"{label} falls on a {slot.start:%A}; the request asks for "
+                                     f"{request.window_source}")
         minutes = round((slot.end - slot.start).total_seconds() / 60)
         if request.duration and (minutes < request.duration or (
                 minutes > request.duration and request.duration not in stated)):
@@ -266,22 +273,11 @@ def _asks_when(reading: Reading) -> bool:
 
 
 def _release_days(reading: Reading) -> list[date]:
-    """Target dates the tracking data gives: Jira release/due fields and dates in release sentences."""
-    out: list[date] = []
-    for result in reading.evidence.results:
-        for issue in result.get("issues") or ():
-            if not isinstance(issue, dict):
-                continue
-            values = [issue.get(f) for f in _RELEASE_FIELDS]
-            values += [v.get(f) for v in issue.get("fixVersions") or () if isinstance(v, dict) for f in _RELEASE_FIELDS]
-            sentences = re.split(r"(?<=[.;])\s+", str(issue.get("description") or ""))
-            values += [m for s in sentences if _RELEASE_WORDS.search(s) for m in _ISO_DAY.findall(s)]
-            for value in values:
-                try:
-                    out.append(date.fromisoformat(str(value)[:10]))
-                except ValueError:
-                    continue
-    return sorted(set(out))
+    """Target dates of the issue the customer asks about (of every tracked issue when that is unclear)."""
+    issues = tracked_issues(reading.evidence)
+    asked = asked_issue(reading.evidence, issues)
+    chosen = [asked] if asked is not None and asked.targets else issues
+    return sorted({day for issue in chosen for day in issue.targets})
 
 
 def _near(period: Period, targets: list[date]) -> bool:
@@ -308,56 +304,60 @@ def _reports_past_release(reading: Reading) -> bool:
     return bool(near) and all(p.last <= latest for p in near)
 
 
-def _email(reading: Reading, verdict: Verdict) -> None:
+def _wrong_issue(reading: Reading, verdict: Verdict) -> None:
+    """Cap a reply about another tracked issue than the one the customer asks about."""
+    issues = tracked_issues(reading.evidence)
+    asked = asked_issue(reading.evidence, issues)
+    named = named_issues(reading.answer, issues)
+    if asked is not None and named and asked not in named:
+        verdict.cap(2, "wrong-issue", "the reply is about " + ", ".join(f"{i.key} '{i.summary}'" for i in named)
+                    + f"; the customer asks about {asked.key} '{asked.summary}'")
+
+
+def _email(reading: Reading, verdict: Verdict, requirements: str) -> None:
     answer = reading.answer
     if not is_email(answer) and not _wrong_type(reading, verdict, "an e-mail"):
         verdict.cap(3, "not-email", "not written as an e-mail (no greeting, subject or sign-off)")
     if not _asks_when(reading):
         return
+    _wrong_issue(reading, verdict)
     addressed = _addresses_release(reading)
+    targets = _release_days(reading)
     if addressed is False:
-        periods = ", ".join(p.text for p in reading.periods)
-        targets = ", ".join(d.isoformat() for d in _release_days(reading))
-        verdict.cap(2, "time-frame", f"states {periods} but the tracking data gives {targets}")
+        verdict.cap(2, "time-frame", f"states {', '.join(p.text for p in reading.periods)} but the tracking data "
+                                     f"gives {', '.join(d.isoformat() for d in targets)}")
     elif addressed is None and not states_time_frame(without_deferrals(answer)):
         verdict.cap(2, "time-frame", "does not say when (no date, month, week or time frame)")
-    caution = any(_CAUTION_ASKED.search(t) for t in reading.evidence.texts)
-    if caution and addressed and not _HEDGE.search(answer) and not _reports_past_release(reading):
-        verdict.cap(3, "promise", "states the date as a promise; the guidance asks for cautious language")
-
-
-def _invented_percentages(reading: Reading) -> list[Quantity]:
-    """Percentages the answer quotes that no tool result (text or percentage field) nor the prompt states
-    with the same label and no contrary direction."""
-    stated = [s.quantity for s in reading.evidence.stated] + find_quantities(reading.evidence.texts[0])
-    given = [q for q in stated if q.kind == "percent"]
-    return [q for q in compared_labels(reading.answer, find_quantities(reading.answer))
-            if q.kind == "percent" and not any(same_quantity(q, g) for g in given)]
+    if not addressed or not caution_asked([*reading.evidence.texts, requirements]) or _reports_past_release(reading):
+        return
+    if clause := promised(answer, [p for p in reading.periods if _near(p, targets)]):
+        verdict.cap(3, "promise", f"states the date as a promise ('{clause[:80]}'); the guidance asks for "
+                                  "cautious language")
 
 
 def _document(reading: Reading, verdict: Verdict) -> None:
-    """A report: sectioned, each (template) section filled, the template's sections all there, no invented figure."""
+    """A report: the template's sections there and filled (sections are a template's demand), no invented figure."""
     answer = reading.answer
-    if invented := _invented_percentages(reading):
-        verdict.cap(2, "invented", "quotes percentages the tool results do not give with that label and direction: "
-                    + "; ".join(f"{q.value:+g}% ({q.label[:50]})" for q in invented))
+    if invented := invented_percentages(reading.evidence, reading.answer):
+        verdict.cap(2, "invented", "quotes percentages the sources do not give: "
+                    + "; ".join(f"{q.value:+g}% ({q.label[:50]}): {why}" for q, why in invented))
     if stale := stale_quantities(reading.evidence, answer):
         verdict.cap(2, "stale", "quotes figures from before the report week: " + "; ".join(stale))
     found = sections(answer, reading.template)
-    if len(found) < 2:
-        if not _wrong_type(reading, verdict, "a sectioned report"):
-            verdict.cap(3, "structure", "not organised in sections")
-        return
     wanted = {normal_heading(h) for h in reading.template}
-    if wanted:
-        checked = [s for s in found if known_heading(s.heading, wanted)] or found
-    else:  # without a template, a first heading with nothing under it is the report's title
-        checked = found[1:] if not found[0].content else found
-    empty = [s.heading for s in checked if not s.content]
-    if checked and len(empty) == len(checked):
-        verdict.cap(1, "empty-template", "every section is empty: " + ", ".join(empty))
-    elif empty:
-        verdict.cap(2, "empty-section", "section(s) with nothing under them: " + ", ".join(empty))
+    if len(found) < 2:
+        if _wrong_type(reading, verdict, "a sectioned report") or not wanted:
+            return  # without a template, prose or a list of bullets is a report too
+    else:
+        if wanted:
+            checked = [s for s in found if known_heading(s.heading, wanted)] or found
+        else:  # without a template, a first heading with nothing under it is the report's title
+            checked = found[1:] if not found[0].content else found
+        empty = [s.heading for s in checked if not s.content]
+        if checked and len(empty) == len(checked):
+            verdict.cap(1, "empty-template", "every section is empty: " + ", ".join(empty))
+        elif empty:
+            verdict.cap(2, "empty-section", "section(s) with nothing under them: " + ", ".join(empty))
     present = {known_heading(s.heading, wanted) for s in found}
     missing = [h for h in reading.template if normal_heading(h) not in present]
     if missing:
@@ -375,6 +375,8 @@ def satisfaction(judge_input: dict[str, Any], reading: Reading) -> tuple[int, st
     said = set(_WORD.findall((answer + " " + str(judge_input.get("rationale") or "")).lower()))
     coverage = len(terms & said) / len(terms) if terms else 1.0
     found, calls, share = len(reading.claims), reading.evidence.calls, reading.grounded_share
+    if reading.task_type == "email_reply" and _addresses_release(reading):
+        found += 1  # a time frame near the tracked target ("mid-May") is a grounded fact, though not a date
     final = judge_input.get("stop_reason") == "final"
     delivers = _delivers(reading)
     base = 1 + final + (found > 0) + (found > 0 and calls > 0 and share >= 0.8) + (delivers or coverage >= 0.3)
@@ -385,8 +387,12 @@ def satisfaction(judge_input: dict[str, Any], reading: Reading) -> tuple[int, st
     verdict = Verdict()
     _non_answer(reading, verdict)
     _placeholders(reading, verdict)
-    {"planning": _planning, "email_reply": _email, "document_generation": _document}.get(
-        reading.task_type, lambda *_: None)(reading, verdict)
+    if reading.task_type == "planning":
+        _planning(reading, verdict)
+    elif reading.task_type == "email_reply":
+        _email(reading, verdict, requirements)
+    elif reading.task_type == "document_generation":
+        _document(reading, verdict)
     if not verdict.caps or verdict.limit >= base:
         return base, why + ("; no rule capped it" if not verdict.caps else
                             "; " + "; ".join(f"[{r}] {d}" for _, r, d in verdict.caps))

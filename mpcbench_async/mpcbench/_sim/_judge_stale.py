@@ -5,10 +5,12 @@ The report week (Monday–Sunday) is now's week, read from the judge input in th
 * a FindTimeSlots call with a relative start (how ``_judge_evidence`` reads "now");
 * a ListEvents call with a week name (``start_date: "this_week"``, ``"last_week"``…): the week of
   the events it returned, shifted back by the name's offset;
-* a JQL search bounded by ``startOfWeek()`` (``updated >= startOfWeek()``): the week of the newest
-  date the returned issues hold in that field;
-* else the week of the newest message (Slack, e-mail), else of the newest date field of any
-  result (a file's ``modifiedTime``, an issue's ``updated``; not a date in a name, which may lie ahead);
+* a JQL search bounded by ``startOfWeek()`` (``updated >= startOfWeek()``): the week of the oldest
+  date the returned issues hold in that field (the bound puts every one in this week or later; a later
+  edit or an automated touch may stamp one ahead of now);
+* else the week of the newest message (Slack, e-mail), else of the newest date field of a file or
+  other result (``modifiedTime``…), else of an issue (``updated``, the field later edits move most);
+  never a date in a name, which may lie ahead;
 
 one week earlier when the prompt asks for last week's report.
 
@@ -174,7 +176,7 @@ def _listed_week(evidence: Evidence) -> date | None:
 
 
 def _jql_week(evidence: Evidence) -> date | None:
-    """Now's Monday from a JQL search bounded by ``startOfWeek()``: the week of the newest date in that field."""
+    """Now's Monday from a JQL search bounded by ``startOfWeek()``: the week of the oldest date in that field."""
     for key, arguments, result in evidence.steps:
         match = _JQL_WEEK.search(str(arguments.get("jql") or ""))
         if not key.endswith("searchissueswithjql") or not match or not isinstance(result, dict):
@@ -182,7 +184,7 @@ def _jql_week(evidence: Evidence) -> date | None:
         days = [s.astimezone(evidence.tz).date() for i in result.get("issues") or () if isinstance(i, dict)
                 and (s := read_stamp(i.get(match.group(1).lower()), evidence.tz))]
         if days:
-            return _monday(max(days))
+            return _monday(min(days))
     return None
 
 
@@ -197,10 +199,14 @@ def _objects(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def _newest_day(evidence: Evidence) -> date | None:
-    """The newest day a message was sent, else the newest date field of any result (names may give future dates)."""
+    """The newest day a message was sent, else the newest date field of a non-issue result, else of an issue
+    (names may give future dates; an issue's ``updated`` moves with every later edit)."""
     sent = [m.when.astimezone(evidence.tz).date() for m in evidence.messages if m.when]
-    stamped = [d for r in evidence.results for o in _objects(r) if (d := _field_day(o, evidence))]
-    return max(sent or stamped, default=None)
+    issues = [i for r in evidence.results for i in r.get("issues") or () if isinstance(i, dict)]
+    stamped = [d for r in evidence.results for o in _objects({k: v for k, v in r.items() if k != "issues"})
+               if (d := _field_day(o, evidence))]
+    touched = [d for i in issues for o in _objects(i) if (d := _field_day(o, evidence))]
+    return max(sent or stamped or touched, default=None)
 
 
 def report_week(evidence: Evidence) -> tuple[date, str] | None:

@@ -14,16 +14,19 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "Period", "Section", "durations", "inline_placeholders", "is_email", "is_placeholder", "known_heading",
-    "mentions_weekend", "non_answer_marker", "normal_heading", "period", "sections", "states_time_frame",
-    "without_deferrals",
+    "AskedDay", "Period", "Section", "asked_day", "durations", "inline_placeholders", "is_email", "is_placeholder",
+    "known_heading", "meeting_lengths", "mentions_weekend", "non_answer_marker", "normal_heading", "period",
+    "range_lengths", "sections", "states_time_frame", "without_deferrals",
 ]
 
 _I = re.IGNORECASE | re.MULTILINE
 _SUBJECT = re.compile(r"^\s*\**subject\**\s*:", _I)
-_GREETING = re.compile(r"^\W*(hi|hello|dear|hey|good (morning|afternoon|evening)|greetings)\b", re.I)
+_GREETING = re.compile(r"^\W*(hi|hello|dear|hey|good (morning|afternoon|evening)|greetings|hola|buenos d[ií]as|"
+                       r"bonjour|hallo|guten tag|ciao|ol[aá]|hej|moin)\b", re.I)
 _SIGN_OFF = re.compile(r"^\W*(best|kind regards|regards|warm regards|warmly|many thanks|thanks|thank you|sincerely|"
-                       r"cheers|all the best|respectfully)\b", re.I)
+                       r"cheers|all the best|respectfully|yours|talk soon|saludos|un saludo|atentamente|cordialement|"
+                       r"bien [àa] vous|viele gr[üu](?:ß|ss)e|mit freundlichen|grazie|obrigad[oa]|abra[çc]os)\b", re.I)
+_SALUTATION = re.compile(r"[^\W\d_][\w.'’ -]{0,40},")
 _CLOSING = re.compile(r"[.!?]\s+(?:best|kind regards|regards|many thanks|thanks|cheers|sincerely)\b[^.!?]{0,40}$", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•·–—]|\d{1,2}[.)]|[a-z][.)])\s+")
 _NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s")
@@ -88,12 +91,20 @@ _NOT_WEEKEND = re.compile(r"\b(?:before|not on|not over|except|excluding|outside
 
 
 def is_email(text: str) -> bool:
-    """A ``Subject:`` line, or a greeting opening the text with a body or a sign-off (also inline: "… Best, Owen")."""
+    """A ``Subject:`` line, or a greeting opening the text with a body or a sign-off (also inline: "… Best, Owen").
+
+    A greeting is a known word ("Hi", "Dear", "Hola") or, in any language, a short first line ending in a
+    comma when a known sign-off closes the text.
+    """
     if _SUBJECT.search(text):
         return True
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines or not _GREETING.match(lines[0]):
+    if not lines:
         return False
+    if not _GREETING.match(lines[0]):
+        # A greeting in any language: a short first line ending in a comma ("Merhaba Emre,"), then a sign-off.
+        return bool(_SALUTATION.fullmatch(lines[0].strip())) and len(lines) >= 3 and any(
+            _SIGN_OFF.match(line) for line in lines[-3:])
     return len(lines) >= 3 or any(_SIGN_OFF.match(line) for line in lines[-4:]) or bool(_CLOSING.search(text))
 
 
@@ -141,9 +152,9 @@ def _heading(line: str, known: set[str], previous_blank: bool) -> tuple[str, str
     if _BULLET.match(stripped) and not _NUMBERED.match(stripped):
         # A bullet is an item, unless it is exactly an expected heading ("- Risks").
         return (bare.rstrip(":"), "") if normal_heading(bare) in known else None
-    head, _, rest = bare.partition(":")
-    if rest.strip() and known_heading(head, known):
-        return head, rest.strip()
+    for head, rest in (bare.partition(":")[::2], (re.split(r"\s+[—–-]\s+", bare, maxsplit=1) + [""])[:2]):
+        if rest.strip() and known_heading(head, known):  # "Key metrics: …", "2) Risks — none"
+            return head, rest.strip()
     if known_heading(bare, known):
         return bare.rstrip(":"), ""
     if (match := _COLON_HEADING.match(stripped)) and len(match.group(1).split()) <= 4 and (
@@ -291,6 +302,129 @@ def period(text: str) -> Period | None:
     for pattern, found in _PERIODS:
         if match := pattern.search(text):
             return Period(weeks=found.weeks, days=found.days, phrase=match.group(0))
+    return None
+
+
+# A length that sizes a part of the meeting ("a 5-min bullet", "10 minutes each", "the last 15 minutes for Q&A").
+_PART_AFTER = re.compile(
+    r"^\s*(?:long\s+|slot\s+)?(?:bullets?|items?|agenda items?|points?|updates?|demos?|intros?|introductions?|breaks?|"
+    r"buffers?|q\s*&\s*a|segments?|sections?|presentations?|talks?|pitch(?:es)?|recaps?|overviews?|rounds?|each|apiece|"
+    r"per (?:person|team|topic|item|speaker)|warm-?ups?|wrap-?ups?|at the (?:start|end|beginning)|"
+    r"of (?:q\s*&\s*a|questions|discussion|the (?:meeting|call|sync)))\b", re.I)
+_PART_BEFORE = re.compile(r"\b(?:each|first|last|final|extra|additional|another|spare|leave|spend|reserve|save)\s+"
+                          r"(?:(?:a|an|the|about|around|roughly)\s+)?$", re.I)
+_MEETING_AFTER = re.compile(r"^\s*(?:long\s+)?(?:meeting|sync|call|session|chat|review|catch[- ]?up|check[- ]?in|"
+                            r"slot|block|workshop|discussion|huddle|1:1|walkthrough|stand-?up)\b", re.I)
+
+
+def meeting_lengths(text: str) -> list[int]:
+    """The lengths ``durations`` reads, minus those that size a part of the meeting.
+
+    "a 30-min sync … I'll add a 5-min bullet at the end" states a 30-minute meeting: a length
+    followed by a part ("bullet", "demo", "Q&A", "each") or led by "each"/"last"/"spend" is
+    not the meeting's. A length written on a meeting word ("30-min sync") comes first.
+    """
+    own: list[int] = []
+    other: list[int] = []
+    for match in _DURATION.finditer(text):
+        found = durations(match.group(0))
+        if not found or _NOT_A_LENGTH.search(text[:match.start()]):
+            continue
+        after, before = text[match.end():match.end() + 40], text[max(0, match.start() - 30):match.start()]
+        if _PART_AFTER.match(after) or _PART_BEFORE.search(before):
+            continue
+        (own if _MEETING_AFTER.match(after) else other).append(found[0])
+    return own + other if own else other
+
+
+_CLOCK = r"(?P<{0}h>\d{{1,2}})(?:[:.h](?P<{0}m>\d{{2}}))?\s*(?P<{0}p>[ap]\.?m\.?)?"
+_TIME_RANGE = re.compile(r"(?<![\d:./-])" + _CLOCK.format("a") + r"\s*(?:-|–|—|to|until|till)\s*" + _CLOCK.format("b")
+                         + r"(?![\d:])", re.I)
+_AVAILABILITY = re.compile(r"\b(?:free|available|availability|open|busy|blocked|booked|out|away|off|working hours|"
+                           r"office hours|core hours|between|from|anytime|any time|stand-?up|lunch|except|not)\b", re.I)
+
+
+def _readings(hour: str, minute: str | None, meridiem: str | None) -> list[int]:
+    """The minutes after midnight a clock time may mean: as written, or 12 hours on when no meridiem says."""
+    h, m = int(hour), int(minute or 0)
+    if h > 23 or m > 59:
+        return []
+    if meridiem:
+        return [(h % 12 + (12 if meridiem.lower().startswith("p") else 0)) * 60 + m]
+    return [h * 60 + m] + ([(h + 12) * 60 + m] if h < 12 else [])
+
+
+def range_lengths(text: str) -> list[int]:
+    """Lengths of the time ranges a message proposes ("Thinking 10:00–10:45" → 45), in order.
+
+    A range written as availability or a constraint ("I'm free 09:00–12:00", "busy 2-4pm",
+    "between 1 and 3") is not a meeting's length; ranges without a colon or meridiem are
+    not times ("5-10"). Each end is read as the nearest reading that makes the range
+    positive ("11:30–12:15pm" is 45 minutes); lengths outside 10 minutes – 4 hours are left out.
+    """
+    out = []
+    for match in _TIME_RANGE.finditer(text):
+        if not any(match.group(g) for g in ("am", "bm", "ap", "bp")):
+            continue
+        clause = re.split(r"[.;!?\n]|,\s+", text[:match.start()])[-1]
+        if _AVAILABILITY.search(clause):
+            continue
+        lengths = [b - a for a in _readings(match.group("ah"), match.group("am"), match.group("ap"))
+                   for b in _readings(match.group("bh"), match.group("bm"), match.group("bp")) if b > a]
+        if lengths and 10 <= min(lengths) <= 240:
+            out.append(min(lengths))
+    return out
+
+
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ASKED_DAY = re.compile(
+    r"\b(?P<rel>today|tomorrow|the day after tomorrow)\b"
+    r"|\b(?P<which>this|coming|this coming|next|on|by|until|till|before)\s+(?P<day>" + "|".join(_WEEKDAY_NAMES)
+    + r")\b(?!['’]s|\s*[-–—]\s*\w)", re.I)
+_NOT_ASKED = re.compile(r"\b(?:out|off|away|busy|ooo|leave|holiday|vacation|travell?ing|except|not|can['’]?t|cannot|"
+                        r"won['’]t|unavailable|blocked|back|since|last|was|were|had|did|due|deadline)\b", re.I)
+_ALSO_DAY = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(?:on\s+|this\s+)?(" + "|".join(_WEEKDAY_NAMES) + r")\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class AskedDay:
+    """A day a request names: ``tomorrow`` (``days`` after its day) or a weekday, with how it is qualified.
+
+    ``which`` is ``this``/``on`` (the coming one), ``next`` (the coming one or next week's: readers
+    differ), ``by``/``before`` (a deadline).
+    """
+
+    which: str
+    weekday: int | None = None
+    days: int | None = None
+    phrase: str = ""
+    start: int = 0
+    also: tuple[int, ...] = ()  # other weekdays offered with it ("on Tuesday or Wednesday")
+
+
+def asked_day(text: str) -> AskedDay | None:
+    """The day a request asks for ("tomorrow", "this Friday", "on Tuesday", "next Monday", "by Thursday").
+
+    A day named in a clause that says someone is away or busy then ("I'm out on Monday"),
+    that looks back ("since Friday") or names a deadline ("the report is due on Friday") is not
+    asked for. Weekdays offered with it ("on Tuesday or Wednesday") are kept in ``also``.
+    """
+    for match in _ASKED_DAY.finditer(text):
+        clause = re.split(r"[.;!?\n]|,\s+|\b(?:but|and|so)\b", text[:match.start()])[-1]
+        if _NOT_ASKED.search(clause):
+            continue
+        if match.group("rel"):
+            rel = match.group("rel").lower()
+            days = {"today": 0, "tomorrow": 1}.get(rel, 2)
+            return AskedDay("rel", days=days, phrase=match.group(0), start=match.start())
+        which = " ".join(match.group("which").lower().split()).replace("this coming", "this").replace("coming", "this")
+        which = {"till": "by", "until": "by"}.get(which, which)
+        also, end = [], match.end()
+        while alternative := _ALSO_DAY.match(text, end):
+            also.append(_WEEKDAY_NAMES.index(alternative.group(1).lower()))
+            end = alternative.end()
+        return AskedDay(which, weekday=_WEEKDAY_NAMES.index(match.group("day").lower()), phrase=text[match.start():end],
+                        start=match.start(), also=tuple(also))
     return None
 
 
