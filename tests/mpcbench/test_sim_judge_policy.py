@@ -331,7 +331,8 @@ class TestFigures:
         """``churn_pct,2.1,2.4`` gives 2.1%; 1,200 → 1,380 gives +15%; 25% and "WAU down 10%" are not the sources'."""
         evidence = read_evidence(LABELLED["bases"]["report_growth_csv"])
         assert [] == invented_percentages(evidence, "Signups +15% to 1,380; churn 2.1% (from 2.4%); WAU up 10%.")
-        assert [(25.0, "no tool result gives it"), (-10.0, "the tool results give it only in the other direction")] \
+        reversed_ = "the tool results give it for that label in the other direction"
+        assert [(25.0, "no tool result gives it"), (-10.0, reversed_)] \
             == [(q.value, why) for q, why in invented_percentages(evidence, "Signups +25%.\nWAU down 10% to 55,000.")]
 
     def test_a_figure_worded_differently_is_the_sources(self):
