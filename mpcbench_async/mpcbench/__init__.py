@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         scenario_json,
     )
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
+    from ._provenance import baselines_version, checks_version, judge_input_digest
     from ._scenario import (
         GlobalSettings,
         Person,
@@ -62,13 +63,16 @@ __all__ = [
     "TaskEvaluation",
     "TaskFacts",
     "agent_messages",
+    "baselines_version",
     "build_judge_input",
+    "checks_version",
     "cross_source_problems",
     "data_path",
     "encode_document",
     "evaluate_task",
     "extract_json_object",
     "format_path",
+    "judge_input_digest",
     "judge_messages",
     "list_scenarios",
     "list_tasks",

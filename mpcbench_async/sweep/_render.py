@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from ..llm import LEDGER
 from ._errors import ErrorClass
+from ._render_certificate import certificate_sections
 from ._render_stats import Section, pct, stat_sections
 from ._summary import AxisStats, JudgeView, Spend, Summary
 
@@ -175,7 +176,7 @@ def render_table(summary: Summary) -> str:
         lines = _grid(["agent model", "judge", "ARS", "SGR", "checks", "pass^k", "checked", "unver", "err", "infra",
                        "unsc", "tokens kept/spent", "cost $ kept/spent", "p50", "p95"], rows, right=set(range(2, 15)))
         lines += textwrap.wrap(LEGEND, width=max(100, len(lines[0])), break_on_hyphens=False)
-    for section in stat_sections(summary, name):
+    for section in [*stat_sections(summary, name), *certificate_sections(summary)]:
         lines += ["", *textwrap.wrap(f"{section.heading}: {section.about}:", width=100, break_on_hyphens=False)]
         lines += _grid(section.header, section.rows, section.right)
         lines += textwrap.wrap(section.note, width=100, break_on_hyphens=False)
@@ -220,7 +221,7 @@ def render_markdown(summary: Summary) -> str:
                          f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} "
                          f"| {m.kept.cost_text()} | "
                          f"{m.spent.cost_text()} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
-    for section in stat_sections(summary, str):
+    for section in [*stat_sections(summary, str), *certificate_sections(summary)]:
         lines += ["", f"## {section.heading}", "", *_prose(_sentence(section.about)), "", *_markdown_table(section)]
         lines += ["", *_prose(_sentence(section.note))] if section.note else []
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",

@@ -12,8 +12,11 @@ all pass). A run no check applied to is ``unverified``: counted apart
 many of a model's tasks had a verified trial at all. Infrastructure errors (``retryable``: rate limits,
 timeouts, connections; a rerun retries them) are not trials: they are counted in
 ``infra_errors`` and left out of pass^k; task-level errors count as failed trials.
-The statistics over tasks, trials and judges (bootstrap intervals, pass^k for
-k = 1, 2, 4, … and the most trials, paired differences, judge agreement) come from the per-run table
+The validity certificate (``_certificate``: oracle ceiling and lazy floor from the
+baselines file the sweep wrote, vacuous passes, check–judge and judge–judge
+agreement) is built from the same kept entries. The statistics over tasks, trials
+and judges (bootstrap intervals, pass^k for k = 1, 2, 4, … and the most trials,
+paired differences, judge agreement) come from the per-run table
 (``_statistics``). Tokens and cost: ``spent`` is every call of the plan's units in
 ``calls.jsonl`` (redone and failed attempts included) and every *unsettled* call of
 them — an intent in ``ledger.jsonl`` no call record settles: sent, and its reply
@@ -40,6 +43,7 @@ from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..llm import LEDGER, SettledCalls, unsettled_calls
 from ..records import CallIntent, LLMCallRecord
+from ._certificate import Certificate, certificate_of, read_baselines
 from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest
@@ -217,6 +221,7 @@ class Summary(msgspec.Struct, kw_only=True):
     paired: list[ModelPair] = []  # model_b − model_a on the same task × trial, per axis
     judge_agreement: list[JudgePair] = []
     judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
+    certificate: Certificate = msgspec.field(default_factory=Certificate)  # how far the scores can be trusted
 
 
 # -- statistics in constant memory ------------------------------------------------------------------------
@@ -297,6 +302,8 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.paired = stats.paired
     summary.judge_agreement = stats.judge_agreement
     summary.judge_spread = stats.judge_spread
+    summary.certificate = certificate_of(runs.values(), read_baselines(out_dir), stats.judge_agreement,
+                                         tariff=bool(tariff), levels=(out_dir / "levels.jsonl").is_file())
     summary.models = sorted(models.values(), key=lambda m: m.model)
     summary.judge_calls = sorted(judge_calls.values(), key=lambda j: j.model)
     summary.tariff = sorted(tariff.values(), key=lambda t: (t.suite, t.model))

@@ -19,6 +19,7 @@ import msgspec
 
 from ..stats import Interval, Paired, paired_difference
 from ..sweep import AgentRunRecord, JudgeRecord, ModelSummary, Summary
+from ._certificate import certificate_section
 from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
 from ._levels import levels_section
@@ -148,13 +149,14 @@ class Summarized(Protocol):
 
 
 def overview_body(sweep: Summarized, chapters: Mapping[str, str] | None = None, *, links: bool = True) -> str:
-    """Counts, leaderboard, heatmap, tariff section, paired and agreement tables (``links``: to viewer pages).
+    """Counts, leaderboard, validity certificate, heatmap, tariff section, paired and agreement tables
+    (``links``: to viewer pages).
     All from the summary and the tariff reports: the overview is served before the runs index is ready."""
     s = sweep.summary
     intro = (f'<p id="counts">{s.runs} kept runs, {s.judgements} judgements, {s.tariff_cases} tariff cases; '
              f"{s.duplicates_ignored} duplicate records ignored, {s.stale_judgements} stale and "
              f"{s.orphan_judgements} orphan judgements, {s.other_experiments} records of earlier experiments.</p>")
-    return (intro + leaderboard(s, links=links) + heatmap_section(s)
+    return (intro + leaderboard(s, links=links) + certificate_section(s) + heatmap_section(s)
             + tariff_section(sweep.out_dir, chapters) + levels_section(sweep.out_dir, links=links) + _paired_tables(s))
 
 
