@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
     from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
-    from ._render_certificate import certificate_notes, certificate_sections
-    from ._render_certificate import status_text as certificate_status
+    from ._render_certificate import certificate_notes, certificate_sections, certificate_status
     from ._runner import Runner, SweepStats, SweepStream
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite

@@ -23,9 +23,11 @@ by every sweep of the same tasks. Their results and the thresholds in force (mod
 holds (O(runs), no second read of the records). ``--no-certificate`` skips the baselines:
 the certificate then says so and its verdict is ``unknown``.
 
-Verdict: ``valid`` when every family with checked tasks (and all together) has an oracle
-ceiling ≥ ``min_oracle``, a lazy floor ≤ ``max_lazy`` and at most ``max_vacuous_passes``
-vacuous passes; ``invalid`` with each failing figure listed; ``unknown`` without baselines.
+Verdict: ``valid`` when every family (and all together) has an oracle ceiling ≥
+``min_oracle``, a lazy floor ≤ ``max_lazy`` and at most ``max_vacuous_passes`` vacuous
+passes — and some task whose oracle answer a check applies to: a family with none rests
+on the judge alone, which no threshold can make valid; ``invalid`` with each failing
+figure listed; ``unknown`` without baselines.
 The levels and tariff suites are scored against exact labels and expected codes rather than
 checks and a judge: the certificate states them ``not applicable`` with why.
 """
@@ -319,6 +321,9 @@ def _problems(families: list[FamilyCertificate], limits: Thresholds) -> list[str
     problems = []
     for row in families:
         where = f"mpcbench {row.family}"
+        if row.oracle is not None and not row.oracle.of:
+            problems.append(f"{where}: no check applies to the oracle's answer on any of its {row.tasks} task(s), so "
+                            "its scores rest on the judge alone")
         if row.oracle is not None and row.oracle.rate is not None and row.oracle.rate < limits.min_oracle:
             problems.append(f"{where}: oracle ceiling {_pct(row.oracle.rate)} ({row.oracle.passed} of "
                             f"{row.oracle.of} checked tasks) is below {_pct(limits.min_oracle)}")

@@ -11,13 +11,13 @@ from ._certificate import Certificate, FamilyCertificate, Rate
 from ._render_stats import Section, pct
 from ._summary import Summary
 
-__all__ = ["certificate_notes", "certificate_sections", "status_text"]
+__all__ = ["certificate_notes", "certificate_sections", "certificate_status"]
 
 _WHY_UNKNOWN = {"skipped": "its baselines were skipped (--no-certificate)",
                 "missing": "the sweep wrote no baselines (certificate_baselines.json)"}
 
 
-def status_text(cert: Certificate) -> str:
+def certificate_status(cert: Certificate) -> str:
     """``VALID``, ``INVALID`` or ``unknown: why``."""
     if cert.status == "unknown":
         return f"unknown: {_WHY_UNKNOWN.get(cert.baselines, cert.baselines)}"
@@ -34,8 +34,9 @@ def certificate_sections(summary: Summary) -> list[Section]:
              "judge ≥ 4 = runs failing a check the judges rated ARS ≥ 4 (mean), check ✓ judge < 4 the reverse")
     header = ["family", "tasks", "no check", "oracle ceiling", "lazy floor", "vacuous", "check ✗ judge ≥ 4",
               "check ✓ judge < 4"]
-    return [Section(f"Validity certificate: {status_text(cert)}", about, header, [_row(f) for f in cert.families],
-                    right=set(range(1, 8)), note="; ".join(certificate_notes(cert)))]
+    rows = [_row(f) for f in cert.families]
+    return [Section(f"Validity certificate: {certificate_status(cert)}", about, header, rows, right=set(range(1, 8)),
+                    note="; ".join(certificate_notes(cert)))]
 
 
 def certificate_notes(cert: Certificate) -> list[str]:
