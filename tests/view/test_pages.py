@@ -47,6 +47,20 @@ class TestEveryPage:
 
 
 class TestOverview:
+    async def test_the_validity_certificate_is_the_summarys(self, client, sweep_dir):
+        """The overview shows the certificate: its verdict (no baselines here: unknown, and why), one row per family
+        and one for all with the summary's figures, and its notes."""
+        cert = summarize(sweep_dir).certificate
+        section = (await get(client, "/")).one("section", id="certificate")
+        assert "unknown" == section.attrs["data-status"]
+        assert "Validity certificate: unknown: the sweep wrote no baselines (certificate_baselines.json)" == (
+            section.one("h2").text)
+        rows = [[td.text for td in tr.all("td")] for tr in section.one("tbody").all("tr")]
+        assert [f.family for f in cert.families] == [row[0] for row in rows]
+        assert [[str(f.tasks), str(f.tasks_without_check), "–", "–", "–"] for f in cert.families] == [
+            row[1:6] for row in rows]
+        assert any(li.text.startswith("judge–judge agreement: sim/judge vs ") for li in section.all("li"))
+
     async def test_leaderboard_has_one_row_per_agent_model_with_the_summarys_figures(self, client, sweep_dir):
         """Every cell is the summary's: both axes and the check rate with their CIs, pass^k, counts, spend."""
         doc = await get(client, "/")
