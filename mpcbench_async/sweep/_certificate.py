@@ -283,8 +283,8 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
             "is tested with the suite (tests/tariff/test_oracle_ceiling.py), not per sweep")))
     if levels:
         cert.suites.append(SuiteNote(suite="levels", status="not applicable", why=(
-            "instances are scored against exact oracle labels computed from the calendar (F1, EM), so the "
-            "oracle ceiling is 100% by construction; see levels_summary.md")))
+            "instances are scored (F1, EM) against exact oracle labels computed from the calendar, not by checks "
+            "and a judge; see levels_summary.md")))
     cert.problems = _problems(families, cert.thresholds) if cert.baselines == "computed" else []
     cert.status = "unknown" if cert.baselines != "computed" else "invalid" if cert.problems else "valid"
     return cert
