@@ -33,9 +33,11 @@ def add_sweep(commands: Commands) -> None:
         description="Run every task with every agent model (and trial), judge every run with every judge "
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, ledger.jsonl (each "
         "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
-        "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
-        "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
-        "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
+        "certificate_baselines.json (the validity certificate's sim baselines on these tasks), summary.json and "
+        "summary.md to --out; the summary ends with the validity certificate (oracle ceiling, lazy floor, vacuous "
+        "passes, check–judge and judge–judge agreement per task family). Rerunning the same command resumes: "
+        "finished units are skipped, infrastructure errors are retried. One sweep at a time per --out; a "
+        "directory holds one experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
         "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
         "plan, whatever earlier runs did.", **_exit.with_epilog())
     sweep.add_argument("--config", type=Path, default=workspace_path("model_config.json"),
@@ -137,7 +139,9 @@ def add_sweep(commands: Commands) -> None:
 def add_summarize(commands: Commands) -> None:
     summary = commands.add_parser("summarize",
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
-                                  "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
+                                  "runs.jsonl, judgements.jsonl and calls.jsonl, with the validity certificate (its "
+                                  "baselines from certificate_baselines.json, as the sweep wrote them), and print "
+                                  "the table.")
     summary.add_argument("dir", type=Path)
     summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
                          help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "
