@@ -37,9 +37,9 @@ def add_sweep(commands: Commands) -> None:
         "summary.md to --out; the summary ends with the validity certificate (oracle ceiling, lazy floor, vacuous "
         "passes, check–judge and judge–judge agreement per task family). Rerunning the same command resumes: "
         "finished units are skipped, infrastructure errors are retried. One sweep at a time per --out; a "
-        "directory holds one experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
-        "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
-        "plan, whatever earlier runs did.", **_exit.with_epilog())
+        "directory holds one experiment, so a rerun that changes model params, prompts, --max-turns or task "
+        "content is refused (see --allow-changes), while new models, tasks and trials extend it. The exit code "
+        "describes the whole plan, whatever earlier runs did.", **_exit.with_epilog())
     sweep.add_argument("--config", type=Path, default=workspace_path("model_config.json"),
                        help="default: model_config.json")
     sweep.add_argument("--prompts", type=Path, default=workspace_path("prompt_config.json"),
