@@ -22,7 +22,14 @@ if TYPE_CHECKING:
         scenario_json,
     )
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
-    from ._provenance import baselines_version, checks_version, judge_input_digest
+    from ._provenance import (
+        SIM_JUDGE,
+        baselines_version,
+        checks_version,
+        judge_input_digest,
+        sim_judge_scores,
+        sim_judge_version,
+    )
     from ._scenario import (
         GlobalSettings,
         Person,
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
     from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 
 __all__ = [
+    "SIM_JUDGE",
     "SOURCES",
     "AxisScore",
     "CheckResult",
@@ -88,6 +96,8 @@ __all__ = [
     "run_judge",
     "safe_name",
     "scenario_json",
+    "sim_judge_scores",
+    "sim_judge_version",
     "source_problems",
 ]
 

@@ -20,6 +20,7 @@ import anyio
 
 from ..llm import BudgetExceeded, LLMClient, cache_scope
 from ..mpcbench import (
+    SIM_JUDGE,
     PromptConfig,
     build_judge_input,
     checks_version,
@@ -27,6 +28,7 @@ from ..mpcbench import (
     run_agent,
     run_checks,
     run_judge,
+    sim_judge_version,
 )
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._outcome import Outcome, plan_outcome
@@ -121,6 +123,8 @@ class JudgeStage:
             assert run_record.run is not None, "an ok run record without its run log"
             judge_input = build_judge_input(run_record.run, task)
             record.input_digest = judge_input_digest(judge_input, self.prompts)  # what verify --rejudge rebuilds
+            if unit.judge_model == SIM_JUDGE:  # a pure rubric: verify --rejudge scores it again
+                record.rubric_version = sim_judge_version()
             with cache_scope(trial=run_record.trial):  # a response cache keeps each trial's replies apart
                 judgement = await run_judge(client, unit.judge_model, judge_input,
                                             self.prompts, agent_model=run_record.model,

@@ -43,6 +43,7 @@ class JudgeRecord(UnitRecord, kw_only=True):
     trial: int
     judgement: Judgement | None = None
     input_digest: str = ""  # mpcbench.judge_input_digest of what the judge was sent ("" before issue 26)
+    rubric_version: str = ""  # sim/judge only: mpcbench.sim_judge_version() of the rubric that scored it
     kind: Literal["judge"] = "judge"
 
 

@@ -5,7 +5,8 @@ the current experiment the checks are run again on its stored final answer again
 task and data on disk, and the result must equal the stored ``checks`` exactly (name,
 status, detail). With ``rejudge`` every ``ok`` judgement's input is rebuilt from its run's
 stored log and the task (``build_judge_input`` rendered with today's judge prompt) and its
-digest must equal the one stored when the judge was asked (``input_digest``). Last,
+digest must equal the one stored when the judge was asked (``input_digest``); a judgement of
+``sim/judge``, a pure rubric, is scored again in-process and must give the stored scores. Last,
 ``summary.json`` is rebuilt from the records and must equal the stored one.
 
 Each score that does not reproduce is listed with the reason, as far as the directory can
@@ -14,8 +15,8 @@ file or the scenario's data changed (their hashes in the manifest's fingerprint 
 the judge prompt changed (its digest differs), or none of these — the record was edited.
 A record written before these were stored cannot be confirmed and says so.
 
-Memory: one digest per run record with ``rejudge`` (the judgements are matched to their runs
-by key), never the records themselves.
+Memory: one digest (and with ``sim/judge`` two scores) per run record with ``rejudge``
+(the judgements are matched to their runs by key), never the records themselves.
 """
 
 from __future__ import annotations
@@ -28,7 +29,16 @@ import msgspec
 from .._exceptions import InputError
 from .._prompts import load_prompts
 from .._resources import workspace_path
-from ..mpcbench import CheckResult, build_judge_input, checks_version, judge_input_digest, run_checks
+from ..mpcbench import (
+    SIM_JUDGE,
+    CheckResult,
+    build_judge_input,
+    checks_version,
+    judge_input_digest,
+    run_checks,
+    sim_judge_scores,
+    sim_judge_version,
+)
 from ..runtime import iter_jsonl
 from ._experiment import read_experiment_keys, read_manifest
 from ._plan import load_inputs
@@ -102,6 +112,8 @@ def verify_sweep(out_dir: str | Path, *, tasks_dir: str | Path = "tasks", data_d
     result = Verification(out_dir=str(out), rejudged=rejudge)
     version = checks_version()
     digests: dict[str, str] = {}  # run key -> the digest of its judge input, rebuilt
+    rescored: dict[str, tuple[int, int]] = {}  # run key -> sim/judge's (ARS, SGR) of that input, when it judged
+    sim_judged = SIM_JUDGE in manifest.judge_models or SIM_JUDGE in fingerprint.models  # any invocation's
 
     def changed(task_id: str) -> str | None:
         """Why the task's inputs differ from the sweep's (None: they do not)."""
@@ -128,7 +140,10 @@ def verify_sweep(out_dir: str | Path, *, tasks_dir: str | Path = "tasks", data_d
             result.mismatches += [Mismatch(file=RUNS, key=record.key, what=name, stored=stored, now=again,
                                            reason=reason) for name, stored, again in _differences(record.checks, now)]
         if config is not None:
-            digests[record.key] = judge_input_digest(build_judge_input(record.run, task), config)
+            judge_input = build_judge_input(record.run, task)
+            digests[record.key] = judge_input_digest(judge_input, config)
+            if sim_judged:
+                rescored[record.key] = sim_judge_scores(judge_input)
     if config is not None:
         prompt_now = config.digest("judge", "repair")
         for judged in iter_jsonl(out / JUDGEMENTS, type_=JudgeRecord) if (out / JUDGEMENTS).is_file() else ():
@@ -137,6 +152,7 @@ def verify_sweep(out_dir: str | Path, *, tasks_dir: str | Path = "tasks", data_d
             result.judgements += 1
             rebuilt = digests.get(judged.run_key)
             if rebuilt is not None and rebuilt == judged.input_digest:
+                result.mismatches += _rescored(judged, rescored.get(judged.run_key))
                 continue
             if rebuilt is None:
                 reason, now_text = "its run has no ok record of this experiment to rebuild the input from", "(none)"
@@ -158,6 +174,25 @@ def verify_sweep(out_dir: str | Path, *, tasks_dir: str | Path = "tasks", data_d
         result.summary_checked = True
         result.mismatches += _summary_mismatches(out)
     return result
+
+
+def _rescored(judged: JudgeRecord, now: tuple[int, int] | None) -> list[Mismatch]:
+    """A ``sim/judge`` judgement whose stored scores differ from the rubric's on the same input, with why."""
+    judgement = judged.judgement
+    if judged.judge_model != SIM_JUDGE or now is None or judgement is None or judgement.scores is None:
+        return []
+    stored = (judgement.scores.answer_requirements_satisfaction.score, judgement.scores.source_grounded_reasoning.score)
+    if stored == now:
+        return []
+    version = sim_judge_version()
+    if not judged.rubric_version:
+        reason = "recorded before rubric versions were stored: sim/judge's rubric may have changed since"
+    elif judged.rubric_version != version:
+        reason = f"sim/judge's rubric changed since (version {judged.rubric_version} → {version})"
+    else:
+        reason = "same rubric and judge input: the stored scores were edited"
+    return [Mismatch(file=JUDGEMENTS, key=judged.key, what="sim/judge scores",
+                     stored=f"ARS {stored[0]}, SGR {stored[1]}", now=f"ARS {now[0]}, SGR {now[1]}", reason=reason)]
 
 
 def _outcomes(checks: list[CheckResult]) -> list[tuple[str, str, str]]:

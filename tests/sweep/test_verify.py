@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from mpcbench_async.cli import main
-from mpcbench_async.mpcbench import checks_version, load_prompts
+from mpcbench_async.mpcbench import checks_version, load_prompts, sim_judge_version
 from mpcbench_async.sweep import Mismatch, SweepOptions, run_sweep, verify_sweep
 from mpcbench_async.sweep import _verify as verify_module
 from tests.conftest import REPO
@@ -126,3 +126,31 @@ def test_the_command_exits_1_on_a_difference_and_2_for_no_sweep(sweep, tmp_path,
     assert f"judgements.jsonl {judgements[0]['key']}: judge input: stored ffffffffffffffff, now " in out
     assert 2 == main(["verify", str(tmp_path / "empty")])
     assert "no manifest.json and runs.jsonl here" in capsys.readouterr().err
+
+
+def test_a_tampered_sim_judge_score_is_scored_again_and_named(sweep):
+    """sim/judge is a pure rubric: --rejudge scores each of its judgements again in-process. One ARS edited in
+    judgements.jsonl is listed with the stored and the rubric's scores and called an edit; every judgement stored
+    the rubric's version."""
+    judgements = _lines(sweep / "judgements.jsonl")
+    assert {sim_judge_version()} == {j["rubric_version"] for j in judgements}
+    target = judgements[2]
+    scores = target["judgement"]["scores"]
+    real = scores["answer_requirements_satisfaction"]["score"]
+    scores["answer_requirements_satisfaction"]["score"] = 5 - real
+    _write(sweep / "judgements.jsonl", judgements)
+    result = verify_sweep(sweep, rejudge=True, prompts=REPO / "prompt_config.json", **DIRS)
+    sgr = scores["source_grounded_reasoning"]["score"]
+    assert Mismatch(file="judgements.jsonl", key=target["key"], what="sim/judge scores",
+                    stored=f"ARS {5 - real}, SGR {sgr}", now=f"ARS {real}, SGR {sgr}",
+                    reason="same rubric and judge input: the stored scores were edited") == result.mismatches[0]
+    assert all(m.file == "summary.json" for m in result.mismatches[1:])
+
+
+def test_a_changed_rubric_is_the_reason_when_its_version_differs(sweep, monkeypatch):
+    """A rubric that now scores every input 0/0 under another version: each judgement names both versions."""
+    monkeypatch.setattr(verify_module, "sim_judge_scores", lambda judge_input: (0, 0))
+    monkeypatch.setattr(verify_module, "sim_judge_version", lambda: "fedcba9876543210")
+    reasons = {m.reason for m in verify_sweep(sweep, rejudge=True, prompts=REPO / "prompt_config.json",
+                                              **DIRS).mismatches}
+    assert {f"sim/judge's rubric changed since (version {sim_judge_version()} → fedcba9876543210)"} == reasons
