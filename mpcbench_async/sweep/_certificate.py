@@ -169,11 +169,19 @@ def read_baselines(out_dir: Path) -> BaselineFile | None:
 
 
 async def write_baselines(out_dir: Path, plan: SweepPlan, prompts: PromptConfig, thresholds: Thresholds, *,
-                          skip: bool = False, cache_dir: Path | None = None) -> None:
-    """Run (or take from the cache) the baselines on every task of ``plan`` and write ``BASELINES``."""
+                          skip: bool = False, cache_dir: Path | None = None, keep: Iterable[str] = ()) -> None:
+    """Run (or take from the cache) the baselines on every task of ``plan`` and write ``BASELINES``.
+
+    ``keep``: the experiment's other tasks (run by earlier invocations into the directory), whose baselines in
+    the file written then stay — the certificate covers every task the summary counts."""
     found = BaselineFile(thresholds=thresholds, skipped=skip, version=baselines_version())
     if not skip:
         found.tasks = await _baselines(plan, prompts, cache_dir or default_cache_dir())
+        earlier = read_baselines(out_dir)
+        kept = set(keep) - set(plan.tasks)
+        if earlier is not None and kept:
+            found.tasks = sorted([*found.tasks, *(b for b in earlier.tasks if b.task_id in kept)],
+                                 key=lambda b: b.task_id)
     atomic_write_bytes(out_dir / BASELINES, msgspec.json.format(msgspec.json.encode(found)) + b"\n", fsync=False)
 
 

@@ -340,7 +340,8 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     write_manifest(out, manifest)
     if plan is not None and not runner.stats.interrupted:  # a stopped sweep leaves its last baselines as they were
         await write_baselines(out, plan, prompts, thresholds_from(config), skip=not options.certificate,
-                              cache_dir=options.certificate_cache)
+                              cache_dir=options.certificate_cache,
+                              keep=manifest.fingerprint.tasks if manifest.fingerprint else ())
     # With the tariff section, the error classes, an example of each and what to do, and the certificate.
     summary, table = _write_summary(out)
     outcome = sum(outcomes, Outcome())

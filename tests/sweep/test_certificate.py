@@ -180,3 +180,12 @@ def test_check_judge_and_judge_judge_agreement_from_the_sweeps_runs(tmp_path):
     assert ["tariff"] == [s.suite for s in cert.suites]
     assert "tariff: not applicable — cases are scored against their expected codes" in " ".join(render_markdown(
         summarize(tmp_path)).split())
+
+
+async def test_a_sweep_that_extends_the_experiment_keeps_the_earlier_tasks_baselines(tmp_path):
+    """sc01's 3 tasks, then sc02's 2 into the same directory: the certificate covers all 5 tasks the summary
+    counts, not only the last invocation's."""
+    await run_sweep(_options(tmp_path / "out", tmp_path / "cache"))
+    result = await run_sweep(_options(tmp_path / "out", tmp_path / "cache", tasks="sc02_*"))
+    total = result.certificate.families[-1]
+    assert ("all", 5, Rate(passed=5, of=5, rate=1.0)) == (total.family, total.tasks, total.oracle)
