@@ -33,7 +33,7 @@ FAMILIES = ["document_generation", "email_reply", "planning"]
 def _options(out, cache, **changes):
     """sc01's three tasks (one per family) × the oracle and lazy agents, judged by sim/judge."""
     return SweepOptions(out=out, models=["sim/oracle-agent", "sim/lazy-agent"], judges=["sim/judge"],
-                        tasks="sc01_*", handle_signals=False, certificate_cache=cache, **{**DIRS, **changes})
+                        handle_signals=False, certificate_cache=cache, **{"tasks": "sc01_*", **DIRS, **changes})
 
 
 @pytest.fixture
