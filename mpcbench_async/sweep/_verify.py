@@ -235,7 +235,13 @@ def _summary_mismatches(out: Path) -> list[Mismatch]:
     except msgspec.DecodeError as exc:
         return [Mismatch(file=SUMMARY, key="-", what="$", stored="(unreadable)", now="(rebuilt)",
                          reason=f"summary.json does not decode: {exc}")]
-    now = msgspec.to_builtins(summarize(out))
+    if not isinstance(stored, dict):
+        stored = {}
+    # The ks of pass^k it reports (``summarize --pass-k`` may have named others than the default).
+    ks = sorted({k for m in stored.get("models") or [] if isinstance(m, dict)
+                 for p in (m.get("stats") or {}).get("pass_hat_k") or [] if isinstance(p, dict)
+                 if isinstance(k := p.get("k"), int)})
+    now = msgspec.to_builtins(summarize(out, pass_k=ks or None))
     stored.pop("out_dir", None), now.pop("out_dir", None)  # the same directory, however its path was written
     paths = list(_diff(stored, now, "$"))
     reason = "summary.json differs from the summary rebuilt from the records (it was edited, or written before them)"

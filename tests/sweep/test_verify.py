@@ -14,6 +14,8 @@ from mpcbench_async.sweep import Mismatch, SweepOptions, run_sweep, verify_sweep
 from mpcbench_async.sweep import _verify as verify_module
 from tests.conftest import REPO
 
+from .summary_lines import run, write
+
 DIRS = {"tasks_dir": REPO / "tasks", "data_dir": REPO / "data", "scenarios_dir": REPO / "scenarios"}
 EDITED = "same check code, task and data: the stored result was edited"
 
@@ -154,3 +156,16 @@ def test_a_changed_rubric_is_the_reason_when_its_version_differs(sweep, monkeypa
     reasons = {m.reason for m in verify_sweep(sweep, rejudge=True, prompts=REPO / "prompt_config.json",
                                               **DIRS).mismatches}
     assert {f"sim/judge's rubric changed since (version {sim_judge_version()} → fedcba9876543210)"} == reasons
+
+
+def test_a_summary_rebuilt_with_other_ks_still_verifies(tmp_path, capsys):
+    """``summarize --pass-k 1,3`` rewrote summary.json of a 5-trial sweep with pass^1 and pass^3 (the default
+    being 1, 2, 4, 5): verify rebuilds it with the same ks and finds it equal."""
+    write(tmp_path / "runs.jsonl", *(run(f"run-{n}", trial=n, checks="pf"[n % 2]) for n in range(5)))
+    assert 0 == main(["summarize", str(tmp_path), "--pass-k", "1,3"])
+    capsys.readouterr()
+    assert [] == verify_module._summary_mismatches(tmp_path)
+    summary = orjson.loads((tmp_path / "summary.json").read_bytes())
+    summary["models"][0]["stats"]["pass_hat_k"][1]["value"] = 0.5
+    (tmp_path / "summary.json").write_bytes(orjson.dumps(summary))
+    assert ["$.models[0].stats.pass_hat_k[1].value"] == [m.what for m in verify_module._summary_mismatches(tmp_path)]
