@@ -22,9 +22,9 @@ EPILOG = """exit codes:
   2    user error: a bad file, field, flag, model or output path (one 'error:' line on stderr)
   3    a budget was reached (--max-cost, budget_usd): units in flight finished and are saved, the rest did
        not run; rerun with a higher budget to continue
-  4    sweep --require-valid: every unit is ok, but the validity certificate is not valid (oracle ceiling,
-       lazy floor or vacuous passes outside the thresholds of model config $.certificate); the reasons
-       are printed
+  4    sweep --require-valid: every unit is ok, but the validity certificate is invalid (oracle ceiling,
+       lazy floor or vacuous passes outside the thresholds of model config $.certificate, or a task
+       family with no checked task) or unknown (no baselines); the reasons are printed
   130  interrupted (Ctrl-C, SIGTERM): finished units are saved; rerun the same command to resume"""
 
 

@@ -209,7 +209,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(result.budget_reached, file=sys.stderr)
         return _exit.BUDGET
     code = _exit_code(result.outcome)
-    if code == _exit.OK and args.require_valid and result.certificate.status != "valid":
+    if code == _exit.OK and args.require_valid and result.certificate.status in ("invalid", "unknown"):
         from ..sweep import certificate_status
 
         print(f"--require-valid: the validity certificate is {certificate_status(result.certificate)}", file=sys.stderr)

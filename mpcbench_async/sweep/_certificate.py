@@ -27,7 +27,8 @@ Verdict: ``valid`` when every family (and all together) has an oracle ceiling �
 ``min_oracle``, a lazy floor ≤ ``max_lazy`` and at most ``max_vacuous_passes`` vacuous
 passes — and some task whose oracle answer a check applies to: a family with none rests
 on the judge alone, which no threshold can make valid; ``invalid`` with each failing
-figure listed; ``unknown`` without baselines.
+figure listed; ``unknown`` without baselines; ``not applicable`` for a sweep without MPCBench
+runs (tariff or levels alone).
 The levels and tariff suites are scored against exact labels and expected codes rather than
 checks and a judge: the certificate states them ``not applicable`` with why.
 """
@@ -131,7 +132,7 @@ class SuiteNote(msgspec.Struct, kw_only=True):
 
 
 class Certificate(msgspec.Struct, kw_only=True):
-    status: Literal["valid", "invalid", "unknown"] = "unknown"
+    status: Literal["valid", "invalid", "unknown", "not applicable"] = "unknown"  # n/a: no MPCBench run
     baselines: str = "missing"  # computed | skipped (--no-certificate) | missing
     thresholds: Thresholds = msgspec.field(default_factory=Thresholds)
     families: list[FamilyCertificate] = []
@@ -294,7 +295,10 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
             "instances are scored (F1, EM) against exact oracle labels computed from the calendar, not by checks "
             "and a judge; see levels_summary.md")))
     cert.problems = _problems(families, cert.thresholds) if cert.baselines == "computed" else []
-    cert.status = "unknown" if cert.baselines != "computed" else "invalid" if cert.problems else "valid"
+    if not families:
+        cert.status = "not applicable"  # no MPCBench run: the suites' notes say why each other suite has none
+    else:
+        cert.status = "unknown" if cert.baselines != "computed" else "invalid" if cert.problems else "valid"
     return cert
 
 

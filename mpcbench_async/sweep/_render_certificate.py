@@ -21,6 +21,8 @@ def certificate_status(cert: Certificate) -> str:
     """``VALID``, ``INVALID`` or ``unknown: why``."""
     if cert.status == "unknown":
         return f"unknown: {_WHY_UNKNOWN.get(cert.baselines, cert.baselines)}"
+    if cert.status == "not applicable":
+        return "not applicable (no MPCBench run)"
     return cert.status.upper()
 
 

@@ -189,3 +189,13 @@ async def test_a_sweep_that_extends_the_experiment_keeps_the_earlier_tasks_basel
     result = await run_sweep(_options(tmp_path / "out", tmp_path / "cache", tasks="sc02_*"))
     total = result.certificate.families[-1]
     assert ("all", 5, Rate(passed=5, of=5, rate=1.0)) == (total.family, total.tasks, total.oracle)
+
+
+def test_a_sweep_without_mpcbench_runs_has_no_certificate_to_fail(tmp_path):
+    """Tariff cases alone: the certificate is not applicable (it is not unknown, which --require-valid refuses) and
+    says why the tariff suite has none."""
+    write(tmp_path / "tariff_m.jsonl", case("case-1", "c1"))
+    summary = summarize(tmp_path)
+    assert ("not applicable", [], ["tariff"]) == (summary.certificate.status, summary.certificate.families,
+                                                 [s.suite for s in summary.certificate.suites])
+    assert "## Validity certificate: not applicable (no MPCBench run)" in render_markdown(summary)
