@@ -293,7 +293,8 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
     if levels:
         cert.suites.append(SuiteNote(suite="levels", status="not applicable", why=(
             "instances are scored (F1, EM) against exact oracle labels computed from the calendar, not by checks "
-            "and a judge; see levels_summary.md")))
+            "and a judge; see levels_summary.md, and the validity report 'levels generate' writes for a generated "
+            "set (validity_level<L>_<split>.json)")))
     cert.problems = _problems(families, cert.thresholds) if cert.baselines == "computed" else []
     if not families:
         cert.status = "not applicable"  # no MPCBench run: the suites' notes say why each other suite has none
