@@ -4,7 +4,7 @@ Why: ``verify`` re-scores a finished sweep from its records without calling a mo
 score no longer reproduces it must say why — the check code changed since the run (its
 ``checks_version`` differs), or the judge's prompt or input did (``judge_input_digest`` differs) —
 not only that it differs. The same version keys the validity certificate's cached baselines
-(``sweep._certificate``), so a change to the checks or the sim baselines recomputes them.
+(``sweep._baselines``), so a change to the checks or the sim baselines recomputes them.
 """
 
 from __future__ import annotations

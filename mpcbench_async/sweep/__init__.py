@@ -5,7 +5,8 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
-    from ._certificate import Certificate, FamilyCertificate, Thresholds
+    from ._baselines import Thresholds
+    from ._certificate import Certificate, FamilyCertificate
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
     from ._experiment import (

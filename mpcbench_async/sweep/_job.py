@@ -8,7 +8,7 @@ the experiment check (``open_experiment``: a rerun with other settings is
 refused unless ``allow_changes``), the experiment's unit keys, one ``Runner``
 driving every suite at once (``MPCBenchSuite`` and one ``TariffSuite`` per
 tariff suite × model), the manifest's end, and ``summary.json`` /
-``summary.md`` with the validity certificate (``_certificate``: the sim
+``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
 baselines run on the plan's tasks, cached across sweeps, unless ``certificate``
 is off). The result carries the outcome of the whole plan (every unit
 as it stands on disk, whatever earlier runs did), whether a signal stopped the
@@ -68,7 +68,8 @@ from ..llm import (
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ..tariff import ScoringMode
-from ._certificate import Certificate, thresholds_from, write_baselines
+from ._baselines import thresholds_from, write_baselines
+from ._certificate import Certificate
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._levels_suite import LevelsSuite
@@ -133,7 +134,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
     levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
     certificate: bool = True  # False (``--no-certificate``): skip the certificate's baselines
-    certificate_cache: Path | None = None  # where baselines are cached (None: ``_certificate.default_cache_dir()``)
+    certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
 class SweepResult(msgspec.Struct, kw_only=True):

@@ -43,7 +43,8 @@ from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..llm import LEDGER, SettledCalls, unsettled_calls
 from ..records import CallIntent, LLMCallRecord
-from ._certificate import Certificate, certificate_of, read_baselines
+from ._baselines import read_baselines
+from ._certificate import Certificate, certificate_of
 from ._cost import cost_text
 from ._errors import ErrorClass, ErrorTally, endpoint_of
 from ._experiment import read_manifest

@@ -19,8 +19,9 @@ from mpcbench_async.sweep import (
     run_sweep,
     summarize,
 )
-from mpcbench_async.sweep import _certificate as certificate_module
-from mpcbench_async.sweep._certificate import BaselineFile, Rate, TaskBaseline, certificate_of
+from mpcbench_async.sweep import _baselines as baselines_module
+from mpcbench_async.sweep._baselines import BaselineFile, TaskBaseline
+from mpcbench_async.sweep._certificate import Rate, certificate_of
 from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 
@@ -40,13 +41,13 @@ def _options(out, cache, **changes):
 def counted_agents(monkeypatch):
     """The agents the certificate's baselines ran, in order (their runs still happen)."""
     ran: list[tuple[str, str]] = []
-    real = certificate_module.run_agent
+    real = baselines_module.run_agent
 
     async def counting(client, model, task, *args, **kwargs):
         ran.append((model, task.task_id))
         return await real(client, model, task, *args, **kwargs)
 
-    monkeypatch.setattr(certificate_module, "run_agent", counting)
+    monkeypatch.setattr(baselines_module, "run_agent", counting)
     return ran
 
 
