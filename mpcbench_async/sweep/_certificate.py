@@ -11,7 +11,8 @@ the checks. Each summary therefore carries, per MPCBench task family and over al
 - **check–judge agreement** over the sweep's kept runs that have both: runs failing a check
   that the judge rated ARS ≥ 4 (mean over judges), and runs passing every check rated < 4;
 - **tasks with no check**: no run of them, the sweep's or a baseline's, had a check apply;
-- **judge–judge agreement** where several judges ran (the summary's quadratic-weighted kappa).
+- **judge–judge agreement** where several judges ran: quadratic-weighted kappa per two judges
+  and axis over the family's runs both scored (for all: the summary's own pairs).
 
 The baselines run at the end of a sweep and are cached across sweeps (``_baselines``);
 ``summarize`` reads the file they are written to; the rest is computed from the kept-run
@@ -30,14 +31,17 @@ labels and expected codes rather than checks and a judge: the certificate states
 
 from __future__ import annotations
 
+import itertools
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
 
+from ..stats import weighted_kappa
 from ._baselines import BaselineFile, Thresholds
-from ._reading import RunEntry
+from ._reading import JudgeEntry, RunEntry
 from ._statistics import JudgePair
 
 __all__ = ["Certificate", "FamilyCertificate", "JudgeKappa", "Rate", "SuiteNote", "certificate_of"]
@@ -64,6 +68,7 @@ class FamilyCertificate(msgspec.Struct, kw_only=True):
     compared_runs: int = 0  # kept runs with an applied check and a judge score
     check_fail_judge_high: int = 0  # some check failed, mean ARS ≥ 4
     check_pass_judge_low: int = 0  # every check passed, mean ARS < 4
+    judge_agreement: list[JudgeKappa] = []  # per two judges, over this family's runs both scored
 
 
 class JudgeKappa(msgspec.Struct, kw_only=True):
@@ -94,8 +99,9 @@ class Certificate(msgspec.Struct, kw_only=True):
 
 
 def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, judges: list[JudgePair], *,
-                   tariff: bool, levels: bool) -> Certificate:
-    """The certificate of a sweep from its kept runs, its baselines file and the summary's judge pairs."""
+                   tariff: bool, levels: bool, judgements: Iterable[JudgeEntry] = ()) -> Certificate:
+    """The certificate of a sweep from its kept runs, its baselines file, the summary's judge pairs (for all) and
+    the kept judgements (for each family's judge pairs)."""
     cert = Certificate(thresholds=baselines.thresholds if baselines else Thresholds(),
                        baselines="missing" if baselines is None else "skipped" if baselines.skipped else "computed")
     rows: dict[str, FamilyCertificate] = {}
@@ -128,8 +134,10 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
             row.vacuous_checks = (row.vacuous_checks or 0) + b.vacuous_checks
             row.vacuous_passes = (row.vacuous_passes or 0) + len(b.vacuous_passes)
             row.vacuous_examples = [*row.vacuous_examples, *(f"{b.task_id}: {p}" for p in b.vacuous_passes)][:3]
+    kappas = _family_kappas(judgements)
     for family, row in rows.items():
         row.tasks, row.tasks_without_check = len(seen[family]), len(seen[family] - checked[family])
+        row.judge_agreement = kappas.get(family, [])
     families = [rows[f] for f in sorted(rows)]
     if families:
         families.append(_total(families))
@@ -140,6 +148,8 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
     cert.families = families
     cert.judge_agreement = [JudgeKappa(judge_a=p.judge_a, judge_b=p.judge_b, runs=p.n, ars_kappa=p.ars.kappa,
                                        sgr_kappa=p.sgr.kappa) for p in judges]
+    if families:
+        families[-1].judge_agreement = cert.judge_agreement
     if tariff:
         cert.suites.append(SuiteNote(suite="tariff", status="not applicable", why=(
             "cases are scored against their expected codes, not by checks and a judge; the pack's oracle ceiling "
@@ -155,6 +165,29 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
     else:
         cert.status = "unknown" if cert.baselines != "computed" else "invalid" if cert.problems else "valid"
     return cert
+
+
+def _family_kappas(judgements: Iterable[JudgeEntry]) -> dict[str, list[JudgeKappa]]:
+    """Per task family and two judges (in name order), kappa per axis over the runs both scored."""
+    by_run: dict[int, list[JudgeEntry]] = defaultdict(list)
+    for judge in judgements:
+        if judge.ok and judge.verdict == "scored":
+            by_run[id(judge.run)].append(judge)
+    scores: dict[tuple[str, str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
+    for given in by_run.values():
+        for a, b in itertools.combinations(sorted(given, key=lambda j: j.model), 2):
+            scores[(a.run.task_type, a.model, b.model)].extend((a.ars, a.sgr, b.ars, b.sgr))
+    out: dict[str, list[JudgeKappa]] = defaultdict(list)
+    for (family, first, second), values in sorted(scores.items()):
+        out[family].append(JudgeKappa(judge_a=first, judge_b=second, runs=len(values) // 4,
+                                      ars_kappa=_kappa(values[0::4], values[2::4]),
+                                      sgr_kappa=_kappa(values[1::4], values[3::4])))
+    return out
+
+
+def _kappa(a: array[float], b: array[float]) -> float | None:
+    kappa = weighted_kappa(list(a), list(b))
+    return None if kappa is None else round(kappa, 4)
 
 
 def _rate(row: FamilyCertificate, which: str) -> Rate:

@@ -33,11 +33,13 @@ def certificate_sections(summary: Summary) -> list[Section]:
     about = ("how far these scores can be trusted, per task family: oracle ceiling and lazy floor = share of "
              "checked tasks sim/oracle-agent and sim/lazy-agent pass (run on this sweep's tasks); vacuous = checks "
              "non-answers pass, of those that applied; no check = tasks no run had a check apply to; check ✗ "
-             "judge ≥ 4 = runs failing a check the judges rated ARS ≥ 4 (mean), check ✓ judge < 4 the reverse")
+             "judge ≥ 4 = runs failing a check the judges rated ARS ≥ 4 (mean), check ✓ judge < 4 the reverse; "
+             "judges ARS κ = quadratic-weighted kappa of two judges' ARS over the runs both scored (the lowest "
+             "pair's with several)")
     header = ["family", "tasks", "no check", "oracle ceiling", "lazy floor", "vacuous", "check ✗ judge ≥ 4",
-              "check ✓ judge < 4"]
+              "check ✓ judge < 4", "judges ARS κ"]
     rows = [_row(f) for f in cert.families]
-    return [Section(f"Validity certificate: {certificate_status(cert)}", about, header, rows, right=set(range(1, 8)),
+    return [Section(f"Validity certificate: {certificate_status(cert)}", about, header, rows, right=set(range(1, 9)),
                     note="; ".join(certificate_notes(cert)))]
 
 
@@ -60,7 +62,19 @@ def certificate_notes(cert: Certificate) -> list[str]:
 def _row(f: FamilyCertificate) -> list[str]:
     vacuous = "–" if f.vacuous_passes is None else f"{f.vacuous_passes} of {f.vacuous_checks}"
     return [f.family, str(f.tasks), str(f.tasks_without_check), _rate(f.oracle), _rate(f.lazy), vacuous,
-            f"{f.check_fail_judge_high} of {f.compared_runs}", f"{f.check_pass_judge_low} of {f.compared_runs}"]
+            f"{f.check_fail_judge_high} of {f.compared_runs}", f"{f.check_pass_judge_low} of {f.compared_runs}",
+            _kappas(f)]
+
+
+def _kappas(f: FamilyCertificate) -> str:
+    """``0.80 (n 9)`` for one pair of judges, ``min 0.64 (3 pairs)`` for more, ``–`` with one judge."""
+    pairs = f.judge_agreement
+    if not pairs:
+        return "–"
+    values = [p.ars_kappa for p in pairs if p.ars_kappa is not None]
+    if len(pairs) == 1:
+        return f"{_num(pairs[0].ars_kappa)} (n {pairs[0].runs})"
+    return f"min {_num(min(values)) if values else '–'} ({len(pairs)} pairs)"
 
 
 def _rate(rate: Rate | None) -> str:

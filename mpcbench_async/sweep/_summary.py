@@ -304,7 +304,8 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.judge_agreement = stats.judge_agreement
     summary.judge_spread = stats.judge_spread
     summary.certificate = certificate_of(runs.values(), read_baselines(out_dir), stats.judge_agreement,
-                                         tariff=bool(tariff), levels=(out_dir / "levels.jsonl").is_file())
+                                         tariff=bool(tariff), levels=(out_dir / "levels.jsonl").is_file(),
+                                         judgements=judges.values())
     summary.models = sorted(models.values(), key=lambda m: m.model)
     summary.judge_calls = sorted(judge_calls.values(), key=lambda j: j.model)
     summary.tariff = sorted(tariff.values(), key=lambda t: (t.suite, t.model))

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from mpcbench_async.cli import main
+from mpcbench_async.stats import weighted_kappa
 from mpcbench_async.sweep import (
     FamilyCertificate,
     SweepOptions,
@@ -178,6 +179,11 @@ def test_check_judge_and_judge_judge_agreement_from_the_sweeps_runs(tmp_path):
                                           planning.check_pass_judge_low)
     assert ("unknown", "missing", None) == (cert.status, cert.baselines, planning.oracle)
     assert [("ja", "jb", 4)] == [(j.judge_a, j.judge_b, j.runs) for j in cert.judge_agreement]
+    kappa = round(weighted_kappa([4, 2, 5, 5], [5, 3, 5, 4]), 4)  # ja and jb on r1…r4
+    assert [("ja", "jb", 4, kappa)] == [(j.judge_a, j.judge_b, j.runs, j.ars_kappa) for j in planning.judge_agreement]
+    assert total.judge_agreement == cert.judge_agreement
+    assert f"| planning | 4 | 1 | – | – | – | 1 of 3 | 1 of 3 | {kappa:.2f} (n 4) |" in render_markdown(
+        summarize(tmp_path))
     assert ["tariff"] == [s.suite for s in cert.suites]
     assert "tariff: not applicable — cases are scored against their expected codes" in " ".join(render_markdown(
         summarize(tmp_path)).split())
