@@ -169,10 +169,12 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
 
 def _family_kappas(judgements: Iterable[JudgeEntry]) -> dict[str, list[JudgeKappa]]:
     """Per task family and two judges (in name order), kappa per axis over the runs both scored."""
+    scored = [judge for judge in judgements if judge.ok and judge.verdict == "scored"]
+    if len({judge.model for judge in scored}) < 2:
+        return {}  # one judge: nothing to agree with (and no grouping of 100k judgements)
     by_run: dict[int, list[JudgeEntry]] = defaultdict(list)
-    for judge in judgements:
-        if judge.ok and judge.verdict == "scored":
-            by_run[id(judge.run)].append(judge)
+    for judge in scored:
+        by_run[id(judge.run)].append(judge)
     scores: dict[tuple[str, str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
     for given in by_run.values():
         for a, b in itertools.combinations(sorted(given, key=lambda j: j.model), 2):
