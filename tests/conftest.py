@@ -29,6 +29,13 @@ async def sim() -> AsyncIterator[SimServer]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def _certificate_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sweeps cache the certificate's baselines under $XDG_CACHE_HOME: one directory for the test session, never
+    the user's ~/.cache (subprocesses inherit it)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
 @pytest.fixture
 def fake_clock() -> FakeClock:
     return FakeClock()

@@ -29,6 +29,8 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS = (
     ("sweep", "_sweep:add_sweep", "every task × agent model × trial, judged by every judge model (the main job)"),
     ("summarize", "_sweep:add_summarize", "rebuild a sweep's summary from its JSONL files"),
+    ("verify", "_sweep:add_verify",
+     "re-score a finished sweep from its stored records, no model call: every stored score reproduced, or why not"),
     ("generate", "_generate:add_generate", "generate MPCBench world states and source data"),
     ("run-task", "_evaluate:add_run_task", "run one agent model on one task"),
     ("judge-input", "_evaluate:add_judge_input", "build a judge input from a run log"),

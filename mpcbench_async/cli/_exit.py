@@ -11,9 +11,9 @@ from .._lazy import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["BUDGET", "EPILOG", "FAILED", "INTERRUPTED", "OK", "USER_ERROR", "with_epilog"]
+__all__ = ["BUDGET", "EPILOG", "FAILED", "INTERRUPTED", "INVALID", "OK", "USER_ERROR", "with_epilog"]
 
-OK, FAILED, USER_ERROR, BUDGET, INTERRUPTED = 0, 1, 2, 3, 130
+OK, FAILED, USER_ERROR, BUDGET, INVALID, INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 EPILOG = """exit codes:
   0    every unit asked for has an ok result (from this run or an earlier one into the same output)
@@ -22,6 +22,9 @@ EPILOG = """exit codes:
   2    user error: a bad file, field, flag, model or output path (one 'error:' line on stderr)
   3    a budget was reached (--max-cost, budget_usd): units in flight finished and are saved, the rest did
        not run; rerun with a higher budget to continue
+  4    sweep --require-valid: every unit is ok, but the validity certificate is invalid (oracle ceiling,
+       lazy floor or vacuous passes outside the thresholds of model config $.certificate, or a task
+       family with no checked task) or unknown (no baselines); the reasons are printed
   130  interrupted (Ctrl-C, SIGTERM): finished units are saved; rerun the same command to resume"""
 
 

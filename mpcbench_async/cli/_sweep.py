@@ -33,11 +33,13 @@ def add_sweep(commands: Commands) -> None:
         description="Run every task with every agent model (and trial), judge every run with every judge "
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, ledger.jsonl (each "
         "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
-        "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
-        "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
-        "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
-        "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
-        "plan, whatever earlier runs did.", **_exit.with_epilog())
+        "certificate_baselines.json (the validity certificate's sim baselines on these tasks), summary.json and "
+        "summary.md to --out; the summary ends with the validity certificate (oracle ceiling, lazy floor, vacuous "
+        "passes, check–judge and judge–judge agreement per task family). Rerunning the same command resumes: "
+        "finished units are skipped, infrastructure errors are retried. One sweep at a time per --out; a "
+        "directory holds one experiment, so a rerun that changes model params, prompts, --max-turns or task "
+        "content is refused (see --allow-changes), while new models, tasks and trials extend it. The exit code "
+        "describes the whole plan, whatever earlier runs did.", **_exit.with_epilog())
     sweep.add_argument("--config", type=Path, default=workspace_path("model_config.json"),
                        help="default: model_config.json")
     sweep.add_argument("--prompts", type=Path, default=workspace_path("prompt_config.json"),
@@ -112,6 +114,18 @@ def add_sweep(commands: Commands) -> None:
     sweep.add_argument("--workers", type=int, default=None, metavar="N",
                        help="with --executor ray: worker actors, spread over the cluster's nodes, one CPU each "
                        "(default: one per CPU of the cluster)")
+    sweep.add_argument("--no-certificate", action="store_true",
+                       help="skip the validity certificate's baselines (sim/oracle-agent and sim/lazy-agent run on "
+                       "the sweep's tasks, and non-answers checked; cached per task, so usually instant): the "
+                       "certificate's verdict is then unknown; the agreement figures are still given")
+    sweep.add_argument("--certificate-cache", type=Path, default=None, metavar="DIR",
+                       help="where the certificate's baselines are cached across sweeps, keyed by task, data, agent "
+                       "prompt and code version (default: $XDG_CACHE_HOME/mpcbench-async/certificate, else "
+                       "~/.cache/mpcbench-async/certificate)")
+    sweep.add_argument("--require-valid", action="store_true",
+                       help="exit 4 when the validity certificate is not valid: an oracle ceiling below min_oracle "
+                       "(default 0.95), a lazy floor above max_lazy (0.10) or more vacuous passes than "
+                       "max_vacuous_passes (0) in any task family; thresholds in model config $.certificate")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
@@ -125,12 +139,50 @@ def add_sweep(commands: Commands) -> None:
 def add_summarize(commands: Commands) -> None:
     summary = commands.add_parser("summarize",
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
-                                  "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
+                                  "runs.jsonl, judgements.jsonl and calls.jsonl, with the validity certificate (its "
+                                  "baselines from certificate_baselines.json, as the sweep wrote them), and print "
+                                  "the table.")
     summary.add_argument("dir", type=Path)
     summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
                          help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "
                          "the most trials of a task)")
     summary.set_defaults(handler=cmd_summarize)
+
+
+def add_verify(commands: Commands) -> None:
+    verify = commands.add_parser(
+        "verify",
+        description="Re-score a finished MPCBench sweep from its stored records without any model call: run every "
+        "ok run's checks again on its stored final answer (against the task and data in --tasks-dir / --data-dir, "
+        "as the sweep used them) and, with --rejudge, rebuild every ok judgement's input from its run's stored log "
+        "and the judge prompt; rebuild summary.json from the records. Confirms that every stored score is "
+        "reproduced bit for bit, or lists each one that is not with the reason: the check code, the task, the data "
+        "or the judge prompt changed since the sweep, or the record was edited. Exit 0 when everything "
+        "reproduces, 1 when anything differs, 2 for a directory that is no sweep. (Not 'levels verify', which "
+        "replays the original MPCBench's recorded runs.)", **_exit.with_epilog())
+    verify.add_argument("dir", type=Path, help="the sweep's output directory (its --out)")
+    verify.add_argument("--rejudge", action="store_true",
+                        help="also rebuild each judgement's input (run log, answer requirements, judge prompt) and "
+                        "compare its digest with the one stored when the judge was asked")
+    verify.add_argument("--prompts", type=Path, default=Path("prompt_config.json"),
+                        help="with --rejudge: the prompts (default: prompt_config.json)")
+    verify.add_argument("--tasks-dir", type=Path, default=Path("tasks"),
+                        help="the sweep's --tasks-dir (default: tasks)")
+    verify.add_argument("--data-dir", type=Path, default=Path("data"), help="the sweep's --data-dir (default: data)")
+    verify.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"),
+                        help="the sweep's --scenarios-dir (default: scenarios)")
+    verify.add_argument("--scenario-id", default=None, help="the sweep's --scenario-id, if it used one")
+    verify.set_defaults(handler=cmd_verify)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ..sweep import verify_sweep
+
+    result = verify_sweep(args.dir, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
+                          scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, prompts=args.prompts,
+                          rejudge=args.rejudge)
+    print(result.report())
+    return _exit.OK if result.ok else _exit.FAILED
 
 
 def _models(value: str | None) -> list[str] | None:
@@ -143,6 +195,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ..sweep import dry_run_sweep, render_dry_run, run_sweep
 
     options = _options(args)
+    if args.require_valid and args.no_certificate:
+        raise InputError("--require-valid needs the certificate's baselines: drop --no-certificate")
     if args.dry_run:
         print(render_dry_run(dry_run_sweep(options, history=args.history)))
         return _exit.OK
@@ -156,7 +210,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if result.budget_reached:
         print(result.budget_reached, file=sys.stderr)
         return _exit.BUDGET
-    return _exit_code(result.outcome)
+    code = _exit_code(result.outcome)
+    if code == _exit.OK and args.require_valid and result.certificate.status in ("invalid", "unknown"):
+        from ..sweep import certificate_status
+
+        print(f"--require-valid: the validity certificate is {certificate_status(result.certificate)}", file=sys.stderr)
+        for problem in result.certificate.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return _exit.INVALID
+    return code
 
 
 def _level_numbers(value: str) -> list[int]:
@@ -181,6 +243,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         ledger_fsync=args.ledger_sync == "fsync", executor=args.executor, ray_address=args.ray_address,
         workers=args.workers,
         levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),
+        certificate=not args.no_certificate, certificate_cache=args.certificate_cache,
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 

@@ -241,6 +241,7 @@ class _ConfigFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     tariff_models: list[str] = msgspec.field(default_factory=list)
     defaults: dict[str, Any] = msgspec.field(default_factory=dict)
     models: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    certificate: dict[str, Any] = msgspec.field(default_factory=dict)  # the sweep's validity thresholds (sweep layer)
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -294,6 +295,11 @@ class ModelConfig:
     @property
     def tariff_models(self) -> list[str]:
         return self.raw.tariff_models
+
+    @property
+    def certificate(self) -> dict[str, Any]:
+        """``$.certificate``: the validity certificate's thresholds, read and checked by the sweep."""
+        return self.raw.certificate
 
     def settings_for(self, name: str) -> ModelSettings:
         """Settings for ``name``: ``defaults`` merged with ``models[name]`` (if any)."""

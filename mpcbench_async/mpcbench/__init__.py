@@ -22,6 +22,14 @@ if TYPE_CHECKING:
         scenario_json,
     )
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
+    from ._provenance import (
+        SIM_JUDGE,
+        baselines_version,
+        checks_version,
+        judge_input_digest,
+        sim_judge_scores,
+        sim_judge_version,
+    )
     from ._scenario import (
         GlobalSettings,
         Person,
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
     from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 
 __all__ = [
+    "SIM_JUDGE",
     "SOURCES",
     "AxisScore",
     "CheckResult",
@@ -62,13 +71,16 @@ __all__ = [
     "TaskEvaluation",
     "TaskFacts",
     "agent_messages",
+    "baselines_version",
     "build_judge_input",
+    "checks_version",
     "cross_source_problems",
     "data_path",
     "encode_document",
     "evaluate_task",
     "extract_json_object",
     "format_path",
+    "judge_input_digest",
     "judge_messages",
     "list_scenarios",
     "list_tasks",
@@ -84,6 +96,8 @@ __all__ = [
     "run_judge",
     "safe_name",
     "scenario_json",
+    "sim_judge_scores",
+    "sim_judge_version",
     "source_problems",
 ]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
+    from ._baselines import Thresholds
+    from ._certificate import Certificate, FamilyCertificate
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
     from ._experiment import (
@@ -23,12 +25,14 @@ if TYPE_CHECKING:
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
     from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
+    from ._render_certificate import certificate_notes, certificate_sections, certificate_status
     from ._runner import Runner, SweepStats, SweepStream
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite
     from ._summary import AxisStats, ModelSummary, Summary, summarize
     from ._table import RunRow, kept_runs
     from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
+    from ._verify import Mismatch, Verification, verify_sweep
 
 __all__ = [
     "AgentRunRecord",
@@ -36,8 +40,10 @@ __all__ = [
     "AgentUnit",
     "AxisStats",
     "CaseUnit",
+    "Certificate",
     "CostRange",
     "DryRun",
+    "FamilyCertificate",
     "Fingerprint",
     "GenerationSuite",
     "JudgeJob",
@@ -48,6 +54,7 @@ __all__ = [
     "LevelsUnit",
     "MPCBenchSuite",
     "Manifest",
+    "Mismatch",
     "ModelTime",
     "ModelSummary",
     "Outcome",
@@ -67,12 +74,17 @@ __all__ = [
     "TariffRunOptions",
     "TariffRunResult",
     "TariffSuite",
+    "Thresholds",
     "TokenRange",
     "Unit",
+    "Verification",
     "build_plan",
     "hint_for",
     "kept_levels_records",
     "kept_runs",
+    "certificate_notes",
+    "certificate_sections",
+    "certificate_status",
     "check_output_dir",
     "dry_run_sweep",
     "estimate_sweep",
@@ -89,6 +101,7 @@ __all__ = [
     "run_sweep",
     "summarize",
     "tariff_outcome",
+    "verify_sweep",
     "write_manifest",
     "write_summary",
 ]

@@ -8,7 +8,9 @@ the experiment check (``open_experiment``: a rerun with other settings is
 refused unless ``allow_changes``), the experiment's unit keys, one ``Runner``
 driving every suite at once (``MPCBenchSuite`` and one ``TariffSuite`` per
 tariff suite × model), the manifest's end, and ``summary.json`` /
-``summary.md``. The result carries the outcome of the whole plan (every unit
+``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
+baselines run on the plan's tasks, cached across sweeps, unless ``certificate``
+is off). The result carries the outcome of the whole plan (every unit
 as it stands on disk, whatever earlier runs did), whether a signal stopped the
 run, and the rendered summary table.
 
@@ -66,6 +68,8 @@ from ..llm import (
 from ..mpcbench import PromptConfig, load_prompts
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ..tariff import ScoringMode
+from ._baselines import thresholds_from, write_baselines
+from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
@@ -77,7 +81,7 @@ from ._render import render_markdown, render_table
 from ._runner import Runner
 from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite
-from ._summary import summarize
+from ._summary import Summary, summarize
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
@@ -130,6 +134,8 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     levels_data: Path = Path("storage/levels")  # the levels suite's data (``levels import`` / ``levels generate``)
     levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
     levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
+    certificate: bool = True  # False (``--no-certificate``): skip the certificate's baselines
+    certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -141,6 +147,7 @@ class SweepResult(msgspec.Struct, kw_only=True):
     table: str
     budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
     warnings: list[str] = []  # the scenarios' data warnings (file: row: what), also in data_warnings.json
+    certificate: Certificate = msgspec.field(default_factory=Certificate)  # the summary's validity certificate
 
 
 def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
@@ -149,12 +156,17 @@ def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
     The levels suite's table (``levels_summary.md``, written as that suite finishes) is appended to both.
     ``pass_k``: the ks of pass^k over tasks (default: 1, 2, 4, 8, … and the most trials of a task).
     """
+    return _write_summary(out, pass_k=pass_k)[1]
+
+
+def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> tuple[Summary, str]:
+    """``write_summary``, also returning the summary itself (its certificate decides ``--require-valid``)."""
     summary = summarize(out, pass_k=pass_k)
     levels = out / "levels_summary.md"
     levels_md = "\n" + levels.read_text(encoding="utf-8") if levels.is_file() else ""
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
     atomic_write_bytes(out / "summary.md", (render_markdown(summary) + levels_md).encode(), fsync=False)
-    return render_table(summary) + levels_md
+    return summary, render_table(summary) + levels_md
 
 
 async def run_sweep(options: SweepOptions,
@@ -197,6 +209,7 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan
     tariff = [suite for name in TARIFF_SUITES if name in suites
               for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
     levels = _levels_suite(options, config, prompts) if "levels" in suites else None
+    thresholds_from(config)  # a bad $.certificate fails now, before any call
     _check_budget(options, config, _models(plan, tariff, levels))
     return config, prompts, plan, tariff, levels
 
@@ -331,10 +344,16 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(out, manifest)
-    table = write_summary(out)  # with the tariff section, the error classes, an example of each and what to do
+    if plan is not None and not runner.stats.interrupted:  # a stopped sweep leaves its last baselines as they were
+        await write_baselines(out, plan, prompts, thresholds_from(config), skip=not options.certificate,
+                              cache_dir=options.certificate_cache,
+                              keep=manifest.fingerprint.tasks if manifest.fingerprint else ())
+    # With the tariff section, the error classes, an example of each and what to do, and the certificate.
+    summary, table = _write_summary(out)
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
-                       budget_reached=_budget_line(runner.budget_stop, budget, outcome, config), warnings=warnings)
+                       budget_reached=_budget_line(runner.budget_stop, budget, outcome, config), warnings=warnings,
+                       certificate=summary.certificate)
 
 
 def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:

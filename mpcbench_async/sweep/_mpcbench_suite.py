@@ -19,7 +19,17 @@ from typing import NamedTuple
 import anyio
 
 from ..llm import BudgetExceeded, LLMClient, cache_scope
-from ..mpcbench import PromptConfig, build_judge_input, run_agent, run_checks, run_judge
+from ..mpcbench import (
+    SIM_JUDGE,
+    PromptConfig,
+    build_judge_input,
+    checks_version,
+    judge_input_digest,
+    run_agent,
+    run_checks,
+    run_judge,
+    sim_judge_version,
+)
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._outcome import Outcome, plan_outcome
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
@@ -78,6 +88,7 @@ class AgentStage:
             return record
         record.status = "error" if run.stop_reason == "error" else "ok"
         record.retryable, record.checks = run.retryable, checks
+        record.checks_version = checks_version() if run.stop_reason != "error" else ""
         record.error_class, record.error_message = run.error_class, run.error
         record.finished_at = time.time()
         if record.status == "error":
@@ -110,8 +121,12 @@ class JudgeStage:
         try:
             task = self.plan.tasks[run_record.task_id]
             assert run_record.run is not None, "an ok run record without its run log"
+            judge_input = build_judge_input(run_record.run, task)
+            record.input_digest = judge_input_digest(judge_input, self.prompts)  # what verify --rejudge rebuilds
+            if unit.judge_model == SIM_JUDGE:  # a pure rubric: verify --rejudge scores it again
+                record.rubric_version = sim_judge_version()
             with cache_scope(trial=run_record.trial):  # a response cache keeps each trial's replies apart
-                judgement = await run_judge(client, unit.judge_model, build_judge_input(run_record.run, task),
+                judgement = await run_judge(client, unit.judge_model, judge_input,
                                             self.prompts, agent_model=run_record.model,
                                             scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key)
         except BudgetExceeded:

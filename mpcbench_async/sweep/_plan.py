@@ -30,7 +30,7 @@ from ..llm import ModelConfig, is_sim_model
 from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, list_tasks, load_task, load_task_data
 from ..records import unit_key
 
-__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir", "sim_model_problem"]
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir", "load_inputs", "sim_model_problem"]
 
 MAX_LISTED = 10  # problems shown in full in one error; the rest are counted
 
@@ -201,6 +201,21 @@ def build_plan(
     prompts.require("agent", *(["judge"] if judges else []))
     problems = [p for m in dict.fromkeys([*agents, *judges]) if is_sim_model(m)
                 and (p := sim_model_problem(m)) is not None]
+    tasks, data, task_hashes, data_hashes = load_inputs(tasks_dir, data_dir, scenarios_dir, task_glob=task_glob,
+                                                        scenario_id=scenario_id, problems=problems)
+    return SweepPlan(tasks, data, task_hashes, data_hashes, agents, judges, trials, config=config, prompts=prompts,
+                     max_turns=max_turns)
+
+
+Inputs = tuple[dict[str, Task], dict[str, ScenarioData], dict[str, str], dict[str, str]]
+
+
+def load_inputs(tasks_dir: Path, data_dir: Path, scenarios_dir: Path, *, task_glob: str = "*",
+                scenario_id: str | None = None, problems: list[str] | None = None) -> Inputs:
+    """The tasks matching ``task_glob`` and their scenarios' data, with the hashes the unit keys use: (tasks,
+    data, task hashes, data hashes) by task / scenario id. One ``InputError`` lists every problem (``problems``
+    found earlier first). Shared by the plan and ``verify``, which must hash the files exactly as the sweep did."""
+    problems = list(problems or [])
     paths = [p for p in list_tasks(tasks_dir) if fnmatch.fnmatch(p.stem, task_glob)
              or fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", task_glob)]
     if not paths:
@@ -217,5 +232,4 @@ def build_plan(
             problems.append(str(exc))
     if problems:
         raise _one_error(problems)
-    return SweepPlan(tasks, data, task_hashes, data_hashes, agents, judges, trials, config=config, prompts=prompts,
-                     max_turns=max_turns)
+    return tasks, data, task_hashes, data_hashes

@@ -11,11 +11,12 @@ judged an earlier run of that key (``stale_judgements``), one whose run has no
 type (every required field present and well typed) is skipped, counted per file
 in ``skipped_lines`` and warned about once per file — never trusted.
 
-A run passes as a trial when every check that applied passes — or, for a task
-without applicable checks, when its mean answer-requirements score over its kept
-judgements is ≥ 4; a task-level error is a failed trial and an infrastructure
-error (``retryable``) is no trial at all. The summary (``_summary``) and the
-per-run table (``_table``) both read through here: one copy of these rules.
+A run passes as a trial when every check that applied passes and fails when one
+does not; a run where no check applied is ``unverified`` — the judge alone cannot
+make it a pass (issue 26: judge ARS ≥ 4 gave the oracle pass^1 = 100% with 2 of 8
+tasks checked), so it is no trial of pass^k and is counted apart. A task-level
+error is a failed trial and an infrastructure error (``retryable``) is no trial at
+all. The summary (``_summary``) and the per-run table (``_table``) both read through here: one copy of these rules.
 """
 
 from __future__ import annotations
@@ -137,12 +138,17 @@ class RunEntry(Entry):
 
     @property
     def passed(self) -> bool | None:
-        """Whether this run passed as a trial; None for an infrastructure error, which is no trial."""
+        """Whether this run passed as a trial; None when it is no trial: an infrastructure error, or ``unverified``."""
         if not self.ok:
             return None if self.retryable else False
         if self.checks_applied:
             return self.checks_passed == self.checks_applied
-        return self.ars_n > 0 and self.ars_total / self.ars_n >= 4
+        return None
+
+    @property
+    def unverified(self) -> bool:
+        """An ok run no check applied to: only the judge speaks for it, so it is neither a pass nor a fail."""
+        return self.ok and not self.checks_applied
 
 
 class JudgeEntry(Entry):

@@ -28,6 +28,7 @@ class AgentRunRecord(UnitRecord, kw_only=True):
     trial: int
     run: RunLog | None = None
     checks: list[CheckResult] = []
+    checks_version: str = ""  # mpcbench.checks_version() of the code that ran the checks ("" before issue 26)
     kind: Literal["agent_run"] = "agent_run"
 
 
@@ -41,6 +42,8 @@ class JudgeRecord(UnitRecord, kw_only=True):
     judge_model: str
     trial: int
     judgement: Judgement | None = None
+    input_digest: str = ""  # mpcbench.judge_input_digest of what the judge was sent ("" before issue 26)
+    rubric_version: str = ""  # sim/judge only: mpcbench.sim_judge_version() of the rubric that scored it
     kind: Literal["judge"] = "judge"
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from ..llm import LEDGER
 from ._errors import ErrorClass
+from ._render_certificate import certificate_sections
 from ._render_stats import Section, pct, stat_sections
 from ._summary import AxisStats, JudgeView, Spend, Summary
 
@@ -28,8 +29,10 @@ PROSE_WIDTH = 100  # summary.md wraps its paragraphs here (Markdown joins the li
 
 LEGEND = (
     "ARS = answer-requirements satisfaction, SGR = source-grounded reasoning: judge scores 0–5, mean ± standard "
-    "error. checks = deterministic checks passed (n/a excluded). pass^k = share of tasks whose k trials all "
-    "passed (k = the fewest trials of a task; infrastructure errors are not trials). err = task-level errors "
+    "error. checks = deterministic checks passed (n/a excluded). pass^k = share of checked tasks whose k trials all "
+    "passed (k = the fewest trials of a task; infrastructure errors and unverified runs are not trials). "
+    "checked = tasks with a verified trial / tasks run; unver = unverified runs: no check applied, so only the "
+    "judge speaks for them and they never count as a pass. err = task-level errors "
     "(runs and judgements); infra = infrastructure errors (rate limits, 5xx, timeouts, connections: rerunning "
     "the same command retries them); unsc = judgements left unscored. tokens, cost $ = kept/spent: in the "
     "records counted / every call made, redone and failed work included (≤: with unsettled calls at their worst "
@@ -164,15 +167,16 @@ def render_table(summary: Summary) -> str:
         for v in m.judges or [JudgeView(judge_model="–")]:
             tokens, cost = _kept_spent(m.kept, m.spent)
             rows.append([name(m.model), name(v.judge_model), _fmt(v.ars), _fmt(v.sgr), pct(m.check_pass_rate),
-                         pct(m.pass_at_k) + (f" k={m.k}" if m.k else ""), str(m.errors + v.errors),
+                         pct(m.pass_at_k) + (f" k={m.k}" if m.k else ""), f"{m.tasks_checked}/{m.tasks}",
+                         str(m.unverified), str(m.errors + v.errors),
                          str(m.infra_errors + v.infra_errors), str(v.unscored), tokens, cost,
                          f"{m.latency_p50_s or 0:.3f}", f"{m.latency_p95_s or 0:.3f}"])
     lines: list[str] = []
     if rows or not summary.tariff:  # a tariff-only sweep has no agent table to show
-        lines = _grid(["agent model", "judge", "ARS", "SGR", "checks", "pass^k", "err", "infra", "unsc",
-                       "tokens kept/spent", "cost $ kept/spent", "p50", "p95"], rows, right=set(range(2, 13)))
+        lines = _grid(["agent model", "judge", "ARS", "SGR", "checks", "pass^k", "checked", "unver", "err", "infra",
+                       "unsc", "tokens kept/spent", "cost $ kept/spent", "p50", "p95"], rows, right=set(range(2, 15)))
         lines += textwrap.wrap(LEGEND, width=max(100, len(lines[0])), break_on_hyphens=False)
-    for section in stat_sections(summary, name):
+    for section in [*stat_sections(summary, name), *certificate_sections(summary)]:
         lines += ["", *textwrap.wrap(f"{section.heading}: {section.about}:", width=100, break_on_hyphens=False)]
         lines += _grid(section.header, section.rows, section.right)
         lines += textwrap.wrap(section.note, width=100, break_on_hyphens=False)
@@ -206,17 +210,18 @@ def render_markdown(summary: Summary) -> str:
     unsettled = _unsettled(summary)
     lines = ["# Sweep summary", "", *_prose(f"Directory: `{summary.out_dir}`; {_counted(summary)}."), "",
              *([*_prose(_sentence(unsettled)), ""] if unsettled else []), *_prose(LEGEND), "",
-             "| agent model | judge | ARS | SGR | checks passed | pass^k | errors | infra errors | unscored | "
-             "tokens kept | tokens spent | cost $ kept | cost $ spent | latency p50 s | p95 s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| agent model | judge | ARS | SGR | checks passed | pass^k | tasks checked | unverified | errors | "
+             "infra errors | unscored | tokens kept | tokens spent | cost $ kept | cost $ spent | p50 s | p95 s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m in summary.models:
         for v in m.judges or [JudgeView(judge_model="–")]:
             lines.append(f"| {m.model} | {v.judge_model} | {_fmt(v.ars)} | {_fmt(v.sgr)} | {pct(m.check_pass_rate)} "
-                         f"| {pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.errors + v.errors} "
+                         f"| {pct(m.pass_at_k)}{f' (k={m.k})' if m.k else ''} | {m.tasks_checked} of {m.tasks} "
+                         f"| {m.unverified} | {m.errors + v.errors} "
                          f"| {m.infra_errors + v.infra_errors} | {v.unscored} | {m.kept.tokens} | {m.spent.tokens} "
                          f"| {m.kept.cost_text()} | "
                          f"{m.spent.cost_text()} | {m.latency_p50_s or 0:.3f} | {m.latency_p95_s or 0:.3f} |")
-    for section in stat_sections(summary, str):
+    for section in [*stat_sections(summary, str), *certificate_sections(summary)]:
         lines += ["", f"## {section.heading}", "", *_prose(_sentence(section.about)), "", *_markdown_table(section)]
         lines += ["", *_prose(_sentence(section.note))] if section.note else []
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",

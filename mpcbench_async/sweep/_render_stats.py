@@ -42,13 +42,14 @@ def _over_tasks(summary: Summary, name: Callable[[str], str]) -> Section | None:
     for m in models:
         s = m.stats
         passes = {p.k: pct(p.value) for p in s.pass_hat_k}
-        rows.append([name(m.model), str(m.tasks), _score(s.ars),
+        rows.append([name(m.model), f"{m.tasks_checked}/{m.tasks}", _score(s.ars),
                      _score(s.sgr), _rate(s.check_rate), *(passes.get(k, "–") for k in ks), _num(s.trial_variance.ars),
                      _num(s.trial_variance.sgr)])
-    header = ["agent model", "tasks", "ARS", "SGR", "checks", *(f"pass^{k}" for k in ks), "var ARS", "var SGR"]
+    header = ["agent model", "checked/tasks", "ARS", "SGR", "checks", *(f"pass^{k}" for k in ks), "var ARS", "var SGR"]
     return Section("Over tasks", "per agent model: mean [95% bootstrap CI over tasks] of each task's mean over "
-                   "judges and trials; checks = passed / applied; pass^k = chance that k of a task's trials all pass "
-                   "(infrastructure errors are not trials; k = 1, 2, 4, 8, … and the most trials of a task); var = "
+                   "judges and trials; checks = passed / applied; pass^k = chance that k of a checked task's trials "
+                   "all pass (infrastructure errors and unverified runs, where no check applied, are not trials; "
+                   "k = 1, 2, 4, 8, … and the most trials of a task); var = "
                    "mean variance of a task's scores across trials",
                    header, rows, right=set(range(1, len(header))))
 

@@ -6,13 +6,17 @@ and orphan judgements, records of earlier experiments, undecodable lines).
 Per agent model: mean ± standard error of both judge axes (overall and per task
 type, per judge), deterministic-check pass rate (passes over checks that
 applied: ``n/a`` checks count in neither), pass^k over trials (a run passes when
-every check that applied passes — or, for a task without applicable checks, when
-its mean answer-requirements score is ≥ 4 — and pass^k is the share of tasks
-whose k trials all pass). Infrastructure errors (``retryable``: rate limits,
+every check that applied passes, and pass^k is the share of tasks whose k trials
+all pass). A run no check applied to is ``unverified``: counted apart
+(``unverified``), never a pass nor a trial of pass^k, and ``tasks_checked`` says how
+many of a model's tasks had a verified trial at all. Infrastructure errors (``retryable``: rate limits,
 timeouts, connections; a rerun retries them) are not trials: they are counted in
 ``infra_errors`` and left out of pass^k; task-level errors count as failed trials.
-The statistics over tasks, trials and judges (bootstrap intervals, pass^k for
-k = 1, 2, 4, … and the most trials, paired differences, judge agreement) come from the per-run table
+The validity certificate (``_certificate``: oracle ceiling and lazy floor from the
+baselines file the sweep wrote, vacuous passes, check–judge and judge–judge
+agreement) is built from the same kept entries. The statistics over tasks, trials
+and judges (bootstrap intervals, pass^k for k = 1, 2, 4, … and the most trials,
+paired differences, judge agreement) come from the per-run table
 (``_statistics``). Tokens and cost: ``spent`` is every call of the plan's units in
 ``calls.jsonl`` (redone and failed attempts included) and every *unsettled* call of
 them — an intent in ``ledger.jsonl`` no call record settles: sent, and its reply
@@ -39,6 +43,8 @@ from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..llm import LEDGER, SettledCalls, unsettled_calls
 from ..records import CallIntent, LLMCallRecord
+from ._baselines import read_baselines
+from ._certificate import Certificate, certificate_of
 from ._cost import cost_text
 from ._data_warnings import read_data_warnings
 from ._errors import ErrorClass, ErrorTally, endpoint_of
@@ -157,8 +163,10 @@ class ModelSummary(msgspec.Struct, kw_only=True):
     checks_passed: int = 0
     checks_total: int = 0  # checks that applied (n/a excluded)
     check_pass_rate: float | None = None
-    tasks: int = 0  # tasks with at least one trial (the denominator of pass^k)
-    k: int = 0  # the fewest trials of any of those tasks
+    unverified: int = 0  # ok runs no check applied to: neither a pass nor a trial of pass^k
+    tasks: int = 0  # tasks with at least one run that is not an infrastructure error
+    tasks_checked: int = 0  # of those, tasks with a verified trial (the denominator of pass^k)
+    k: int = 0  # the fewest verified trials of any checked task
     pass_at_k: float | None = None
     judges: list[JudgeView] = []
     kept: Spend = msgspec.field(default_factory=Spend)
@@ -216,6 +224,7 @@ class Summary(msgspec.Struct, kw_only=True):
     judge_agreement: list[JudgePair] = []
     judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
     warnings: list[str] = []  # data warnings of the sweep's scenarios (data_warnings.json), file and row each
+    certificate: Certificate = msgspec.field(default_factory=Certificate)  # how far the scores can be trusted
 
 
 # -- statistics in constant memory ------------------------------------------------------------------------
@@ -296,6 +305,9 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.paired = stats.paired
     summary.judge_agreement = stats.judge_agreement
     summary.judge_spread = stats.judge_spread
+    summary.certificate = certificate_of(runs.values(), read_baselines(out_dir), stats.judge_agreement,
+                                         tariff=bool(tariff), levels=(out_dir / "levels.jsonl").is_file(),
+                                         judgements=judges.values())
     summary.models = sorted(models.values(), key=lambda m: m.model)
     summary.judge_calls = sorted(judge_calls.values(), key=lambda j: j.model)
     summary.tariff = sorted(tariff.values(), key=lambda t: (t.suite, t.model))
@@ -342,7 +354,8 @@ def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeVie
                 reader: Reader) -> dict[str, ModelSummary]:
     """One row per agent model: outcomes, checks and pass^k of its kept runs, with its judges' views."""
     models: dict[str, ModelSummary] = {}
-    trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (model, task) -> [trials, passed]
+    # (model, task) -> [verified trials, passed, unverified runs]
+    trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for key, run in runs.items():
         row = models.setdefault(run.model, ModelSummary(model=run.model))
         row.runs += 1
@@ -359,6 +372,10 @@ def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeVie
         row.checks_total += run.checks_applied
         row.checks_passed += run.checks_passed
         counts = trials[(run.model, run.task_id)]
+        if run.unverified:
+            row.unverified += 1
+            counts[2] += 1
+            continue
         counts[0] += 1
         counts[1] += bool(run.passed)
     for (model, _), view in sorted(views.items()):
@@ -367,9 +384,11 @@ def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeVie
         if row.checks_total:
             row.check_pass_rate = round(row.checks_passed / row.checks_total, 4)
         per_task = [counts for (m, _), counts in trials.items() if m == model]
-        if per_task:
-            row.tasks, row.k = len(per_task), min(n for n, _ in per_task)
-            row.pass_at_k = round(sum(passed == n for n, passed in per_task) / len(per_task), 4)
+        checked = [(n, passed) for n, passed, _ in per_task if n]
+        row.tasks, row.tasks_checked = len(per_task), len(checked)
+        if checked:
+            row.k = min(n for n, _ in checked)
+            row.pass_at_k = round(sum(passed == n for n, passed in checked) / len(checked), 4)
     return models
 
 

@@ -22,9 +22,10 @@ __all__ = ["RunRow", "iter_run_rows", "kept_runs", "run_rows"]
 class RunRow(msgspec.Struct, kw_only=True):
     """One kept agent run and its kept judgements.
 
-    ``passed``: whether the run passed as a trial (every applicable check passed, or
-    with no applicable check a mean ARS ≥ 4), ``False`` for a task-level error and
-    ``None`` for an infrastructure error (no trial). ``scores``: judge model →
+    ``passed``: whether the run passed as a trial (every applicable check passed),
+    ``False`` for a task-level error and ``None`` for no trial: an infrastructure
+    error, or an ``unverified`` run (ok, and no check applied: the judge alone never
+    makes a pass). ``scores``: judge model →
     ``[ARS, SGR]`` of that judge's kept ok judgement (``[None, None]`` when it left the
     run unscored); a judge whose kept judgement is an error is absent.
     """
@@ -39,6 +40,7 @@ class RunRow(msgspec.Struct, kw_only=True):
     checks_passed: int
     checks_total: int  # checks that applied (n/a excluded)
     passed: bool | None
+    unverified: bool = False
     scores: dict[str, list[float | None]] = {}
 
 
@@ -73,4 +75,5 @@ def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
         yield RunRow(key=key, agent_model=run.model, task_id=run.task_id, task_type=run.task_type, trial=run.trial,
                      status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
                      checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
+                     unverified=run.unverified,
                      scores=dict(sorted(scores.items())))

@@ -19,6 +19,7 @@ import msgspec
 
 from ..stats import Interval, Paired, paired_difference
 from ..sweep import AgentRunRecord, JudgeRecord, ModelSummary, Summary
+from ._certificate import certificate_section
 from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
 from ._levels import levels_section
@@ -51,7 +52,8 @@ def leaderboard(summary: Summary, *, links: bool = True) -> str:
     models = summary.models
     ks = sorted({p.k for m in models for p in m.stats.pass_hat_k})
     header = ["agent model", "ARS (0–5) [95% CI]", "SGR (0–5) [95% CI]", "check pass rate [95% CI]",
-              *(f"pass^{k}" for k in ks), "runs", "errors", "infra errors", "tokens (kept)", "cost USD (kept)",
+              *(f"pass^{k}" for k in ks), "tasks checked", "unverified", "runs", "errors", "infra errors",
+              "tokens (kept)", "cost USD (kept)",
               "latency p50 / p95 s", "trial variance ARS / SGR"]
     rows = []
     for m in models:
@@ -61,13 +63,16 @@ def leaderboard(summary: Summary, *, links: bool = True) -> str:
             + _estimate(m.stats.ars.mean, m.stats.ars.ci) + _estimate(m.stats.sgr.mean, m.stats.sgr.ci)
             + _estimate(m.stats.check_rate.mean, m.stats.check_rate.ci, percent=True)
             + "".join(f'<td class="num pass-k" data-k="{k}">{pct(passes.get(k))}</td>' for k in ks)
+            + _num(f"{m.tasks_checked} of {m.tasks}") + _num(m.unverified)
             + _num(m.runs) + _num(m.errors) + _num(m.infra_errors) + _num(m.kept.tokens)
             + _num(m.kept.cost_text()) + _num(f"{fmt(m.latency_p50_s)} / {fmt(m.latency_p95_s)}")
             + _num(f"{fmt(m.stats.trial_variance.ars)} / {fmt(m.stats.trial_variance.sgr)}") + "</tr>")
     return ('<section id="leaderboard-section"><h2>Leaderboard</h2><p class="muted">Per agent model, over tasks: '
             "judge scores (a run's score is the mean over its judges, a task's the mean over its trials) and the "
             "check pass rate, each with a 95% bootstrap interval over tasks; pass^k = chance that k trials of a "
-            "task all pass (infrastructure errors are not trials); trial variance = mean over tasks of the variance "
+            "checked task all pass (infrastructure errors are not trials, nor are unverified runs: no check applied, "
+            "so the judge alone spoke and they never count as a pass); tasks checked = tasks with a verified trial; "
+            "trial variance = mean over tasks of the variance "
             "of their trials' scores.</p>"
             + table("leaderboard", header, rows) + _score_chart(models) + "</section>")
 
@@ -144,13 +149,14 @@ class Summarized(Protocol):
 
 
 def overview_body(sweep: Summarized, chapters: Mapping[str, str] | None = None, *, links: bool = True) -> str:
-    """Counts, leaderboard, heatmap, tariff section, paired and agreement tables (``links``: to viewer pages).
+    """Counts, leaderboard, validity certificate, heatmap, tariff section, paired and agreement tables
+    (``links``: to viewer pages).
     All from the summary and the tariff reports: the overview is served before the runs index is ready."""
     s = sweep.summary
     intro = (f'<p id="counts">{s.runs} kept runs, {s.judgements} judgements, {s.tariff_cases} tariff cases; '
              f"{s.duplicates_ignored} duplicate records ignored, {s.stale_judgements} stale and "
              f"{s.orphan_judgements} orphan judgements, {s.other_experiments} records of earlier experiments.</p>")
-    return (intro + leaderboard(s, links=links) + heatmap_section(s)
+    return (intro + leaderboard(s, links=links) + certificate_section(s) + heatmap_section(s)
             + tariff_section(sweep.out_dir, chapters) + levels_section(sweep.out_dir, links=links) + _paired_tables(s))
 
 
@@ -181,7 +187,8 @@ class RunsQuery(msgspec.Struct, kw_only=True):
 
 
 _STATUS_FILTERS = {"ok": "status = 'ok'", "error": "status = 'error' AND infra_error = 0",
-                   "infra": "status = 'error' AND infra_error = 1", "passed": "passed = 1", "failed": "passed = 0"}
+                   "infra": "status = 'error' AND infra_error = 1", "passed": "passed = 1", "failed": "passed = 0",
+                   "unverified": "status = 'ok' AND checks_total = 0"}
 
 
 def status_text(row: sqlite3.Row) -> str:
@@ -204,6 +211,8 @@ def _scores_text(row: sqlite3.Row) -> str:
 def run_row(row: sqlite3.Row) -> str:
     checks = f"{row['checks_passed']}/{row['checks_total']}" if row["checks_total"] else "–"
     passed = {None: "–", 1: "pass", 0: "fail"}[row["passed"]]
+    if row["status"] == "ok" and not row["checks_total"]:
+        passed = "unverified"  # no check applied: the judge alone is no pass
     return (f'<tr data-key="{esc(row["key"])}"><td><a href="{href("/run/" + row["key"])}">{esc(row["key"])}</a></td>'
             f'<td>{esc(row["model"])}</td><td>{esc(row["task"])}</td><td>{esc(row["family"])}</td>'
             f'{_num(row["trial"])}<td class="status-{esc(row["status"])}">{esc(status_text(row))}</td>'

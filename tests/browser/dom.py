@@ -47,6 +47,11 @@ def assert_leaderboard(scope: Any, sweep: Sweep) -> None:
         ars, sgr = (next(v for k, v in cells.items() if k.startswith(axis)) for axis in ("ARS", "SGR"))
         assert f"{judge_mean(model, 'ars'):.2f}" == ars.split()[0]
         assert f"{judge_mean(model, 'sgr'):.2f}" == sgr.split()[0]
+        assert (f"{model['tasks_checked']} of {model['tasks']}", str(model["unverified"])) == (
+            cells["tasks checked"], cells["unverified"])
+        if model["pass_at_k"] is None:  # no checked task: unverified runs are no pass, so there is no pass^k at all
+            assert all(td.inner_text().strip() == "–" for td in row.locator("td.pass-k").all())
+            continue
         k_cell = row.locator(f'td.pass-k[data-k="{model["k"]}"]')
         assert f"{100 * model['pass_at_k']:.1f}%" == k_cell.inner_text().strip()
 

@@ -119,7 +119,8 @@ class TestSweepCommand:
         assert 0 == proc.returncode, proc.stderr
         assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
         assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "ledger.jsonl",
-                       "summary.json", "summary.md", "experiment_keys.txt", ".lock"]) == sorted(
+                       "summary.json", "summary.md", "experiment_keys.txt", ".lock",
+                       "certificate_baselines.json"]) == sorted(
             p.name for p in out.iterdir())
 
 

@@ -110,7 +110,7 @@ class TestAllowChanges:
         summary, manifest = read(out / "summary.json"), read(out / "manifest.json")
         assert (16, 8, 8, 16) == (len(lines(out / "runs.jsonl")), summary["runs"], summary["judgements"],
                                   summary["other_experiments"])
-        assert [(4, 1), (4, 1)] == [(m["runs"], m["k"]) for m in summary["models"]]
+        assert [(4, 4), (4, 4)] == [(m["runs"], m["tasks"]) for m in summary["models"]]
         assert (2, [(1, 12)], [1, 2], 8) == (
             manifest["experiment"], [(e["id"], e["fingerprint"]["max_turns"]) for e in manifest["experiments"]],
             [h["experiment"] for h in manifest["history"]], manifest["fingerprint"]["max_turns"])

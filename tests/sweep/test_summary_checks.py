@@ -27,11 +27,12 @@ class TestChecksInSummary:
         model = summarize(tmp_path).models[0]
         assert (1, 2, 0.5) == (model.checks_passed, model.checks_total, model.check_pass_rate)
 
-    def test_run_with_only_n_a_checks_falls_back_to_the_judge(self, tmp_path):
-        """A run whose checks are all n/a is judged by its answer-requirements score (none here: not passed)."""
+    def test_run_with_only_n_a_checks_is_unverified(self, tmp_path):
+        """A run whose checks are all n/a is unverified: no pass^k at all, one unverified run, no task checked."""
         _write(tmp_path / "runs.jsonl", [_run("a", "t1", [{"name": "x", "status": "n/a", "detail": ""}])])
         model = summarize(tmp_path).models[0]
-        assert (0, 0, None, 0.0) == (model.checks_passed, model.checks_total, model.check_pass_rate, model.pass_at_k)
+        assert (0, 0, None, None, 1, 1, 0) == (model.checks_passed, model.checks_total, model.check_pass_rate,
+                                              model.pass_at_k, model.unverified, model.tasks, model.tasks_checked)
 
     def test_old_logs_with_passed_still_decode(self, tmp_path):
         """Records written before ``status`` existed (``passed: true/false``) count as pass / fail."""

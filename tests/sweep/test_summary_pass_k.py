@@ -63,9 +63,10 @@ def test_models_with_different_trial_counts_share_the_columns(tmp_path):
     write(tmp_path / "runs.jsonl", *runs)
     summary = summarize(tmp_path)
     assert [[1, 2], [1, 2, 4, 5]] == [[p.k for p in m.stats.pass_hat_k] for m in summary.models]
-    assert ("| agent model | tasks | ARS | SGR | checks | pass^1 | pass^2 | pass^4 | pass^5 | var ARS | var SGR |"
+    assert ("| agent model | checked/tasks | ARS | SGR | checks | pass^1 | pass^2 | pass^4 | pass^5 | var ARS "
+            "| var SGR |"
             in render_markdown(summary))
-    assert "| a | 1 | – | – | 100% | 100% | 100% | – | – | – | – |" in render_markdown(summary)
+    assert "| a | 1/1 | – | – | 100% | 100% | 100% | – | – | – | – |" in render_markdown(summary)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def test_summary_md_lines_stay_readable(long_sweep):
     assert max(len(line) for line in lines) <= 200
     assert max(len(line) for line in lines if not line.startswith("|")) <= 100
     assert max(len(line) for line in render_table(summarize(long_sweep)).splitlines()) <= 200
-    header = next(line for line in lines if line.startswith("| agent model | tasks |"))
+    header = next(line for line in lines if line.startswith("| agent model | checked/tasks |"))
     assert [f"pass^{k}" for k in KS] == [cell.strip() for cell in header.split("|") if "pass^" in cell]
 
 

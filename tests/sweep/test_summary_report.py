@@ -197,7 +197,8 @@ class TestTable:
         table = " ".join(render_table(summarize(tmp_path)).split())
         for phrase in ("ARS = answer-requirements satisfaction", "SGR = source-grounded reasoning",
                        "checks = deterministic checks passed (n/a excluded)",
-                       "pass^k = share of tasks whose k trials all passed", "err = task-level errors",
+                       "pass^k = share of checked tasks whose k trials all passed",
+                       "unver = unverified runs: no check applied", "err = task-level errors",
                        "infra = infrastructure errors", "unsc = judgements left unscored",
                        "tokens, cost $ = kept/spent", "p50, p95 = agent call latency"):
             assert phrase in table

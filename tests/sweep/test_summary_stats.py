@@ -102,15 +102,16 @@ class TestOverTasks:
         assert (b.ci.low, b.ci.high) == _ci([4 / 4, 3 / 4], weights=[4, 4])
 
     def test_pass_hat_k_leaves_out_infrastructure_errors(self, summary):
-        """a: t1 [pass, fail], t2 [fail] (its infra error is no trial), t3 [pass, pass] (no checks: ARS ≥ 4);
-        b: t1 [pass, pass], t2 [fail, pass], t3 [error = fail, pass]."""
-        a_tasks = [[True, False], [False], [True, True]]
-        b_tasks = [[True, True], [False, True], [False, True]]
+        """a: t1 [pass, fail], t2 [fail] (its infra error is no trial), t3 unverified (no check applied: no trial,
+        whatever its ARS); b: t1 [pass, pass], t2 [fail, pass], t3 [error = fail] (its other trial is unverified)."""
+        a_tasks = [[True, False], [False]]
+        b_tasks = [[True, True], [False, True], [False]]
         a, b = (m.stats.pass_hat_k for m in summary.models)
-        assert [(1, 3, _pass_hat(a_tasks, 1)), (2, 2, _pass_hat(a_tasks, 2))] == [(p.k, p.tasks, p.value) for p in a]
-        assert [(1, 3, _pass_hat(b_tasks, 1)), (2, 3, _pass_hat(b_tasks, 2))] == [(p.k, p.tasks, p.value) for p in b]
-        assert [0.5, 0.5, 0.6667, 0.3333] == [p.value for p in a + b]
-        assert (1, 0.3333) == (summary.models[0].k, summary.models[0].pass_at_k)  # all trials passed: t3 only
+        assert [(1, 2, _pass_hat(a_tasks, 1)), (2, 1, _pass_hat(a_tasks, 2))] == [(p.k, p.tasks, p.value) for p in a]
+        assert [(1, 3, _pass_hat(b_tasks, 1)), (2, 2, _pass_hat(b_tasks, 2))] == [(p.k, p.tasks, p.value) for p in b]
+        assert [0.25, 0.0, 0.5, 0.5] == [p.value for p in a + b]
+        first = summary.models[0]
+        assert (1, 0.0, 3, 2, 2) == (first.k, first.pass_at_k, first.tasks, first.tasks_checked, first.unverified)
 
     def test_trial_variance(self, summary):
         """a: t1 ARS var(4.5, 3) = 1.125, SGR var(3, 3) = 0; t3 ARS var(4.5, 5) = 0.125, SGR var(5, 4) = 0.5."""
@@ -173,10 +174,11 @@ class TestRendering:
         ci = f"{a.ars.mean:.2f} [{a.ars.ci.low:.2f}, {a.ars.ci.high:.2f}]"
         assert ci == "3.50 [2.00, 4.75]"
         lines = table.splitlines()
-        start = lines.index("agent model tasks               ARS               SGR          checks pass^1 pass^2 "
-                            "var ARS var SGR")
-        assert [f"a               3 {ci} 3.00 [1.50, 4.50]   50% [0%, 75%]    50%    50%    0.62    0.25",
-                "b               3 3.83 [2.75, 4.75] 3.50 [2.75, 4.25] 88% [75%, 100%]    67%    33%    0.12    0.12",
+        start = lines.index("agent model checked/tasks               ARS               SGR          checks pass^1 "
+                            "pass^2 var ARS var SGR")
+        assert [f"a                     2/3 {ci} 3.00 [1.50, 4.50]   50% [0%, 75%]    25%     0%    0.62    0.25",
+                "b                     3/3 3.83 [2.75, 4.75] 3.50 [2.75, 4.25] 88% [75%, 100%]    50%    50%    "
+                "0.12    0.12",
                 ] == lines[start + 2:start + 4]
         assert b.check_rate.mean == 0.875
         pair = summary.paired[0]
@@ -190,7 +192,8 @@ class TestRendering:
         markdown = render_markdown(summary)
         assert markdown.index("## Over tasks") < markdown.index("## Paired differences") < markdown.index(
             "## Judge agreement") < markdown.index("## By task type")
-        assert "| a | 3 | 3.50 [2.00, 4.75] | 3.00 [1.50, 4.50] | 50% [0%, 75%] | 50% | 50% | 0.62 | 0.25 |" in markdown
+        assert ("| a | 2/3 | 3.50 [2.00, 4.75] | 3.00 [1.50, 4.50] | 50% [0%, 75%] | 25% | 0% | 0.62 | 0.25 |"
+                in markdown)
         assert "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" in markdown
 
     def test_sections_that_do_not_apply_are_left_out(self, tmp_path):
@@ -207,7 +210,7 @@ class TestRendering:
         _write_sweep(tmp_path, {("a", "t1", 0): ("p", {"j1": (4, 4)})})
         stats = summarize(tmp_path).models[0].stats
         assert (1, 4.0, None) == (stats.ars.tasks, stats.ars.mean, stats.ars.ci)
-        assert "a               1 4.00 4.00   100%   100%       –       –" in render_table(summarize(tmp_path))
+        assert "a                     1/1 4.00 4.00   100%   100%       –       –" in render_table(summarize(tmp_path))
 
 
 def test_summary_files_are_byte_stable(tmp_path):

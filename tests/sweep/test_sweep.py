@@ -57,7 +57,9 @@ class TestFaults:
         summary = summarize(tmp_path / "out")
         assert ["sim/echo", "sim/lazy-agent"] == [m.model for m in summary.models]
         for model in summary.models:
-            assert (12, 12, 0, 3) == (model.runs, model.ok, model.errors, model.k)
+            # the workspace's tasks have nothing to check: every run is unverified, no task is a trial of pass^k
+            assert (12, 12, 0, 12, 4, 0, 0) == (model.runs, model.ok, model.errors, model.unverified, model.tasks,
+                                                model.tasks_checked, model.k)
             assert 12 == model.judges[0].scored
 
 

@@ -15,8 +15,8 @@ def _sweep(tmp_path):
           run("r1", checks="ff", started=1, finished=2),
           run("r1", checks="pnp", started=10, finished=20),  # a rerun: the last ok record counts
           run("r2", trial=1, checks="pf"),
-          run("r3", task="t2", checks="nn"),  # no check applied: passed by its mean ARS (4.5)
-          run("r4", task="t2", trial=1),  # no checks and judged 3: not passed
+          run("r3", task="t2", checks="nn"),  # no check applied: unverified, whatever its ARS (4.5)
+          run("r4", task="t2", trial=1),  # no checks and judged 3: unverified too
           run("r5", model="m2", status="error", error_class="RateLimitError", retryable=True),
           run("r6", model="m2", trial=1, status="error", error_class="AgentError"),
           run("old", checks="p"))  # an earlier experiment's record
@@ -41,9 +41,9 @@ def test_one_row_per_kept_run_with_its_kept_judgements(tmp_path):
         RunRow(key="r2", agent_model="m", task_id="t1", task_type="planning", trial=1, **ok, checks_passed=1,
                checks_total=2, passed=False, scores={}),
         RunRow(key="r3", agent_model="m", task_id="t2", task_type="planning", trial=0, **ok, checks_passed=0,
-               checks_total=0, passed=True, scores={"ja": [4, 2], "jb": [5, 5]}),
+               checks_total=0, passed=None, unverified=True, scores={"ja": [4, 2], "jb": [5, 5]}),
         RunRow(key="r4", agent_model="m", task_id="t2", task_type="planning", trial=1, **ok, checks_passed=0,
-               checks_total=0, passed=False, scores={"jb": [3, 3]}),
+               checks_total=0, passed=None, unverified=True, scores={"jb": [3, 3]}),
         RunRow(key="r5", agent_model="m2", task_id="t1", task_type="planning", trial=0, status="error",
                infra_error=True, checks_passed=0, checks_total=0, passed=None, scores={}),
         RunRow(key="r6", agent_model="m2", task_id="t1", task_type="planning", trial=1, status="error",

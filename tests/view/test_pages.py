@@ -47,13 +47,28 @@ class TestEveryPage:
 
 
 class TestOverview:
+    async def test_the_validity_certificate_is_the_summarys(self, client, sweep_dir):
+        """The overview shows the certificate: its verdict (no baselines here: unknown, and why), one row per family
+        and one for all with the summary's figures, and its notes."""
+        cert = summarize(sweep_dir).certificate
+        section = (await get(client, "/")).one("section", id="certificate")
+        assert "unknown" == section.attrs["data-status"]
+        assert "Validity certificate: unknown: the sweep wrote no baselines (certificate_baselines.json)" == (
+            section.one("h2").text)
+        rows = [[td.text for td in tr.all("td")] for tr in section.one("tbody").all("tr")]
+        assert [f.family for f in cert.families] == [row[0] for row in rows]
+        assert [[str(f.tasks), str(f.tasks_without_check), "–", "–", "–"] for f in cert.families] == [
+            row[1:6] for row in rows]
+        assert any(li.text.startswith("judge–judge agreement: sim/judge vs ") for li in section.all("li"))
+
     async def test_leaderboard_has_one_row_per_agent_model_with_the_summarys_figures(self, client, sweep_dir):
         """Every cell is the summary's: both axes and the check rate with their CIs, pass^k, counts, spend."""
         doc = await get(client, "/")
         board = doc.one("table", id="leaderboard")
         header = [th.text for th in board.one("thead").all("th")]
-        assert ["agent model", "ARS (0–5) [95% CI]", "SGR (0–5) [95% CI]", "check pass rate [95% CI]", "pass^1",
-                "pass^2", "pass^3", "runs", "errors", "infra errors", "tokens (kept)", "cost USD (kept)",
+        assert ["agent model", "ARS (0–5) [95% CI]", "SGR (0–5) [95% CI]", "check pass rate [95% CI]",
+                "pass^1", "tasks checked", "unverified", "runs", "errors", "infra errors", "tokens (kept)",
+                "cost USD (kept)",
                 "latency p50 / p95 s", "trial variance ARS / SGR"] == header
         rows = board.one("tbody").all("tr")
         assert list(AGENTS) == [tr.attrs["data-model"] for tr in rows]
@@ -65,13 +80,15 @@ class TestOverview:
         for tr, m in zip(rows, summary.models, strict=True):
             passes = {p.k: f"{100 * p.value:.1f}%" for p in m.stats.pass_hat_k}
             assert [m.model, estimate(m.stats.ars), estimate(m.stats.sgr), "–",
-                    *(passes.get(k, "–") for k in (1, 2, 3)), str(m.runs), str(m.errors), str(m.infra_errors),
+                    passes.get(1, "–"), f"{m.tasks_checked} of {m.tasks}", str(m.unverified), str(m.runs),
+                    str(m.errors), str(m.infra_errors),
                     str(m.kept.tokens), f"{m.kept.cost_usd:.4f}",
                     f"{m.latency_p50_s:.2f} / {m.latency_p95_s:.2f}",
                     f"{m.stats.trial_variance.ars:.2f} / {m.stats.trial_variance.sgr:.2f}"] == [
                 td.text for td in tr.all("td")]
         echo = [td.text for td in doc.one("tr", data_model="sim/echo").all("td")]
         assert ("10", "1", "1") == tuple(echo[7:10])
+        assert ("1 of 4", "8") == tuple(echo[5:7])  # no task has a check: only the errored task is a (failed) trial
 
     async def test_bar_charts_of_both_axes_with_ci_whiskers(self, client, sweep_dir):
         charts = (await get(client, "/")).one(id="leaderboard-section").all("svg")
@@ -122,7 +139,7 @@ class TestRuns:
         assert f"/run/{want.key}" == tr.one("a").attrs["href"]
         judges = "; ".join(f"{j}: {s[0]}/{s[1]}" for j, s in sorted(want.scores.items()))
         assert judges == cells[8]
-        assert ("–", "fail") == (cells[9], cells[10])
+        assert ("–", "unverified") == (cells[9], cells[10])  # the workspace's tasks have nothing to check
 
     async def test_paging_by_per_page(self, client):
         everything = row_keys(await get(client, "/runs"))

@@ -22,6 +22,7 @@ class TestReport:
         assert list(AGENTS) == [tr.attrs["data-model"] for tr in rows]
         assert [] == doc.one("table", id="leaderboard").all("a")  # no links to viewer pages in a shared file
         assert doc.one("section", id="heatmap").one("svg")
+        assert "unknown" == doc.one("section", id="certificate").attrs["data-status"]  # as on the viewer's overview
         charts = doc.one(id="leaderboard-section").all("svg")
         assert 2 == len(charts)
         for chart in charts:
