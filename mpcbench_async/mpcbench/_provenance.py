@@ -9,8 +9,10 @@ not only that it differs. The same version keys the validity certificate's cache
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,43 +25,90 @@ __all__ = ["SIM_JUDGE", "baselines_version", "checks_version", "judge_input_dige
            "sim_judge_version"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
-# The source run_checks depends on: the checks, how answers are read, the data and task models, the tools'
-# calendar arithmetic (busy_intervals). Relative to the package.
-CHECK_SOURCES = ("_answers.py", "mpcbench/_checks.py", "mpcbench/_data.py", "mpcbench/_task.py", "mpcbench/tools")
+# Where each versioned computation starts (modules, relative to the package). Its version digests these files
+# and every package module they import, directly or not (read from the source, so a new helper module the
+# checks come to import is covered without anyone listing it).
+CHECK_ENTRY = ("mpcbench/_checks.py",)
 # And the sim baselines the certificate runs (sim/oracle-agent, sim/lazy-agent) with the agent loop.
-BASELINE_SOURCES = (*CHECK_SOURCES, "mpcbench/_agent.py", "mpcbench/_sim/_oracle", "mpcbench/_sim/_judge_policy.py")
+BASELINE_ENTRY = (*CHECK_ENTRY, "mpcbench/_agent.py", "mpcbench/_sim/_oracle", "mpcbench/_sim/_judge_policy.py")
 # The deterministic rubric judge: its rules and how it reads answers.
 SIM_JUDGE = "sim/judge"
-SIM_JUDGE_SOURCES = ("_answers.py", *(f"mpcbench/_sim/_judge_{part}.py"
-                                      for part in ("evidence", "grounding", "policy", "rules", "stale", "text")))
+SIM_JUDGE_ENTRY = ("mpcbench/_sim/_judge_policy.py",)
+# Plumbing a score passes through but never computes (calls, records, files, the sim's HTTP server): not followed,
+# so a transport change does not read as "the check code changed" in ``verify``.
+PLUMBING = frozenset({"llm", "runtime", "records", "sim"})
 
 
-def _source_digest(parts: tuple[str, ...]) -> str:
+def _module_file(module: str) -> Path | None:
+    """The package file of ``module`` (dotted, relative to the package), or None outside it."""
+    base = _PACKAGE.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(file: Path) -> Iterator[Path]:
+    """The package files ``file`` imports (relative imports and ``mpcbench_async.…``), lazily imported ones too."""
+    package = file.parent.relative_to(_PACKAGE).parts
+    for node in ast.walk(ast.parse(file.read_bytes())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = list(package[:len(package) - node.level + 1])
+            elif node.module and node.module.split(".")[0] == _PACKAGE.name:
+                anchor = []
+            else:
+                continue
+            module = [*anchor, *(node.module.split(".") if node.module else [])]
+            if not node.level:
+                module = module[1:]
+            names = [".".join(module)] + [".".join([*module, alias.name]) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".", 1)[1] for a in node.names if a.name.startswith(_PACKAGE.name + ".")]
+        else:
+            continue
+        for name in names:
+            if name and name.split(".")[0] not in PLUMBING and (found := _module_file(name)) is not None:
+                yield found
+
+
+def _closure(entries: tuple[str, ...]) -> list[Path]:
+    """``entries`` (files or directories) and every package file they import, transitively, sorted."""
+    todo = [f for part in entries for f in (sorted((_PACKAGE / part).rglob("*.py")) if (_PACKAGE / part).is_dir()
+                                               else [_PACKAGE / part])]
+    seen: set[Path] = set()
+    while todo:
+        file = todo.pop()
+        if file not in seen:
+            seen.add(file)
+            todo.extend(_imports(file))
+    return sorted(seen)
+
+
+def _source_digest(entries: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
-    for part in parts:
-        path = _PACKAGE / part
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    for file in _closure(entries):
+        digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
 @functools.cache
 def checks_version() -> str:
     """A short hash of the check code's source: it changes whenever a check could give another result."""
-    return _source_digest(CHECK_SOURCES)
+    return _source_digest(CHECK_ENTRY)
 
 
 @functools.cache
 def baselines_version() -> str:
     """A short hash of the checks' and the sim baselines' source (the certificate's cache key part)."""
-    return _source_digest(BASELINE_SOURCES)
+    return _source_digest(BASELINE_ENTRY)
 
 
 @functools.cache
 def sim_judge_version() -> str:
     """A short hash of ``sim/judge``'s rubric source: stored with its judgements, so ``verify`` can tell an edited
     score from a rubric changed since."""
-    return _source_digest(SIM_JUDGE_SOURCES)
+    return _source_digest(SIM_JUDGE_ENTRY)
 
 
 def sim_judge_scores(judge_input: dict[str, Any]) -> tuple[int, int]:

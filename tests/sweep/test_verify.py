@@ -169,3 +169,22 @@ def test_a_summary_rebuilt_with_other_ks_still_verifies(tmp_path, capsys):
     summary["models"][0]["stats"]["pass_hat_k"][1]["value"] = 0.5
     (tmp_path / "summary.json").write_bytes(orjson.dumps(summary))
     assert ["$.models[0].stats.pass_hat_k[1].value"] == [m.what for m in verify_module._summary_mismatches(tmp_path)]
+
+
+class TestVersionsCoverTheirCode:
+    """A version digests the code a score is computed with, found by following imports, not by a list that drifts."""
+
+    def test_the_checks_version_covers_every_module_the_checks_import_and_no_plumbing(self) -> None:
+        from mpcbench_async.mpcbench import _provenance
+
+        files = {f.relative_to(_provenance._PACKAGE).as_posix() for f in _provenance._closure(_provenance.CHECK_ENTRY)}
+        assert {"mpcbench/_checks.py", "_answers.py", "_rows.py", "mpcbench/_timestamps.py",
+                "mpcbench/tools/_calendar.py"} <= files
+        assert [] == sorted(f for f in files if f.split("/")[0] in _provenance.PLUMBING)
+
+    def test_the_sim_judge_version_covers_every_rule_module(self) -> None:
+        from mpcbench_async.mpcbench import _provenance
+
+        files = {f.name for f in _provenance._closure(_provenance.SIM_JUDGE_ENTRY)}
+        rules = {f.name for f in (_provenance._PACKAGE / "mpcbench" / "_sim").glob("_judge_*.py")}
+        assert rules <= files
