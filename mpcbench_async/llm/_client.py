@@ -255,6 +255,9 @@ class LLMClient:
             limiter = (self._limiter_factory(name, settings.limits) if self._limiter_factory is not None
                        else ModelLimiter(settings.limits, clock=self._clock))
             state = _ModelState(name, settings, endpoint, limiter, transport, pending, cache_endpoint)
+            if pending is not None and pending not in self._providers:
+                # created now, started by the first call: a provider that cannot be made fails check_models
+                self._providers[pending] = create_provider(pending)
             self._models[name] = state
         return state
 
@@ -267,9 +270,8 @@ class LLMClient:
             if prefix is None:  # another call attached it while this one waited
                 return
             url = self._provider_urls.get(prefix)
-            if url is None:
-                provider = self._providers[prefix] = create_provider(prefix)  # aclose stops it even if start fails
-                url = self._provider_urls[prefix] = await provider.start()
+            if url is None:  # aclose stops the provider even if its start fails
+                url = self._provider_urls[prefix] = await self._providers[prefix].start()
             state.set_endpoint(msgspec.structs.replace(state.endpoint, base_url=url))
             state.provider = None
 
