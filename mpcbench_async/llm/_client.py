@@ -505,15 +505,15 @@ class LLMClient:
         """One attempt through the transport, cut at the call's deadline or the legacy ``timeout_s``."""
         remaining = deadline.remaining(self._clock)
         per_attempt = state.settings.timeout_s or math.inf
-        try:
-            with anyio.fail_after(min(remaining, per_attempt)):
-                return await state.transport.complete(state.endpoint, request)
-        except TimeoutError as exc:
-            endpoint = state.endpoint
-            if remaining <= per_attempt:
-                raise deadline.error(attempts, model=endpoint.model, endpoint=endpoint.url, last=None) from exc
-            raise LLMTimeoutError(f"no complete reply within timeout_s={per_attempt:g} s", model=endpoint.model,
-                                  endpoint=endpoint.url) from exc
+        # A bare cancel scope, not ``anyio.fail_after``: two generator context managers fewer on every call.
+        with anyio.CancelScope(deadline=anyio.current_time() + min(remaining, per_attempt)):
+            return await state.transport.complete(state.endpoint, request)
+        # Only reached when the scope's own deadline cancelled the attempt (any other cancellation propagates).
+        endpoint = state.endpoint
+        if remaining <= per_attempt:
+            raise deadline.error(attempts, model=endpoint.model, endpoint=endpoint.url, last=None) from TimeoutError()
+        raise LLMTimeoutError(f"no complete reply within timeout_s={per_attempt:g} s", model=endpoint.model,
+                              endpoint=endpoint.url) from TimeoutError()
 
     def _record(self, state: _ModelState, record: LLMCallRecord) -> None:
         totals = state.totals

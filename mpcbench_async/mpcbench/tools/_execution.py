@@ -191,20 +191,35 @@ class ToolShare:
         pool = self.pool
         limit = pool.timeout_s if timeout_s is None else timeout_s
         workers, handoff = pool._loop_limiters()
-        async with self._own:
+        own = self._own
+        try:  # the common case, a free share and a free worker: taken at once, no timer and no extra loop pass
+            own.acquire_nowait()
+        except anyio.WouldBlock:
+            await own.acquire()
+        try:
             try:
-                with anyio.fail_after(pool.wait_s):
-                    await workers.acquire()
-            except TimeoutError:
-                what = tool or "a tool call"
-                raise ToolWorkerTimeout(
-                    f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
-                    "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
-                    "this unit again)", tool=tool, waited_s=pool.wait_s) from None
+                workers.acquire_nowait()
+            except anyio.WouldBlock:
+                await self._wait_for_worker(workers, tool)
             try:
                 return await anyio.to_thread.run_sync(_limited, fn, limit, pool.clock, limiter=handoff)
             finally:
                 workers.release()
+        finally:
+            own.release()
+
+    async def _wait_for_worker(self, workers: anyio.CapacityLimiter, tool: str) -> None:
+        """Wait for one of the pool's workers; past the pool's ``wait_s``, raise ``ToolWorkerTimeout``."""
+        pool = self.pool
+        try:
+            with anyio.fail_after(pool.wait_s):
+                await workers.acquire()
+        except TimeoutError:
+            what = tool or "a tool call"
+            raise ToolWorkerTimeout(
+                f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
+                "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
+                "this unit again)", tool=tool, waited_s=pool.wait_s) from None
 
 
 _default_pool: ToolPool | None = None
