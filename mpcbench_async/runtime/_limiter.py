@@ -331,9 +331,15 @@ class AdaptiveConcurrency:
         """The number of requests currently allowed in flight."""
         return max(self.minimum, int(self.limit))
 
-    async def acquire(self) -> None:
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one and nobody waits for it (never yields); ``False`` otherwise."""
         if self.in_flight < self.cap and not self._waiters:
             self.in_flight += 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        if self.try_acquire():
             return
         granted = anyio.Event()
         self._waiters.append(granted)

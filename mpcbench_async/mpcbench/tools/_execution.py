@@ -61,6 +61,7 @@ import orjson
 
 from ..._checkpoint import checked, checkpoint
 from ..._exceptions import ToolWorkerTimeout
+from ...runtime import AdaptiveConcurrency
 from ._backend import ToolBackend, tool_name
 
 __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
@@ -157,19 +158,24 @@ class ToolPool:
             raise ValueError(f"a tool pool's timeout_s and wait_s must be positive, got {timeout_s} and {wait_s}")
         self.workers, self.per_unit, self.timeout_s, self.wait_s = workers, min(per_unit, workers), timeout_s, wait_s
         self.clock = clock
-        self._limiters: anyio.lowlevel.RunVar[tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]] = (
+        self._limiters: anyio.lowlevel.RunVar[tuple[AdaptiveConcurrency, anyio.CapacityLimiter]] = (
             anyio.lowlevel.RunVar(f"mpcbench_tool_workers_{id(self)}"))
 
     def share(self) -> ToolShare:
         """A new unit's share of this pool (one per agent run)."""
         return ToolShare(self)
 
-    def _loop_limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
-        """This event loop's bound on running calls, and an unbounded limiter for anyio's thread hand-off."""
+    def _loop_limiters(self) -> tuple[AdaptiveConcurrency, anyio.CapacityLimiter]:
+        """This event loop's bound on running calls, and an unbounded limiter for anyio's thread hand-off.
+
+        The bounds are FIFO counters (``AdaptiveConcurrency`` with nothing adaptive), not anyio's
+        ``CapacityLimiter``: taking a free slot neither yields to the loop nor tracks the task that took it,
+        which was a tenth of a sweep's CPU (issue 31).
+        """
         try:
             return self._limiters.get()
         except LookupError:
-            limiters = (anyio.CapacityLimiter(self.workers), anyio.CapacityLimiter(float("inf")))
+            limiters = (AdaptiveConcurrency(self.workers, adaptive=False), anyio.CapacityLimiter(float("inf")))
             self._limiters.set(limiters)
             return limiters
 
@@ -179,7 +185,7 @@ class ToolShare:
 
     def __init__(self, pool: ToolPool) -> None:
         self.pool = pool
-        self._own = anyio.CapacityLimiter(pool.per_unit)
+        self._own = AdaptiveConcurrency(pool.per_unit, adaptive=False)
 
     async def run(self, fn: Callable[[], T], *, timeout_s: float | None = None, tool: str = "") -> T:
         """``fn()`` in a worker thread, stopped at a checkpoint after ``timeout_s`` (the pool's by default).
@@ -192,23 +198,19 @@ class ToolShare:
         limit = pool.timeout_s if timeout_s is None else timeout_s
         workers, handoff = pool._loop_limiters()
         own = self._own
-        try:  # the common case, a free share and a free worker: taken at once, no timer and no extra loop pass
-            own.acquire_nowait()
-        except anyio.WouldBlock:
+        if not own.try_acquire():  # a free share and a free worker are taken at once: no timer, no loop pass
             await own.acquire()
         try:
-            try:
-                workers.acquire_nowait()
-            except anyio.WouldBlock:
+            if not workers.try_acquire():
                 await self._wait_for_worker(workers, tool)
             try:
                 return await anyio.to_thread.run_sync(_limited, fn, limit, pool.clock, limiter=handoff)
             finally:
-                workers.release()
+                workers.release_nowait()
         finally:
-            own.release()
+            own.release_nowait()
 
-    async def _wait_for_worker(self, workers: anyio.CapacityLimiter, tool: str) -> None:
+    async def _wait_for_worker(self, workers: AdaptiveConcurrency, tool: str) -> None:
         """Wait for one of the pool's workers; past the pool's ``wait_s``, raise ``ToolWorkerTimeout``."""
         pool = self.pool
         try:
