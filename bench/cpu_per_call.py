@@ -8,13 +8,16 @@ row by row, each with the code of "before" (a git worktree put first on ``PYTHON
 
 - ``native``: the same N calls through ``LLMClient`` (native transport, default limits raised to C);
 - ``sweep``: ``mpcbench-async sweep`` on the shipped tasks (``tasks/``, ``data/``) with ``sim/oracle-agent``
-  (tool calls, several turns) and ``sim/judge``, ``--trials T``, every record and the ledger written.
+  (tool calls, several turns) and ``sim/judge``, ``--trials T``, every record and the ledger written;
+- ``sweep, embedded sim``: the same with no ``base_url``, so the runner starts its own sim (before: a thread
+  of its process; after: a child process by default).
 
-One sim serves every row, started once in its own process (``sim serve --port 0``), so the rows measure
-the client's process only. CPU per call: for the floor and ``native``, ``time.process_time`` around the
-N calls (start-up and warm-up left out) ÷ N, and the event loop's iterations (``_run_once``) ÷ N; for
-the sweep, the child's user+sys time from ``wait4`` (start-up, plan and summary included) ÷ the LLM
-calls it made (lines of ``calls.jsonl``). Medians of ``--repeats``.
+One sim serves the other rows, started once in its own process (``sim serve --port 0``), so they measure the
+client's process only. CPU per call: for the floor and ``native``, ``time.process_time`` around the N calls
+(start-up and warm-up left out) ÷ N, and the event loop's iterations (``_run_once``) ÷ N; for a sweep, the
+runner process's own user+sys time (``RUSAGE_SELF``: every thread, start-up, plan and summary included) ÷ the
+LLM calls it made (lines of ``calls.jsonl``), and apart from it its reaped children's (``RUSAGE_CHILDREN``:
+the embedded sim's child process). Medians of ``--repeats``.
 
     .venv/bin/python bench/cpu_per_call.py --before /tmp/before --calls 4000 --concurrency 64 --trials 60
 """
@@ -116,25 +119,45 @@ def run_program(code: str, url: str, calls: int, concurrency: int, code_root: Pa
     return figures["cpu_s"] / calls, figures["iterations"] / calls
 
 
-def run_sweep(url: str, trials: int, concurrency: int, code_root: Path | None, tmp: Path) -> tuple[float, int, float]:
-    """(CPU s per LLM call, LLM calls, wall s) of one ``sweep`` in a child process."""
+SWEEP = r"""
+import json, resource, sys
+from mpcbench_async.cli import main
+sys.argv = ["mpcbench-async", *sys.argv[1:]]
+try:
+    code = main()
+except SystemExit as exc:
+    code = exc.code
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "self_s": me.ru_utime + me.ru_stime, "children_s": kids.ru_utime + kids.ru_stime}))
+"""
+
+
+def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | None,
+              tmp: Path) -> tuple[float, float, int, float]:
+    """(runner CPU s per LLM call, its children's CPU s per call, LLM calls, wall s) of one ``sweep``."""
     config = tmp / "model_config.json"
+    defaults: dict[str, object] = {"limits": {"max_concurrency": concurrency}}
+    if url is not None:
+        defaults["base_url"] = url
     config.write_bytes(orjson.dumps({"agent_models": ["sim/oracle-agent"], "judge_models": ["sim/judge"],
-                                     "defaults": {"base_url": url, "limits": {"max_concurrency": concurrency}}}))
+                                     "defaults": defaults}))
     out = Path(tempfile.mkdtemp(dir=tmp))
-    cmd = [sys.executable, "-m", "mpcbench_async", "sweep", "--config", str(config),
-           "--prompts", str(REPO / "prompt_config.json"), "--tasks-dir", str(REPO / "tasks"),
-           "--data-dir", str(REPO / "data"), "--trials", str(trials), "--concurrency", str(concurrency),
-           "--out", str(out), "--quiet"]
+    args = ["sweep", "--config", str(config), "--prompts", str(REPO / "prompt_config.json"), "--tasks-dir",
+            str(REPO / "tasks"), "--data-dir", str(REPO / "data"), "--trials", str(trials), "--concurrency",
+            str(concurrency), "--out", str(out), "--quiet"]
+    env = _env(code_root)
+    env.pop("MPCBENCH_SIM", None)  # each code's default mode
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(code_root), cwd=tmp)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run([sys.executable, "-c", SWEEP, *args], env=env, cwd=tmp, capture_output=True, text=True,
+                          check=False)
     wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"sweep failed:\n{proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+    lines = proc.stdout.strip().splitlines()
+    figures = orjson.loads(lines[-1]) if lines and lines[-1].startswith("{") else {"code": proc.returncode}
+    if figures["code"] not in (0, None):
+        raise SystemExit(f"sweep failed:\n{proc.stderr[-2000:]}")
     with (out / "calls.jsonl").open("rb") as fh:
         calls = sum(1 for _ in fh)
-    return (usage.ru_utime + usage.ru_stime) / calls, calls, wall
+    return figures["self_s"] / calls, figures["children_s"] / calls, calls, wall
 
 
 def main() -> None:
@@ -143,52 +166,58 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4000, help="calls per floor/native run (default: 4000)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--trials", type=int, default=40, help="sweep trials per task (default: 40)")
+    parser.add_argument("--embedded-trials", type=int, default=20,
+                        help="trials of the embedded-sim sweep (default: 20; 0 leaves the row out)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     codes: list[tuple[str, Path | None]] = [("after", REPO)]
     if args.before is not None:
         codes.insert(0, ("before", args.before.resolve()))
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+
+    def note(row: str, label: str, figures: tuple[float, ...]) -> None:
+        samples.setdefault((row, label), []).append(figures)
+        print(f"{row:8} {label:6} " + " ".join(f"{f:.6g}" for f in figures), file=sys.stderr, flush=True)
+
     with sim_subprocess() as url, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        for repeat in range(args.repeats):
-            floor = run_program(FLOOR, url, args.calls, args.concurrency, None)
-            samples.setdefault(("floor", "-"), []).append(floor)
-            print(f"[{repeat + 1}] floor  {floor[0] * 1e6:7.0f} µs/call {floor[1]:.3f} it/call", file=sys.stderr)
+        for _ in range(args.repeats):
+            note("floor", "-", run_program(FLOOR, url, args.calls, args.concurrency, None))
             for label, root in codes:
-                native = run_program(NATIVE, url, args.calls, args.concurrency, root)
-                samples.setdefault(("native", label), []).append(native)
-                print(f"[{repeat + 1}] native {label:6} {native[0] * 1e6:7.0f} µs/call {native[1]:.3f} it/call",
-                      file=sys.stderr)
+                note("native", label, run_program(NATIVE, url, args.calls, args.concurrency, root))
             for label, root in codes:
-                cpu, calls, wall = run_sweep(url, args.trials, args.concurrency, root, tmp)
-                samples.setdefault(("sweep", label), []).append((cpu, calls, wall))
-                print(f"[{repeat + 1}] sweep  {label:6} {cpu * 1e6:7.0f} µs/call ({calls} calls, {wall:.1f} s)",
-                      file=sys.stderr, flush=True)
+                note("sweep", label, run_sweep(url, args.trials, args.concurrency, root, tmp))
+            for label, root in codes if args.embedded_trials else ():
+                note("embedded", label, run_sweep(None, args.embedded_trials, args.concurrency, root, tmp))
 
     def med(key: tuple[str, str], i: int) -> float:
         return statistics.median(s[i] for s in samples[key])
 
     floor_cpu = med(("floor", "-"), 0)
+    before = f" --before {args.before}" if args.before else ""
     print(f"#### CPU per LLM call — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"1-minute load average {os.getloadavg()[0]:.1f} at the end. Command: `python bench/cpu_per_call.py"
-          f"{' --before ' + str(args.before) if args.before else ''} --calls {args.calls} --concurrency "
-          f"{args.concurrency} --trials {args.trials} --repeats {args.repeats}`. One sim in its own process; "
-          f"medians of {args.repeats} interleaved runs.\n")
-    print("| row | code | CPU µs per call | ÷ raw floor | loop iterations per call | LLM calls | wall s |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          f"{before} --calls {args.calls} --concurrency {args.concurrency} --trials {args.trials} "
+          f"--embedded-trials {args.embedded_trials} --repeats {args.repeats}`. Medians of {args.repeats} "
+          "interleaved runs.\n")
+    print("| row | code | runner CPU µs per call | ÷ raw floor | loop iterations per call | sim child CPU µs "
+          "per call | LLM calls | wall s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     print(f"| raw aiohttp floor, c={args.concurrency} | – | {floor_cpu * 1e6:.0f} | 1.00× | "
-          f"{med(('floor', '-'), 1):.3f} | {args.calls} | – |")
+          f"{med(('floor', '-'), 1):.3f} | – | {args.calls} | – |")
     for label, _ in codes:
         cpu = med(("native", label), 0)
         print(f"| LLMClient native, c={args.concurrency} | {label} | {cpu * 1e6:.0f} | {cpu / floor_cpu:.2f}× | "
-              f"{med(('native', label), 1):.3f} | {args.calls} | – |")
-    for label, _ in codes:
-        cpu = med(("sweep", label), 0)
-        print(f"| sweep (oracle agent + tools + judge + records), {args.trials} trials | {label} | "
-              f"{cpu * 1e6:.0f} | {cpu / floor_cpu:.2f}× | – | {med(('sweep', label), 1):.0f} | "
-              f"{med(('sweep', label), 2):.1f} |")
+              f"{med(('native', label), 1):.3f} | – | {args.calls} | – |")
+    rows = [("sweep", f"sweep (oracle agent + tools + judge + records), sim apart, {args.trials} trials")]
+    if args.embedded_trials:
+        rows.append(("embedded", f"sweep, embedded sim (no base_url), {args.embedded_trials} trials"))
+    for row, title in rows:
+        for label, _ in codes:
+            cpu = med((row, label), 0)
+            print(f"| {title} | {label} | {cpu * 1e6:.0f} | {cpu / floor_cpu:.2f}× | – | "
+                  f"{med((row, label), 1) * 1e6:.0f} | {med((row, label), 2):.0f} | {med((row, label), 3):.1f} |")
 
 
 if __name__ == "__main__":
