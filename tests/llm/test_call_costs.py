@@ -92,14 +92,12 @@ class TestNativeClient:
     async def test_event_loop_iterations_per_request(self, sim_url):
         async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
             counts = await run_calls(client, profile=False)
-        print(f"iterations per request {counts.iterations / N:.3f}")
-        assert counts.iterations / N <= 0.2
+        assert counts.iterations / N <= 0.2  # 0.06-0.12 measured; a lock convoy makes it 2
 
     async def test_python_calls_per_request(self, sim_url):
         async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
             counts = await run_calls(client, profile=True)
-        print(f"python calls per request {counts.python_calls / N:.1f}")
-        assert counts.python_calls / N <= 360
+        assert counts.python_calls / N <= 340  # 342 before issue 31, 322-327 after
 
 
 class TestSweepPath:
@@ -111,8 +109,7 @@ class TestSweepPath:
             async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
                 counts = await run_calls(client, profile=True)
         ledger.close()
-        print(f"python calls per request {counts.python_calls / N:.1f}")
-        assert counts.python_calls / N <= 400
+        assert counts.python_calls / N <= 350  # 350-352 before issue 31, 332-334 after
 
     async def test_event_loop_iterations_per_request_with_a_durable_ledger(self, sim_url, tmp_path: Path):
         """With fsync the intents are group-committed in a worker thread: a few hops for all calls in flight."""
@@ -121,5 +118,5 @@ class TestSweepPath:
             async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
                 counts = await run_calls(client, profile=False)
         ledger.close()
-        print(f"iterations per request {counts.iterations / N:.3f}")
+        # 0.28-0.33 measured: group commits serve several requests each; a convoy would add two per request
         assert counts.iterations / N <= 1.0
