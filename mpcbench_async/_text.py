@@ -11,6 +11,7 @@ its cost grows with records × query words, both of which a caller may make larg
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -38,14 +39,15 @@ def words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=TOKENS_CACHED)
-def _tokens(text: str) -> tuple[frozenset[str], str]:
-    """A record text's vocabulary and its words joined by spaces, as ``rank`` compares them.
+def _tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
+    """A record text's vocabulary (as a set and sorted, for prefixes) and its words joined by spaces.
 
     Cached: every search of a scenario ranks the texts of the same records again, and splitting them into
     words was most of a search's CPU (issue 31). Pure, so a cached answer is the answer.
     """
     found = words(text)
-    return frozenset(found), " ".join(found)
+    vocabulary = frozenset(found)
+    return vocabulary, tuple(sorted(vocabulary)), " ".join(found)
 
 
 def _query_terms(query: str) -> list[str]:
@@ -53,10 +55,18 @@ def _query_terms(query: str) -> list[str]:
     return terms or words(query)
 
 
-def _matches(term: str, vocabulary: AbstractSet[str]) -> bool:
+def _matches(term: str, vocabulary: AbstractSet[str], ordered: Sequence[str]) -> bool:
+    """Whether ``term`` is a word of the text, or (four letters or more) the prefix of one.
+
+    ``ordered`` is the vocabulary sorted: the words starting with ``term`` sort together from where ``term``
+    would go, so the first word at or after it answers (a bisection, not a scan of the vocabulary).
+    """
     if term in vocabulary:
         return True
-    return len(term) >= 4 and any(w.startswith(term) for w in vocabulary)
+    if len(term) < 4:
+        return False
+    at = bisect.bisect_left(ordered, term)
+    return at < len(ordered) and ordered[at].startswith(term)
 
 
 def rank(
@@ -83,10 +93,10 @@ def rank(
         for text, weight in fields(record):
             if not text:
                 continue
-            vocabulary, joined = _tokens(text)
+            vocabulary, ordered, joined = _tokens(text)
             for term in terms:
                 checkpoint()
-                if _matches(term, vocabulary):
+                if _matches(term, vocabulary, ordered):
                     score += weight
                     matched.add(term)
             if phrase and len(terms) > 1 and phrase in joined:
