@@ -38,7 +38,7 @@ __all__ = ["SIM_MODE_ENV", "SimProcessProvider", "sim_provider"]
 
 SIM_MODE_ENV = "MPCBENCH_SIM"
 START_S = 60.0
-"""Longest wait for the child to report its port (interpreter start-up and aiohttp's import: ~0.3 s)."""
+"""Longest wait for the child to report its port (an interpreter start-up and aiohttp's import: about a second)."""
 STOP_S = 10.0
 """Longest wait for the child to exit after its stdin closed, before it is killed."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the directory holding mpcbench_async
