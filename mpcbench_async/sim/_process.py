@@ -5,9 +5,9 @@ the runner's interpreter lock, so every simulated reply — JSON decoding, the p
 — is CPU the runner's event loop cannot use: measured at 4.2 ms of CPU per call for both together
 (issue 31). In a child process the sim gets a core of its own.
 
-``SimProcessProvider.start`` runs ``mpcbench_async.sim._child`` in a new interpreter (``_child``: the sim on a port the
-kernel picks, reported as one JSON line on stdout) with a pipe on its stdin, and returns the reported base
-URL; ``aclose`` closes that pipe, the child stops its server and exits, and it is killed if it has not
+``SimProcessProvider.start`` runs ``mpcbench_async.cli._sim_child`` in a new interpreter (a program, so it
+lives beside the command line: the sim on a port the kernel picks, reported as one JSON line on stdout) with a
+pipe on its stdin, and returns the reported base URL; ``aclose`` closes that pipe, the child stops its server and exits, and it is killed if it has not
 within ``STOP_S``. A runner that dies without ``aclose`` — killed, crashed — closes the pipe all the same
 (the kernel closes a dead process's files), so the child never outlives it.
 
@@ -45,7 +45,7 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the direct
 # The child imports this very copy of the package (a source tree, a worktree on PYTHONPATH, a wheel), without
 # putting its directory before the standard library on its path for anything else.
 _CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); import mpcbench_async; del sys.path[0]; "
-          "from mpcbench_async.sim._child import main; sys.exit(main(sys.argv[2:]))")
+          "from mpcbench_async.cli._sim_child import main; sys.exit(main(sys.argv[2:]))")
 
 
 def sim_provider() -> Provider:

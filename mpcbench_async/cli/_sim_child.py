@@ -1,4 +1,4 @@
-"""The sim child process (``python -m mpcbench_async.sim._child --seed N``), run by ``SimProcessProvider``.
+"""The sim child process (``python -m mpcbench_async.cli._sim_child --seed N``), run by ``SimProcessProvider``.
 
 It serves one ``SimServer`` on a loopback port the kernel picks, reports that port on stdout as one JSON
 line (``{"base_url": "http://127.0.0.1:PORT/v1"}``, or ``{"error": "..."}`` when it cannot listen), and
@@ -44,7 +44,7 @@ async def _stdin_closed() -> None:
 
 
 async def _serve(seed: int) -> int:
-    from ._server import SimServer
+    from ..sim._server import SimServer
 
     server = SimServer(seed=seed)
     try:
@@ -71,7 +71,7 @@ async def _serve(seed: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mpcbench_async.sim._child")
+    parser = argparse.ArgumentParser(prog="python -m mpcbench_async.cli._sim_child")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parent", type=int, default=os.getppid(), help="the pid whose death stops this child")
     args = parser.parse_args(argv)
