@@ -7,9 +7,10 @@ the runner's interpreter lock, so every simulated reply — JSON decoding, the p
 
 ``SimProcessProvider.start`` runs ``mpcbench_async.cli._sim_child`` in a new interpreter (a program, so it
 lives beside the command line: the sim on a port the kernel picks, reported as one JSON line on stdout) with a
-pipe on its stdin, and returns the reported base URL; ``aclose`` closes that pipe, the child stops its server and exits, and it is killed if it has not
-within ``STOP_S``. A runner that dies without ``aclose`` — killed, crashed — closes the pipe all the same
-(the kernel closes a dead process's files), so the child never outlives it.
+pipe on its stdin, and returns the reported base URL; ``aclose`` closes that pipe, the child stops its server
+and exits, and it is killed if it has not within ``STOP_S``. A runner that dies without ``aclose`` — killed,
+crashed — closes the pipe all the same (the kernel closes a dead process's files), so the child never
+outlives it.
 
 ``MPCBENCH_SIM`` chooses the mode: ``process`` (or unset) for this one, ``inprocess`` for ``SimProvider``.
 The in-process mode is for tests that need the sim in their own interpreter: policies a test registers
