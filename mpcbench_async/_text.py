@@ -11,13 +11,19 @@ its cost grows with records × query words, both of which a caller may make larg
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from ._checkpoint import checkpoint
 
 __all__ = ["rank", "words"]
+
+TOKENS_CACHED = 16384
+"""Record texts whose words ``rank`` keeps (the shipped scenarios hold a few thousand; each is its text's size)."""
 
 T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -32,15 +38,35 @@ def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
 
+@functools.lru_cache(maxsize=TOKENS_CACHED)
+def _tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
+    """A record text's vocabulary (as a set and sorted, for prefixes) and its words joined by spaces.
+
+    Cached: every search of a scenario ranks the texts of the same records again, and splitting them into
+    words was most of a search's CPU (issue 31). Pure, so a cached answer is the answer.
+    """
+    found = words(text)
+    vocabulary = frozenset(found)
+    return vocabulary, tuple(sorted(vocabulary)), " ".join(found)
+
+
 def _query_terms(query: str) -> list[str]:
     terms = [w for w in words(query) if w not in STOP_WORDS]
     return terms or words(query)
 
 
-def _matches(term: str, vocabulary: set[str]) -> bool:
+def _matches(term: str, vocabulary: AbstractSet[str], ordered: Sequence[str]) -> bool:
+    """Whether ``term`` is a word of the text, or (four letters or more) the prefix of one.
+
+    ``ordered`` is the vocabulary sorted: the words starting with ``term`` sort together from where ``term``
+    would go, so the first word at or after it answers (a bisection, not a scan of the vocabulary).
+    """
     if term in vocabulary:
         return True
-    return len(term) >= 4 and any(w.startswith(term) for w in vocabulary)
+    if len(term) < 4:
+        return False
+    at = bisect.bisect_left(ordered, term)
+    return at < len(ordered) and ordered[at].startswith(term)
 
 
 def rank(
@@ -67,13 +93,13 @@ def rank(
         for text, weight in fields(record):
             if not text:
                 continue
-            vocabulary = set(words(text))
+            vocabulary, ordered, joined = _tokens(text)
             for term in terms:
                 checkpoint()
-                if _matches(term, vocabulary):
+                if _matches(term, vocabulary, ordered):
                     score += weight
                     matched.add(term)
-            if phrase and len(terms) > 1 and phrase in " ".join(words(text)):
+            if phrase and len(terms) > 1 and phrase in joined:
                 score += weight
         if terms and not matched:
             continue

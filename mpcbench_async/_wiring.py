@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 
 def _sim_provider() -> Provider:
-    from .sim._provider import SimProvider
+    from .sim._process import sim_provider  # a child process, or a thread with MPCBENCH_SIM=inprocess
 
-    return SimProvider()
+    return sim_provider()
 
 
 def _benchmark_policies() -> None:

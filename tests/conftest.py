@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,12 @@ from mpcbench_async.runtime import FakeClock
 from mpcbench_async.sim import SimServer
 
 from ._tiers import TIER_MARKERS, markers_for
+
+# The embedded sim runs in a thread of the test's process, not in a child process (the default): tests register
+# policies and patch SimServer, which only a sim in this interpreter sees, and start hundreds of sims (a child
+# costs an interpreter start-up each). CLI tests' child processes inherit it. tests/sim/test_sim_process.py
+# covers the child-process mode.
+os.environ.setdefault("MPCBENCH_SIM", "inprocess")
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"

@@ -15,7 +15,7 @@ Durability: ``fsync=True`` (the default) writes with ``os.write`` and
 the process, of the machine and a power cut; a new ledger file also has its
 directory synced once. That is a disk flush on the path of every request, so
 intents are group-committed: every intent handed in while one commit is on disk
-joins the next, one write and one flush for all of them, in a worker thread (the
+joins the next, one write and one flush for all of them, in the ledger's own thread (the
 event loop never waits on the disk; ``bench/call_ledger.py`` measures the cost).
 No request is sent before the commit holding its intent has returned.
 ``fsync=False`` writes each intent to the OS at once instead (no thread, no
@@ -35,9 +35,11 @@ Memory: O(calls / 8) bytes plus the unsettled calls, never a dict of every inten
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -91,7 +93,7 @@ class CallLedger:
         self._open_batch = _Batch()
         self._writing = False
         self._written: anyio.Event | None = None  # set when the running commit ends
-        self._thread: anyio.CapacityLimiter | None = None  # one commit at a time, not queued behind other threads
+        self._thread: ThreadPoolExecutor | None = None  # the ledger's own thread: one commit at a time
         self._closed = False
 
     # -- writing -------------------------------------------------------------
@@ -121,11 +123,11 @@ class CallLedger:
         """Write and flush the open batch in a worker thread; wake everyone waiting when it is done."""
         batch, self._open_batch = self._open_batch, _Batch()
         self._writing, self._written = True, anyio.Event()
-        if self._thread is None:
-            self._thread = anyio.CapacityLimiter(1)
+        if self._thread is None:  # its own, not anyio's: no limiter, no extra loop pass per commit (issue 31)
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="mpcbench-ledger")
         try:
             with anyio.CancelScope(shield=True):  # the batch is others' too: it ends written or failed, never dropped
-                await anyio.to_thread.run_sync(self._write, batch.lines, limiter=self._thread)
+                await asyncio.get_running_loop().run_in_executor(self._thread, self._write, batch.lines)
         except OSError as exc:
             batch.error = exc
         finally:
@@ -179,6 +181,9 @@ class CallLedger:
     def close(self) -> None:
         """Close the file (every intent handed in has been committed: ``intend`` returns only then)."""
         self._closed = True
+        if self._thread is not None:
+            self._thread.shutdown()
+            self._thread = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

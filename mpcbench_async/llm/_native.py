@@ -34,6 +34,19 @@ class NativeTransport(Transport):
 
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
+        # Per endpoint (by identity: a model's endpoint object lives as long as the client's state of it), what
+        # every call to it sends alike: its URL, its fixed headers and its timeouts, built once.
+        self._fixed: dict[int, tuple[Endpoint, str, dict[str, str], aiohttp.ClientTimeout]] = {}
+
+    def _fixed_parts(self, endpoint: Endpoint) -> tuple[str, dict[str, str], aiohttp.ClientTimeout]:
+        fixed = self._fixed.get(id(endpoint))
+        if fixed is None or fixed[0] is not endpoint:
+            headers = {"Content-Type": "application/json", "User-Agent": "mpcbench-async", **endpoint.headers}
+            if endpoint.api_key:
+                headers["Authorization"] = f"Bearer {endpoint.api_key}"
+            timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
+            fixed = self._fixed[id(endpoint)] = (endpoint, endpoint.url, headers, timeout)
+        return fixed[1], fixed[2], fixed[3]
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -42,12 +55,9 @@ class NativeTransport(Transport):
         return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
-        headers = {"Content-Type": "application/json", "Idempotency-Key": request.key,
-                   "User-Agent": "mpcbench-async", **unit_attempt_headers(), **endpoint.headers}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
-        url = endpoint.url
+        url, fixed, timeout = self._fixed_parts(endpoint)
+        # The configured headers (and the key) win over the per-call ones, as they always did.
+        headers = {"Idempotency-Key": request.key, **unit_attempt_headers(), **fixed}
         stream = request.body.get("stream") is True
         started = time.perf_counter() if stream else 0.0
         assembler: StreamAssembler | None = None

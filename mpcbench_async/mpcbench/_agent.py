@@ -172,9 +172,12 @@ async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: 
         except ToolWorkerTimeout as exc:
             unserved.append(exc)
 
-    async with anyio.create_task_group() as group:
-        for index, call in enumerate(calls):
-            group.start_soon(one, index, call)
+    if len(calls) == 1:  # most replies make one call: no task group for it
+        await one(0, calls[0])
+    else:
+        async with anyio.create_task_group() as group:
+            for index, call in enumerate(calls):
+                group.start_soon(one, index, call)
     if unserved:
         raise unserved[0]
     return [outcomes[index] for index in range(len(calls))]

@@ -37,6 +37,7 @@ would then mean another week than the storyline's.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterator, Mapping
@@ -67,6 +68,8 @@ GMAIL_TIME_KEYS = ("date", "timestamp", "sent_at", "internalDate")
 EVENT_TIME_KEYS = ("timestamp", "ts", "time", "date", "sent_at", "datetime")
 SENDER_KEYS = ("from", "sender", "user", "user_id", "author")
 TEXT_KEYS = ("text", "body", "message")
+STAMPS_CACHED = 65536
+"""Text stamps whose parse ``parse_timestamp`` keeps (a datetime each; the shipped scenarios hold a few thousand)."""
 WINDOW_FIELDS = [(holder, name) for holder in ("time_window", "planning_window", "timeline", "scheduling_window")
                  for name in ("week_of", "planning_window_start", "window_start", "start", "start_date")]
 
@@ -100,7 +103,15 @@ def _from_epoch(text: str) -> datetime | None:
 
 
 def _parse(value: Any) -> datetime | None:
-    """A datetime from any stamp form real exports use; naive when the stamp states no offset."""
+    """A datetime from any stamp form real exports use; naive when the stamp states no offset.
+
+    A text stamp is parsed once per process (``_parse_text``): the calendar tools read the same events' stamps
+    on every call, and an e-mail date goes through the ``email`` parser (issue 31).
+    """
+    return _parse_text(value) if isinstance(value, str) else _parse_any(value)
+
+
+def _parse_any(value: Any) -> datetime | None:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     text = str(value).strip()
@@ -116,6 +127,9 @@ def _parse(value: Any) -> datetime | None:
         return parsedate_to_datetime(text)  # e-mail Date headers: "Mon, 24 Nov 2025 10:02:15 -0500"
     except (TypeError, ValueError, IndexError):
         return None
+
+
+_parse_text = functools.lru_cache(maxsize=STAMPS_CACHED)(_parse_any)
 
 
 def parse_timestamp(value: Any, tz: tzinfo) -> datetime | None:

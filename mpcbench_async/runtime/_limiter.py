@@ -45,8 +45,8 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Protocol
 
 import anyio
@@ -331,9 +331,15 @@ class AdaptiveConcurrency:
         """The number of requests currently allowed in flight."""
         return max(self.minimum, int(self.limit))
 
-    async def acquire(self) -> None:
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one and nobody waits for it (never yields); ``False`` otherwise."""
         if self.in_flight < self.cap and not self._waiters:
             self.in_flight += 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        if self.try_acquire():
             return
         granted = anyio.Event()
         self._waiters.append(granted)
@@ -382,6 +388,50 @@ class AdaptiveConcurrency:
         self._saturated_successes = 0
         self.limit = min(float(self.maximum), float(self.cap + 1))
         self._admit()
+
+
+class _Slot:
+    """``ModelLimiter.slot``: a class, not an ``asynccontextmanager`` — no generator to drive on every call."""
+
+    __slots__ = ("_limiter", "_cost", "_probe", "_sending")
+
+    def __init__(self, limiter: ModelLimiter, token_cost: int) -> None:
+        self._limiter = limiter
+        self._cost = token_cost
+        self._probe = self._sending = False
+
+    async def __aenter__(self) -> Ticket:
+        limiter, cost = self._limiter, self._cost
+        start = limiter._clock.now()
+        await limiter.concurrency.acquire()
+        try:
+            if limiter._probing:
+                self._probe = await limiter._first_reply()
+            if limiter.requests is not None:
+                await limiter.requests.acquire(1)
+            if limiter.tokens is not None and cost:
+                await limiter.tokens.acquire(cost)
+            if limiter.rate is not None and limiter.rate.rate is not None:
+                await limiter.rate.acquire()
+        except BaseException:
+            self._release()
+            raise
+        now = limiter._clock.now()
+        limiter._sending += 1
+        self._sending = True
+        return Ticket(started_at=now, queued_s=now - start, token_cost=cost)
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        limiter = self._limiter
+        if self._sending:
+            limiter._sending -= 1
+        if self._probe:
+            limiter._probe_busy = False
+            limiter._wake_probe_waiters()
+        limiter.concurrency.release_nowait()
 
 
 class Ticket(msgspec.Struct, kw_only=True):
@@ -449,32 +499,9 @@ class ModelLimiter:
         window.burst = 1
         return window
 
-    @asynccontextmanager
-    async def slot(self, token_cost: int = 0) -> AsyncIterator[Ticket]:
-        """Hold one admitted request for the duration of the block."""
-        start = self._clock.now()
-        await self.concurrency.acquire()
-        probe = sending = False
-        try:
-            if self._probing:
-                probe = await self._first_reply()
-            if self.requests is not None:
-                await self.requests.acquire(1)
-            if self.tokens is not None and token_cost:
-                await self.tokens.acquire(token_cost)
-            if self.rate is not None and self.rate.rate is not None:
-                await self.rate.acquire()
-            now = self._clock.now()
-            self._sending += 1
-            sending = True
-            yield Ticket(started_at=now, queued_s=now - start, token_cost=token_cost)
-        finally:
-            if sending:
-                self._sending -= 1
-            if probe:
-                self._probe_busy = False
-                self._wake_probe_waiters()
-            self.concurrency.release_nowait()
+    def slot(self, token_cost: int = 0) -> _Slot:
+        """Hold one admitted request for the duration of the ``async with`` block."""
+        return _Slot(self, token_cost)
 
     async def _first_reply(self) -> bool:
         """While no reply has come: the first caller goes (``True``), the others wait for a reply, for the

@@ -2,8 +2,9 @@
 
 The package holds only what is generic: the HTTP server (``SimServer``), faults
 chosen by the model name's query suffix, the policy registry with the generic
-``sim/echo`` and ``sim/scripted`` policies, and ``SimProvider``, the form in
-which ``LLMClient`` starts and stops the sim. Benchmark policies live beside
+``sim/echo`` and ``sim/scripted`` policies, and the forms in which ``LLMClient``
+starts and stops the sim: ``SimProcessProvider`` (a child process, the default)
+and ``SimProvider`` (a thread of the caller's process, ``MPCBENCH_SIM=inprocess``). Benchmark policies live beside
 their benchmark (``mpcbench/_sim``, ``tariff/_sim_policy``) and reach the
 registry through a loader (see ``_registry`` and ``mpcbench_async/_wiring.py``).
 """
@@ -15,6 +16,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._faults import FaultSpec, choose_fault, split_model_name
     from ._policies import Reply
+    from ._process import SimProcessProvider, sim_provider
     from ._provider import SimProvider
     from ._registry import POLICIES, Policy, add_policy_loader, get_policy, policy_names, register_policy
     from ._server import SimServer, SimStats  # brings in aiohttp's server: only on first use
@@ -24,6 +26,7 @@ __all__ = [
     "FaultSpec",
     "Policy",
     "Reply",
+    "SimProcessProvider",
     "SimProvider",
     "SimServer",
     "SimStats",
@@ -32,6 +35,7 @@ __all__ = [
     "get_policy",
     "policy_names",
     "register_policy",
+    "sim_provider",
     "split_model_name",
 ]
 

@@ -1,4 +1,4 @@
-"""The embedded sim as an ``llm`` provider: a ``SimServer`` on loopback in a thread one client owns.
+"""The embedded sim in the caller's process (``MPCBENCH_SIM=inprocess``): a ``SimServer`` on loopback in a thread.
 
 ``LLMClient`` starts it on the first call to a ``sim/...`` model without a
 ``base_url`` and stops it in ``aclose()``. The server runs on its own event loop

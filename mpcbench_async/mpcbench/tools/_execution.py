@@ -18,10 +18,10 @@ themselves: every loop whose length the model's arguments control — the days o
 from free time, the people of a free-slot search, records × query words in ranked search, issues × clauses
 in JQL, the parts of a result being cut to size — calls ``checkpoint()`` (``mpcbench_async._checkpoint``)
 once per step. The check this module installs in the worker raises when the call has run ``timeout_s``
-(counted from when it started running, not while it queued) or when its unit was cancelled
-(``anyio.from_thread.check_cancelled``: an interrupted sweep does not wait a tool out). The call unwinds at
-that step and frees its worker at once; no thread outlives its call, so a sweep exits as soon as its summary
-is written, and a timed-out call never keeps a worker from another unit.
+(counted from when it started running, not while it queued) or when its unit was cancelled (the cancelled
+task sets the call's stop flag and waits for it: an interrupted sweep does not wait a tool out). The call
+unwinds at that step and frees its worker at once; no call outlives its unit, so a sweep exits as soon as
+its summary is written, and a timed-out call never keeps a worker from another unit.
 
 Why cooperative checks rather than a process pool, which could kill a worker outright: the tools read one
 scenario's data in memory and a sweep serves many scenarios; worker processes would need each scenario's
@@ -48,19 +48,22 @@ the model.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
-import anyio.to_thread
 import msgspec
 import orjson
 
 from ..._checkpoint import checked, checkpoint
 from ..._exceptions import ToolWorkerTimeout
+from ...runtime import AdaptiveConcurrency
 from ._backend import ToolBackend, tool_name
 
 __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
@@ -114,9 +117,13 @@ class ToolTimeLimit(BaseException):  # noqa: N818 — a stop signal, like Keyboa
     """
 
 
-def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float]) -> T:
+class _Cancelled(BaseException):  # noqa: N818 — a stop signal, not an error
+    """Raised at a checkpoint of a call whose unit was cancelled (its awaiting task set the call's ``stop``)."""
+
+
+def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float], stop: threading.Event) -> T:
     """``fn()`` in this worker thread, stopped at its next checkpoint once ``timeout_s`` has passed on ``clock``
-    or its unit has been cancelled (looked at every ``CANCEL_EVERY`` checkpoints: it costs more than the clock)."""
+    or its unit has been cancelled (``stop``, looked at every ``CANCEL_EVERY`` checkpoints)."""
     deadline = clock() + timeout_s
     countdown = CANCEL_EVERY
 
@@ -127,7 +134,8 @@ def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float]) 
         countdown -= 1
         if not countdown:
             countdown = CANCEL_EVERY
-            anyio.from_thread.check_cancelled()
+            if stop.is_set():
+                raise _Cancelled
 
     try:
         with checked(check):
@@ -144,8 +152,15 @@ class ToolPool:
 
     ``timeout_s`` is the default time limit of a call while it runs, ``wait_s`` the longest wait for a worker
     (past it the call fails with ``ToolWorkerTimeout``), ``clock`` the time the limit is measured on (called in
-    the worker thread; tests give one that advances per checkpoint). Nothing to close: the worker threads are
-    anyio's, each call ends within its limit, and idle threads stop with the event loop.
+    the worker thread; tests give one that advances per checkpoint). Nothing to close: each call ends within its
+    limit, and the pool's threads (``workers`` of them, started as calls need them) end with the pool or the
+    interpreter.
+
+    The threads are a ``ThreadPoolExecutor`` of the pool's own, reached through ``loop.run_in_executor``, not
+    ``anyio.to_thread``: anyio's hand-off passes through the event loop twice more per call (a checkpoint and
+    its limiter's) and tracks the borrowing task, about a tenth of a sweep's CPU with a tool call or three per
+    LLM call (issue 31). Event loops that run at the same time in one process share the threads; each loop's
+    bound on running calls is its own.
     """
 
     def __init__(self, workers: int = TOOL_WORKERS, *, per_unit: int = TOOL_WORKERS_PER_UNIT,
@@ -157,21 +172,44 @@ class ToolPool:
             raise ValueError(f"a tool pool's timeout_s and wait_s must be positive, got {timeout_s} and {wait_s}")
         self.workers, self.per_unit, self.timeout_s, self.wait_s = workers, min(per_unit, workers), timeout_s, wait_s
         self.clock = clock
-        self._limiters: anyio.lowlevel.RunVar[tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]] = (
-            anyio.lowlevel.RunVar(f"mpcbench_tool_workers_{id(self)}"))
+        self._limiters: anyio.lowlevel.RunVar[AdaptiveConcurrency] = anyio.lowlevel.RunVar(
+            f"mpcbench_tool_workers_{id(self)}")
+        self._executor: ThreadPoolExecutor | None = None
 
     def share(self) -> ToolShare:
         """A new unit's share of this pool (one per agent run)."""
         return ToolShare(self)
 
-    def _loop_limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
-        """This event loop's bound on running calls, and an unbounded limiter for anyio's thread hand-off."""
+    def _loop_workers(self) -> AdaptiveConcurrency:
+        """This event loop's bound on running calls.
+
+        A FIFO counter (``AdaptiveConcurrency`` with nothing adaptive), not anyio's ``CapacityLimiter``: taking
+        a free slot neither yields to the loop nor tracks the task that took it (issue 31).
+        """
         try:
             return self._limiters.get()
         except LookupError:
-            limiters = (anyio.CapacityLimiter(self.workers), anyio.CapacityLimiter(float("inf")))
-            self._limiters.set(limiters)
-            return limiters
+            workers = AdaptiveConcurrency(self.workers, adaptive=False)
+            self._limiters.set(workers)
+            return workers
+
+    async def _in_thread(self, fn: Callable[[], T], timeout_s: float) -> T:
+        """``_limited(fn)`` in one of the pool's threads; a cancelled caller stops it and waits for it to end."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="mpcbench-tool")
+        stop = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(
+            self._executor, contextvars.copy_context().run, _limited, fn, timeout_s, self.clock, stop)
+        try:
+            return await asyncio.shield(future)
+        except BaseException:
+            if not future.done():  # cancelled while the call runs: it stops at its next checkpoint
+                stop.set()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([future])
+                if not future.cancelled():
+                    future.exception()  # retrieved: its _Cancelled is the expected end, not an error to log
+            raise
 
 
 class ToolShare:
@@ -179,7 +217,7 @@ class ToolShare:
 
     def __init__(self, pool: ToolPool) -> None:
         self.pool = pool
-        self._own = anyio.CapacityLimiter(pool.per_unit)
+        self._own = AdaptiveConcurrency(pool.per_unit, adaptive=False)
 
     async def run(self, fn: Callable[[], T], *, timeout_s: float | None = None, tool: str = "") -> T:
         """``fn()`` in a worker thread, stopped at a checkpoint after ``timeout_s`` (the pool's by default).
@@ -190,21 +228,32 @@ class ToolShare:
         """
         pool = self.pool
         limit = pool.timeout_s if timeout_s is None else timeout_s
-        workers, handoff = pool._loop_limiters()
-        async with self._own:
+        workers = pool._loop_workers()
+        own = self._own
+        if not own.try_acquire():  # a free share and a free worker are taken at once: no timer, no loop pass
+            await own.acquire()
+        try:
+            if not workers.try_acquire():
+                await self._wait_for_worker(workers, tool)
             try:
-                with anyio.fail_after(pool.wait_s):
-                    await workers.acquire()
-            except TimeoutError:
-                what = tool or "a tool call"
-                raise ToolWorkerTimeout(
-                    f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
-                    "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
-                    "this unit again)", tool=tool, waited_s=pool.wait_s) from None
-            try:
-                return await anyio.to_thread.run_sync(_limited, fn, limit, pool.clock, limiter=handoff)
+                return await pool._in_thread(fn, limit)
             finally:
-                workers.release()
+                workers.release_nowait()
+        finally:
+            own.release_nowait()
+
+    async def _wait_for_worker(self, workers: AdaptiveConcurrency, tool: str) -> None:
+        """Wait for one of the pool's workers; past the pool's ``wait_s``, raise ``ToolWorkerTimeout``."""
+        pool = self.pool
+        try:
+            with anyio.fail_after(pool.wait_s):
+                await workers.acquire()
+        except TimeoutError:
+            what = tool or "a tool call"
+            raise ToolWorkerTimeout(
+                f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
+                "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
+                "this unit again)", tool=tool, waited_s=pool.wait_s) from None
 
 
 _default_pool: ToolPool | None = None

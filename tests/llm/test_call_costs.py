@@ -1,0 +1,122 @@
+"""Guards on the client's cost per call that cannot drift with the machine: counts, not timings (issue 31).
+
+N calls at concurrency C go through ``LLMClient`` to the in-process sim (``SimProvider``: its own thread and
+event loop, so what is counted on the test's loop and thread is the client's work alone). Two counters:
+
+- event-loop iterations per request (the loop's ``_run_once``): a lock convoy in the limiter costs two per
+  request, a thread hop per request (a ledger commit, a worker-thread write) at least one; the client's own
+  path costs none, so at C=64 one iteration serves many replies (0.06–0.11 measured, 0.2 is issue 31's goal);
+- Python function calls per request under ``sys.setprofile`` (this thread only): every helper, wrapper or
+  per-call feature added to the path shows up here, whatever the machine's speed.
+
+The ceilings are the counts the code makes now plus a small margin: lowering a count is welcome (lower the
+ceiling with it), raising one past its ceiling needs a reason and a new figure in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import anyio
+import pytest
+
+from mpcbench_async.llm import CallLedger, LLMClient, ModelConfig
+from mpcbench_async.records import Message
+from mpcbench_async.runtime import JsonlWriter
+from mpcbench_async.sim import SimProvider
+
+N = 512
+C = 64
+MESSAGES = [Message(role="user", content="Summarise the status of project ALPHA in one line.")]
+CONFIG = ModelConfig.from_dict({"defaults": {"limits": {"max_concurrency": C}, "params": {"max_tokens": 16}}})
+
+
+@pytest.fixture
+async def sim_url() -> AsyncIterator[str]:
+    provider = SimProvider(seed=3)
+    try:
+        yield await provider.start()
+    finally:
+        await provider.aclose()
+
+
+class Counts:
+    """Loop iterations and Python calls made while ``count()`` is active, per request."""
+
+    def __init__(self) -> None:
+        self.iterations = 0
+        self.python_calls = 0
+
+    def profile(self, _frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            self.python_calls += 1
+
+
+async def run_calls(client: LLMClient, *, profile: bool) -> Counts:
+    """Warm the client up (connections, limiter, transport), then make N calls at C and count them."""
+
+    async def worker(w: int, count: int) -> None:
+        for i in range(count):
+            await client.chat("sim/echo", MESSAGES, key=f"{w}-{i}")
+
+    async with anyio.create_task_group() as tg:
+        for w in range(C):
+            tg.start_soon(worker, -w - 1, 1)
+    counts = Counts()
+    loop = asyncio.get_running_loop()
+    run_once = loop._run_once  # type: ignore[attr-defined]
+
+    def counted() -> None:
+        counts.iterations += 1
+        run_once()
+
+    loop._run_once = counted  # type: ignore[attr-defined]
+    if profile:
+        sys.setprofile(counts.profile)
+    try:
+        async with anyio.create_task_group() as tg:
+            for w in range(C):
+                tg.start_soon(worker, w, N // C)
+    finally:
+        sys.setprofile(None)
+        del loop._run_once  # type: ignore[attr-defined]
+    return counts
+
+
+class TestNativeClient:
+    async def test_event_loop_iterations_per_request(self, sim_url):
+        async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
+            counts = await run_calls(client, profile=False)
+        assert counts.iterations / N <= 0.2  # 0.06-0.12 measured; a lock convoy makes it 2
+
+    async def test_python_calls_per_request(self, sim_url):
+        async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
+            counts = await run_calls(client, profile=True)
+        assert counts.python_calls / N <= 340  # 342 before issue 31, 322-327 after
+
+
+class TestSweepPath:
+    """As a sweep calls: each intent in the ledger before its request, each record appended to calls.jsonl."""
+
+    async def test_python_calls_per_request_with_ledger_and_records(self, sim_url, tmp_path: Path):
+        ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=False)
+        with JsonlWriter(tmp_path / "calls.jsonl") as calls:
+            async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
+                counts = await run_calls(client, profile=True)
+        ledger.close()
+        assert counts.python_calls / N <= 350  # 350-352 before issue 31, 332-334 after
+
+    async def test_event_loop_iterations_per_request_with_a_durable_ledger(self, sim_url, tmp_path: Path):
+        """With fsync the intents are group-committed in a worker thread: a few hops for all calls in flight."""
+        ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=True)
+        with JsonlWriter(tmp_path / "calls.jsonl") as calls:
+            async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
+                counts = await run_calls(client, profile=False)
+        ledger.close()
+        # 0.28-0.33 measured: group commits serve several requests each; a convoy would add two per request
+        assert counts.iterations / N <= 1.0
