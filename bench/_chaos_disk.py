@@ -4,9 +4,11 @@ Without root there is no small tmpfs to fill, so the child sweep's ``os.write`` 
 writer uses — is replaced before ``main`` runs (``mpcbench_async.testing.full_disk_write``): writes to one
 file, drawn from the seed among ``runs.jsonl``, ``judgements.jsonl``, ``calls.jsonl`` and ``ledger.jsonl``,
 take a seeded number of writes, then half of the next, then fail with ENOSPC. A trial held when the sweep exits
-2 with an ``error:`` line naming that file and no traceback, the file's records read back whole (no torn or bad
-line), and the same command, rerun on a disk with room, exits 0 with every earlier record kept and each unit ok
-exactly once.
+2 with one ``error:`` line naming that file and no traceback — for ``ledger.jsonl``, by design
+(``llm._ledger``), exit 1 with the units whose intents could not be written as infrastructure errors (their
+requests were never sent), their error records naming the ledger —, the file's records read back
+whole (no torn or bad line), and the same command, rerun on a disk with room, exits 0 with every earlier record
+kept and each unit ok exactly once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ import random
 import sys
 from pathlib import Path
 
-from _chaos_common import Row, lost_lines, run_child, snapshot, sweep_args, traceback_in, unit_problems
+from _chaos_common import (
+    UNIT_FILES,
+    Row,
+    lost_lines,
+    records,
+    run_child,
+    snapshot,
+    sweep_args,
+    traceback_in,
+    unit_problems,
+)
 
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.testing import write_workspace
@@ -24,7 +36,9 @@ TASKS = 4
 FULL = ("import os, sys\nfrom mpcbench_async.testing import full_disk_write\n"
         "os.write = full_disk_write(int(sys.argv[1]), sys.argv[2])\n"
         "from mpcbench_async.cli import main\nraise SystemExit(main(sys.argv[3:]))")
-FILES = {"runs.jsonl": 7, "judgements.jsonl": 7, "calls.jsonl": 24, "ledger.jsonl": 24}  # the most writes to allow
+LEDGER = "ledger.jsonl"
+# The most writes to allow: fewer than the sweep makes (the ledger group-commits: a write may carry many intents).
+FILES = {"runs.jsonl": 7, "judgements.jsonl": 7, "calls.jsonl": 24, "ledger.jsonl": 8}
 
 
 async def run(tmp: Path, seed: int, rounds: int) -> Row:
@@ -39,9 +53,16 @@ async def run(tmp: Path, seed: int, rounds: int) -> Row:
         args = sweep_args(root, out)
         full = await run_child([sys.executable, "-c", FULL, str(writes), name, *args])
         problems = traceback_in(full)
-        named = [line for line in full.stderr.splitlines() if line.startswith(f"error: {out / name}: disk full")]
-        if full.code != 2 or len(named) != 1:
-            problems.append(f"exit {full.code}, stderr ends {full.stderr[-400:]!r}: no one error line naming {name}")
+        if name == LEDGER:  # its units' requests were not sent: infrastructure errors naming the ledger
+            named = [r for file in UNIT_FILES for r in records(out / file) if r.get("error_class") == "LedgerError"
+                     and f"call ledger {out / name} (OSError: No space left on device)" in r.get("error_message", "")]
+            expected = 1
+        else:
+            named = [line for line in full.stderr.splitlines() if line.startswith(f"error: {out / name}: disk full")]
+            expected = 2
+        if full.code != expected or not named or (expected == 2 and len(named) > 1):
+            problems.append(f"exit {full.code}, stdout ends {full.stdout[-300:]!r}, stderr ends "
+                            f"{full.stderr[-300:]!r}: no one error line naming {name}")
         written, report = read_jsonl(out / name) if (out / name).exists() else ([], None)
         if report is not None and (report.torn_tail or report.bad_lines):
             problems.append(f"{name} holds a torn or bad line after the disk filled: {report}")

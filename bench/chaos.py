@@ -20,8 +20,10 @@ Scenarios (each module's docstring says exactly what a trial is and when it held
 
 Trials per scenario scale with ``--rounds`` R: 3R kills (in episodes of up to 3), R fault sweeps, 2R full
 disks, 4R damaged files, R echo sweeps, ⌈R/2⌉ tool pairs. ``--quick``: R = 1 with 2 kills and smaller tool
-trials (the ``slow`` test ``tests/test_chaos_harness.py`` runs it). Prints a Markdown table ``scenario | tried |
-held | worst`` and the billed-vs-recorded totals; exits 0 when every trial held, 1 otherwise (listing what broke).
+trials (the ``slow`` test ``tests/test_chaos_harness.py`` runs it). The first five scenarios run side by side
+(each in its own directories, with its own servers); ``tools``, which times an exit, runs after them, alone.
+Prints a Markdown table ``scenario | tried | held | worst`` and the billed-vs-recorded totals; exits 0 when every
+trial held, 1 otherwise (listing what broke).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import orjson
 from _chaos_common import Row
 
 SCENARIOS = ("kill", "faults", "disk", "torn", "echo", "tools")
+ALONE = {"tools"}  # it times the exit after the summary: it runs after the others, alone
 
 
 def plan(rounds: int, quick: bool) -> dict[str, int]:
@@ -63,14 +66,23 @@ async def run_all(only: list[str], trials: dict[str, int], seed: int, quick: boo
         "kill": _chaos_kill.run, "faults": _chaos_faults.run, "disk": _chaos_disk.run, "torn": _chaos_torn.run,
         "echo": _chaos_echo.run,
         "tools": lambda path, s, n: _chaos_tools.run(path, s, n, quick)}
-    rows = []
-    for name in only:
+    rows: dict[str, Row] = {}
+
+    async def one(name: str) -> None:
         started = time.perf_counter()
         row = await runners[name](tmp / name, seed, trials[name])
         row.figures["seconds"] = round(time.perf_counter() - started, 1)
-        rows.append(row)
+        rows[name] = row
         print(f"{name}: {row.held}/{row.tried} held in {row.figures['seconds']} s", file=sys.stderr, flush=True)
-    return rows
+
+    async with anyio.create_task_group() as tg:  # independent directories and servers: they run side by side
+        for name in only:
+            if name not in ALONE:
+                tg.start_soon(one, name)
+    for name in only:  # then the scenarios that time something, each on a machine the others leave alone
+        if name in ALONE:
+            await one(name)
+    return [rows[name] for name in only]
 
 
 def table(rows: list[Row]) -> str:
