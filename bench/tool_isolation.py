@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -108,18 +109,47 @@ def _score(unit: dict[str, Any]) -> str:
                                                                         "source_grounded_reasoning"))
 
 
+@dataclass
+class Pair:
+    """A baseline sweep (oracle only) and a chaos sweep (oracle + the chaos unit) of the same tasks, compared."""
+
+    base_wall: float
+    base_exit: float
+    base_code: int
+    chaos_wall: float
+    chaos_exit: float
+    chaos_code: int
+    before: dict[str, Any]
+    after: dict[str, Any]
+    differ: list[str]
+    chaos_calls: list[dict[str, Any]]
+    chaos_status: str
+
+
+def pair(tmp: Path, calls: int, timeout: float | None, tasks: str = "*") -> Pair:
+    """Run the baseline and the chaos sweep of ``tasks`` under ``tmp`` and compare every oracle unit of the two
+    (``bench/chaos.py`` runs this as its pathological-tools scenario)."""
+    base, chaos = tmp / "base", tmp / "chaos"
+    base_wall, base_exit, base_code = _sweep(base, "sim/oracle-agent", calls, timeout, tasks)
+    chaos_wall, chaos_exit, chaos_code = _sweep(chaos, "sim/oracle-agent,sim/chaos-agent", calls, timeout, tasks)
+    before, after = _units(base), _units(chaos)
+    chaos_runs = [orjson.loads(line) for line in (chaos / "runs.jsonl").read_bytes().splitlines() if line]
+    hit = [r for r in chaos_runs if r["model"] == "sim/chaos-agent" and r["task_id"] == CHAOS_TASK]
+    return Pair(base_wall=base_wall, base_exit=base_exit, base_code=base_code, chaos_wall=chaos_wall,
+                chaos_exit=chaos_exit, chaos_code=chaos_code, before=before, after=after,
+                differ=sorted(k for k in before if before[k] != after.get(k)),
+                chaos_calls=(hit[0].get("run") or {}).get("raw_tool_calls") or [] if hit else [],
+                chaos_status=hit[0]["status"] if hit else "-")
+
+
 def measure(calls: int, timeout: float | None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        base, chaos = Path(tmp) / "base", Path(tmp) / "chaos"
-        base_wall, base_exit, base_code = _sweep(base, "sim/oracle-agent", calls, timeout)
-        chaos_wall, chaos_exit, chaos_code = _sweep(chaos, "sim/oracle-agent,sim/chaos-agent", calls, timeout)
+        result = pair(Path(tmp), calls, timeout)
         alone_wall, alone_exit, alone_code = _sweep(Path(tmp) / "alone", "sim/chaos-agent", calls, timeout,
                                                     tasks=CHAOS_TASK)
-        before, after = _units(base), _units(chaos)
-        chaos_runs = [orjson.loads(line) for line in (chaos / "runs.jsonl").read_bytes().splitlines() if line]
-    differ = sorted(k for k in before if before[k] != after.get(k))
-    hit = [r for r in chaos_runs if r["model"] == "sim/chaos-agent" and r["task_id"] == CHAOS_TASK]
-    chaos_calls = (hit[0].get("run") or {}).get("raw_tool_calls") or [] if hit else []
+    base_wall, base_exit, base_code = result.base_wall, result.base_exit, result.base_code
+    chaos_wall, chaos_exit, chaos_code = result.chaos_wall, result.chaos_exit, result.chaos_code
+    before, after, differ, chaos_calls = result.before, result.after, result.differ, result.chaos_calls
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"#### Tool isolation — {stamp}", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Command: "
@@ -134,7 +164,7 @@ def measure(calls: int, timeout: float | None) -> str:
              f"Oracle units whose status, checks, tool results or scores differ: **{len(differ)} of {len(before)}**"
              f" (tool calls timed out in them: baseline {sum(u['timed_out'] for u in before.values())}, chaos "
              f"{sum(u['timed_out'] for u in after.values())}). Chaos unit: status "
-             f"{hit[0]['status'] if hit else '-'}, {sum(c.get('timed_out', False) for c in chaos_calls)} of "
+             f"{result.chaos_status}, {sum(c.get('timed_out', False) for c in chaos_calls)} of "
              f"{len(chaos_calls)} calls timed out.", ""]
     if differ:
         lines += ["| task | baseline ARS/SGR | chaos ARS/SGR | baseline status | chaos status | chaos timed out |",

@@ -62,6 +62,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/tariff/test_interrupt.py",
     "tests/tariff/test_original_harness.py",
     "tests/tariff/test_suite_modes.py",
+    "tests/test_chaos_harness.py",
     "tests/test_no_prints.py",
     "tests/test_package.py",
     "tests/test_readme.py",
@@ -75,6 +76,7 @@ SUBPROCESS_FILES = frozenset({
 SLOW = frozenset({
     "tests/test_secrets.py",  # every command × both transports against an echoing server: ~1 min alone
     "tests/test_package.py",  # builds the wheel into a fresh venv (CI only)
+    "tests/test_chaos_harness.py",  # bench/chaos.py --quick: some 20 sweep processes, about a minute
     "tests/sweep/test_ledger_chaos.py",
     "tests/sweep/test_sweep.py::TestKill",
     "tests/sweep/test_tool_isolation.py::TestPathologicalNeighbour",

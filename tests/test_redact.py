@@ -33,8 +33,9 @@ from mpcbench_async.mpcbench._agent import _masked
 from mpcbench_async.mpcbench.tools._execution import ToolOutcome
 from mpcbench_async.records import LLMCallRecord, Message
 from mpcbench_async.sim._leaks import key_shapes
+from mpcbench_async.testing import Scanner
 from tests.conftest import REPO
-from tests.secret_shapes import SECRETS, Scanner, masked_shape
+from tests.secret_shapes import SECRETS, masked_shape
 
 KEY = "sk-test-SECRET1234567890abcdef"
 PLAIN_KEY = "PLAIN0SECRET0123456789abcdef"

@@ -8,7 +8,7 @@ base64 at its three alignments and base64url. The "quoting" ones answer 200 with
 in those eleven shapes (``quote_key=true``): the twelfth variant, which the runner stores as model content.
 Every command that talks to a model runs in a subprocess through both transports (the lean native one and the
 openai SDK); then every file it wrote, and its stdout and stderr, are searched for key material in any of
-those shapes (``tests/secret_shapes.py``), for three keys: an ``sk-``-shaped one, one with no recognisable
+those shapes (``mpcbench_async.testing.Scanner``), for three keys: an ``sk-``-shaped one, one with no recognisable
 shape (only the registry of configured keys can catch it) and a hex one written literally into a configured
 ``api-key`` header. Records must also hold exactly the masked texts: the key's characters gone, the rest kept.
 """
@@ -27,8 +27,9 @@ from pathlib import Path
 import pytest
 
 from mpcbench_async.perf import sim_subprocess
+from mpcbench_async.testing import Scanner
 from tests.conftest import REPO
-from tests.secret_shapes import HEADER_KEY, PLAIN_KEY, SECRETS, SK_KEY, Scanner, masked_quote, masked_shapes
+from tests.secret_shapes import HEADER_KEY, PLAIN_KEY, SECRETS, SK_KEY, masked_quote, masked_shapes
 
 LEAK = "fail_first=1000000&echo_auth=true&echo_shapes=true"
 QUOTE = "quote_key=true"

@@ -202,7 +202,7 @@ def key_view(record_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
     if not {"key", "status"} <= fields.keys():
         raise TypeError(f"{record_type.__name__} has no key/status fields: not a unit record")
     spec: list[tuple[Any, ...]] = [(f.name, f.type) for f in fields.values() if f.required]
-    spec += [(f.name, f.type, f.default) for name in ("retryable", "kind")
+    spec += [(f.name, f.type, f.default) for name in ("retryable", "kind", "started_at", "finished_at")
              if (f := fields.get(name)) is not None and not f.required]
     if "retryable" not in fields:
         spec.append(("retryable", bool, False))
@@ -221,24 +221,41 @@ class ResumeIndex:
     """
 
     def __init__(self, done: set[str] | None = None, report: ReadReport | None = None,
-                 tries: dict[str, int] | None = None) -> None:
+                 tries: dict[str, int] | None = None, times: dict[str, tuple[float, float]] | None = None) -> None:
         self.done: set[str] = done or set()
         self.report = report
         self.tries: dict[str, int] = tries or {}  # units to run again: how many records each already has
+        self.times: dict[str, tuple[float, float]] = times or {}  # (started_at, finished_at) of a key's last ok
 
     @classmethod
     def from_file(cls, path: str | Path, *, retry_errors: bool = False,
-                  type_: type[msgspec.Struct] | None = None) -> ResumeIndex:
-        """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status)."""
+                  type_: type[msgspec.Struct] | None = None, times: bool = False) -> ResumeIndex:
+        """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status).
+
+        ``times``: also keep when each key's last ``ok`` record started and finished (``started_at``,
+        ``finished_at``), for ``follows``: a pipeline's stages need them to tell a follow-up of an earlier record.
+        """
         report = ReadReport(path=str(path))
         done: set[str] = set()
         records: dict[str, int] = {}
+        stamps: dict[str, tuple[float, float]] = {}
         view = key_view(type_) if type_ is not None else _KeyStatus
         for rec in iter_jsonl(path, report, type_=view):
             records[rec.key] = records.get(rec.key, 0) + 1
             if rec.status == "ok" or (not rec.retryable and not retry_errors):
                 done.add(rec.key)
-        return cls(done, report, {key: n for key, n in records.items() if key not in done})
+            if times and rec.status == "ok":
+                stamps[rec.key] = (getattr(rec, "started_at", 0.0), getattr(rec, "finished_at", 0.0))
+        return cls(done, report, {key: n for key, n in records.items() if key not in done}, stamps)
+
+    def follows(self, key: str, parent: tuple[float, float] | None) -> bool:
+        """Whether ``key`` is done as a follow-up of a record that started and finished at ``parent``: a record of
+        it started before ``parent`` finished followed up an earlier record of that unit (one lost since), so the
+        unit is not done for this one. Without times (old records, or none kept) the key alone decides."""
+        if key not in self.done:
+            return False
+        started = self.times.get(key, (0.0, 0.0))[0]
+        return not (parent and parent[1] and started and started < parent[1])
 
     def __contains__(self, key: object) -> bool:
         return key in self.done

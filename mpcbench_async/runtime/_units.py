@@ -12,7 +12,9 @@ or a non-retryable error unless ``retry_errors``) is skipped; a done record
 whose follow-ups are not all done on disk is read back and asks for the missing
 ones only, while a record made in this run asks for all of its follow-ups (a
 follow-up on disk for its key belonged to an earlier record of that unit, one
-that was lost). A record is appended when its unit has finished, so SIGKILL at
+that was lost). A follow-up on disk that started before the done record it
+follows finished is of such an earlier record too (the summary calls it stale):
+it is missing. A record is appended when its unit has finished, so SIGKILL at
 any moment loses at most the units in flight and duplicates nothing. A unit
 fails alone: whatever its ``run`` raises but cancellation becomes the record
 the stage's ``failed`` makes of it (the caller logs, so the log names its
@@ -151,7 +153,8 @@ class Pipeline:
         """
         stages, last = self.stages, len(self.stages) - 1
         done = await anyio.to_thread.run_sync(lambda: [
-            ResumeIndex.from_file(s.path, retry_errors=self.retry_errors, type_=s.record_type) for s in stages])
+            ResumeIndex.from_file(s.path, retry_errors=self.retry_errors, type_=s.record_type, times=last > 0)
+            for s in stages])
         for tries, index in zip(self._tries, done, strict=True):
             tries.update(index.tries)
         if prepare is not None:
@@ -198,12 +201,13 @@ class Pipeline:
             if i + 1 == n:
                 return
             keys = self.stages[i].follow_up_keys(key)
+            ours = {k for k in keys if on_disk and done[i + 1].follows(k, done[i].times.get(key))}
             if on_disk:
-                missing = [k for k in keys if k not in done[i + 1]]
+                missing = [k for k in keys if k not in ours]
                 if missing:
                     lacking[i][key] = missing
             for follow_up in keys:
-                visit(i + 1, follow_up, on_disk and follow_up in done[i + 1])
+                visit(i + 1, follow_up, follow_up in ours)
 
         for key, _ in units():
             visit(0, key, key in done[0])

@@ -230,7 +230,9 @@ class Runner:
     (``ledger_fsync=False``: written to the OS, not flushed to the disk — it survives a kill, not a crash).
     ``budget`` and ``cache`` go to the client (``LLMClient(budget=..., cache=...)``). A call the budget refuses
     stops every suite of the runner (no new unit starts; units in flight finish and are written) and its unit
-    leaves no record, so a rerun with a higher budget does it; ``budget_stop`` is that first refusal.
+    leaves no record, so a rerun with a higher budget does it; ``budget_stop`` is that first refusal. A call
+    record that cannot be written to ``calls.jsonl`` (a full disk) stops the run as a unit record that cannot be
+    written does: the ``OSError`` naming the file is raised, and the units it hit leave no record.
     """
 
     def __init__(
@@ -255,6 +257,7 @@ class Runner:
         self.config = config
         self.budget = budget  # shared by every call (``LLMClient(budget=...)``); a refusal stops the runner
         self.budget_stop: BudgetExceeded | None = None  # the first refusal, once a budget has stopped the run
+        self.calls_error: OSError | None = None  # calls.jsonl could not be written (disk full): the run stops
         self.cache = cache  # ``LLMClient(cache=...)``, which closes it
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
@@ -317,7 +320,11 @@ class Runner:
 
     def _on_call(self, record: LLMCallRecord) -> None:
         if self._calls is not None:
-            self._calls.write(record)
+            try:
+                self._calls.write(record)
+            except OSError as exc:  # a full disk is not the unit's failure: ``run`` stops the sweep with it
+                self.calls_error = self.calls_error or exc
+                raise
         self.stats.calls += 1
         self.stats.tokens += record.usage.total_tokens
         self.stats.cost_usd += record.cost_usd or 0.0
@@ -410,6 +417,8 @@ class Runner:
             kind = _kind(stage.record_type)
 
             def failed(key: str, unit: Any, exc: Exception) -> UnitRecord:
+                if exc is self.calls_error:
+                    raise exc  # the sweep stops as when a record cannot be written: exit 2 naming the file
                 return stage.failed(unit, unit_failure(log, exc, kind=kind, key=key, model=unit.model))
 
             follow_ups: dict[str, Any] = {}
@@ -419,7 +428,12 @@ class Runner:
                     "follow_ups": lambda record: [(u.key, u) for u in staged.follow_ups(index, record)]}
             async def run(key: str, unit: Any) -> UnitRecord | None:
                 try:
-                    return await (self._run_remote(stage, key, unit) if remote else stage.run(unit, client))
+                    record = await (self._run_remote(stage, key, unit) if remote else stage.run(unit, client))
+                    if self.calls_error is not None and (record is None or record.status != "ok"):
+                        # Its call's record could not be written, and the suite made an error record of that:
+                        # no record (a plain rerun does the unit) and the sweep stops, naming calls.jsonl.
+                        raise self.calls_error
+                    return record
                 except BudgetExceeded as exc:
                     self._budget_reached(exc)
                     return None  # the unit did not run: no record, so a rerun with a higher budget does it

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from mpcbench_async.runtime import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
+from mpcbench_async.testing import full_disk_write
 
 
 class Unit(msgspec.Struct):
@@ -268,25 +269,8 @@ class TestTrustOnlyWholeRecords:
 
 
 def disk_full_after(records: int, name: str, monkeypatch) -> None:
-    """``os.write`` to the file ``name`` takes ``records`` whole lines, then half of the next, then fails: ENOSPC.
-
-    Other files write as usual; the patch is at the edge, the system call the writers use.
-    """
-    real = os.write
-    state = {"lines": 0, "half": False}
-
-    def write(fd: int, data) -> int:
-        if not os.readlink(f"/proc/self/fd/{fd}").endswith("/" + name):
-            return real(fd, data)
-        if state["lines"] < records:
-            state["lines"] += 1
-            return real(fd, data)
-        if not state["half"]:
-            state["half"] = True
-            return real(fd, bytes(data[: len(data) // 2]))
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "write", write)
+    """``os.write`` to the file ``name`` takes ``records`` whole lines, then half of the next, then fails: ENOSPC."""
+    monkeypatch.setattr(os, "write", full_disk_write(records, name))
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell which file a write goes to")
@@ -333,6 +317,7 @@ class TestDiskFull:
 # Appends records to a JSONL file on a 64 KiB tmpfs until the disk is full, then reports what it saw.
 FILL_THE_DISK = """
 import json, os, sys
+from mpcbench_async.testing import full_disk_write
 from mpcbench_async.runtime import JsonlWriter, read_jsonl
 path = os.path.join(sys.argv[1], "runs.jsonl")
 writer, written, error = JsonlWriter(path), 0, None

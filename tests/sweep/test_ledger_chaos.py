@@ -1,8 +1,9 @@
 """Chaos: SIGKILL a budgeted sweep at random moments, resume it, and check the bill (issue 25 point 1).
 
-An accounting proxy stands between the sweep and the seeded sim, as a provider's billing would: it bills every
-request the sim answers 200 — by the reply's usage at the configured prices — whether or not the client is still
-there to read the reply (it keeps going when the client dies, like a provider that finished generating). A
+An accounting proxy (``mpcbench_async.testing.BillingProxy``) stands between the sweep and the seeded sim, as a
+provider's billing would: it bills every request the sim answers 200 — by the reply's usage at the configured
+prices — whether or not the client is still there to read the reply (it keeps going when the client dies, like a
+provider that finished generating). A
 `mpcbench-async sweep --max-cost` child process is killed (SIGKILL) in several rounds and resumed:
 
 - some rounds kill at a seeded random delay after the round's first request;
@@ -30,19 +31,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import anyio
-import msgspec
-import orjson
-import pytest
-from aiohttp import web
-from anyio.abc import Process
 
 from mpcbench_async.llm import LEDGER, SettledCalls, unsettled_calls
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sweep import summarize
-from mpcbench_async.testing import write_workspace
+from mpcbench_async.testing import BillingProxy, write_workspace
 
 CLI = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
 SEED = 2025
@@ -50,71 +45,6 @@ INPUT_PER_1M, OUTPUT_PER_1M, MAX_TOKENS = 100.0, 400.0, 1024  # the sim's replie
 MAX_COST = 30.0
 CONCURRENCY = 4
 STAGES = 2  # agent runs and judgements: each stage has its own pool of CONCURRENCY units, one call in flight each
-
-
-class Billed(msgspec.Struct):
-    key: str
-    request_id: str
-    cost_usd: float
-    round: int
-
-
-class AccountingProxy:
-    """Forwards chat requests to the sim and bills every 200 reply; may kill the child at the k-th bill."""
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream
-        self.billed: list[Billed] = []
-        self.round = 0
-        self.kill_at_bill: int | None = None  # kill the child when this round's bills reach it
-        self.first_request = anyio.Event()
-        self.child: Process | None = None
-        self.killed_between_send_and_record = 0
-        self._session: aiohttp.ClientSession | None = None
-        self._runner: web.AppRunner | None = None
-        self.base_url = ""
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._forward)
-        self._runner = web.AppRunner(app, access_log=None)  # no handler cancellation: a dead client is still billed
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        self._session = aiohttp.ClientSession()
-
-    async def stop(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def bills_this_round(self) -> int:
-        return sum(b.round == self.round for b in self.billed)
-
-    async def _forward(self, request: web.Request) -> web.Response:
-        self.first_request.set()
-        body = await request.read()
-        headers = {name: request.headers[name] for name in ("Content-Type", "Idempotency-Key")
-                   if name in request.headers}
-        assert self._session is not None
-        async with self._session.post(f"{self.upstream}/chat/completions", data=body, headers=headers) as reply:
-            payload = await reply.read()
-            status = reply.status
-            relay = {name: reply.headers[name] for name in ("x-request-id", "Retry-After", "retry-after-ms")
-                     if name in reply.headers}
-        if status == 200:
-            usage = orjson.loads(payload)["usage"]
-            cost = (usage["prompt_tokens"] * INPUT_PER_1M + usage["completion_tokens"] * OUTPUT_PER_1M) / 1e6
-            self.billed.append(Billed(key=headers.get("Idempotency-Key", ""), request_id=relay["x-request-id"],
-                                      cost_usd=cost, round=self.round))
-            if self.kill_at_bill is not None and self.bills_this_round() >= self.kill_at_bill and self.child:
-                self.kill_at_bill = None
-                self.child.kill()  # SIGKILL with this reply billed and not yet relayed
-                self.killed_between_send_and_record += 1
-        return web.Response(status=status, body=payload, content_type="application/json", headers=relay)
 
 
 def command(root: Path, out: Path) -> list[str]:
@@ -130,7 +60,7 @@ def unsettled_now(out: Path) -> int:
     return len(unsettled_calls(out / LEDGER, SettledCalls(call.get("call_id") for call in calls)))
 
 
-async def run_round(proxy: AccountingProxy, cmd: list[str], how: str, rng: random.Random,
+async def run_round(proxy: BillingProxy, cmd: list[str], how: str, rng: random.Random,
                     out: Path) -> dict[str, Any]:
     """One invocation of the sweep, killed as ``how`` says (``delay``, ``bill``) or left to finish (``none``)."""
     proxy.round += 1
@@ -158,7 +88,6 @@ async def run_round(proxy: AccountingProxy, cmd: list[str], how: str, rng: rando
             "s": time.perf_counter() - started, "unsettled": unsettled_now(out)}
 
 
-@pytest.mark.slow  # about 25 s: six sweep processes (python -m pytest -m "not slow" leaves it out)
 class TestChaos:
     async def test_killed_and_resumed_sweeps_never_hide_a_billed_call_nor_pass_the_budget(self, tmp_path):
         rng = random.Random(SEED)
@@ -170,7 +99,7 @@ class TestChaos:
         rounds = []
         with anyio.fail_after(240):
             async with SimServer(seed=SEED, defaults=FaultSpec(latency_ms=40, latency_sd_ms=30)) as sim:
-                proxy = AccountingProxy(sim.base_url)
+                proxy = BillingProxy(sim.base_url, input_per_1m=INPUT_PER_1M, output_per_1m=OUTPUT_PER_1M)
                 await proxy.start()
                 try:
                     root = write_workspace(tmp_path, base_url=proxy.base_url, tasks=8,

@@ -128,6 +128,28 @@ class TestResume:
         ok = {key for (key, status), _ in first[-1] if status == "ok"}
         assert 8 == len(ok) == len({key for (key, _), _ in first[-1]})  # every unit ended ok at last
 
+    async def test_a_judgement_of_an_earlier_run_does_not_count_as_done(self, workspace, tmp_path):
+        """A run's record lost (a damaged runs.jsonl) is made again and judged again; when that fresh judgement's
+        record is lost too, the resume judges the run once more: the judgement left on disk judged the earlier run
+        (stale, the summary leaves it out), so it is not done. Before, the resume skipped it and the summary
+        counted 15 of 16 judgements forever. (bench/chaos.py found it.)"""
+        out = tmp_path / "out"
+        async with SimServer(seed=6) as sim:
+            root = workspace(sim.base_url)
+            await run_sweep(root, out)
+            runs = (out / "runs.jsonl").read_bytes().splitlines(keepends=True)
+            lost = orjson.loads(runs[3])["key"]
+            (out / "runs.jsonl").write_bytes(b"".join(runs[:3] + runs[4:]))
+            _, stats = await run_sweep(root, out)
+            assert (1, 1) == (stats.runs_done, stats.judges_done)  # the run made again is judged again
+            judged = (out / "judgements.jsonl").read_bytes().splitlines(keepends=True)
+            assert lost == orjson.loads(judged[-1])["run_key"]
+            (out / "judgements.jsonl").write_bytes(b"".join(judged[:-1]))  # the fresh judgement lost
+            _, stats = await run_sweep(root, out)
+        assert (0, 1) == (stats.runs_done, stats.judges_done)
+        summary = summarize(out)
+        assert (16, 16, 1) == (summary.runs, summary.judgements, summary.stale_judgements)
+
 
 SWEEP_SCRIPT = """
 import sys

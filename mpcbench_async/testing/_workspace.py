@@ -1,4 +1,4 @@
-"""Helpers for tests and benchmarks: a tiny self-contained MPCBench workspace.
+"""A tiny self-contained MPCBench workspace, for tests and benchmarks.
 
 ``write_workspace(root, base_url=...)`` writes ``data/`` (two small scenarios),
 ``tasks/`` (any number of tasks), ``model_config.json`` and ``prompt_config.json``
@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ._resources import shipped_path
+from .._resources import shipped_path
 
 __all__ = ["write_workspace"]
 
