@@ -77,6 +77,7 @@ from ._runner import Runner
 from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite
 from ._summary import summarize
+from ._summary_cache import note_inputs, reusable_summary
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
@@ -141,17 +142,22 @@ class SweepResult(msgspec.Struct, kw_only=True):
     budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
 
 
-def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
+def write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool = False) -> str:
     """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table.
 
     The levels suite's table (``levels_summary.md``, written as that suite finishes) is appended to both.
     ``pass_k``: the ks of pass^k over tasks (default: 1, 2, 4, 8, … and the most trials of a task).
+    ``reuse``: keep ``summary.json``'s figures when none of the files they come from changed since it was written
+    (``_summary_cache``; the wall time is read again from the manifest).
     """
-    summary = summarize(out, pass_k=pass_k)
+    summary = reusable_summary(out, pass_k) if reuse else None
+    if summary is None:
+        summary = summarize(out, pass_k=pass_k)
     levels = out / "levels_summary.md"
     levels_md = "\n" + levels.read_text(encoding="utf-8") if levels.is_file() else ""
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
     atomic_write_bytes(out / "summary.md", (render_markdown(summary) + levels_md).encode(), fsync=False)
+    note_inputs(out, pass_k)
     return render_table(summary) + levels_md
 
 
@@ -326,7 +332,8 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(out, manifest)
-    table = write_summary(out)  # with the tariff section, the error classes, an example of each and what to do
+    # With the tariff section, the error classes, an example of each and what to do; reused when nothing changed.
+    table = write_summary(out, reuse=True)
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
                        budget_reached=_budget_line(runner.budget_stop, budget, outcome, config))

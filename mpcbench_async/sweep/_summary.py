@@ -60,7 +60,7 @@ from ._statistics import JudgePair, JudgeSpread, ModelPair, ModelStats, statisti
 from ._table import iter_run_rows
 
 __all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize",
-           "summary_of"]
+           "summary_of", "wall_time"]
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ class _Moments:
         return AxisStats(n=self.n, mean=round(mean, 3), stderr=round(math.sqrt(variance / self.n), 3))
 
 
-def _wall(out_dir: Path, summary: Summary) -> None:
+def wall_time(out_dir: Path, summary: Summary) -> None:
     """Wall time from the manifest's invocations; unknown (None) when the manifest is missing or unreadable."""
     try:
         manifest = read_manifest(out_dir)
@@ -301,7 +301,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.runs, summary.judgements, summary.tariff_cases = len(runs), len(judges), len(cases)
     for name in ("other_experiments", "duplicates_ignored", "stale_judgements", "orphan_judgements", "skipped_lines"):
         setattr(summary, name, getattr(reader, name))
-    _wall(out_dir, summary)
+    wall_time(out_dir, summary)
     return summary
 
 
