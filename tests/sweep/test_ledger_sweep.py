@@ -87,7 +87,8 @@ class TestLedgerInASweep:
         assert f"≤{agent.spent.cost_usd:.4f}" == agent.spent.cost_text()
         table, markdown = render_table(after), render_markdown(after)
         assert f"  {UNSETTLED_LINE}" in table.splitlines()
-        assert "U" + UNSETTLED_LINE[1:] + "." in markdown.splitlines()
+        paragraphs = [" ".join(block.split()) for block in markdown.split("\n\n")]  # summary.md wraps prose
+        assert " ".join(("U" + UNSETTLED_LINE[1:] + ".").split()) in paragraphs
         assert "unsettled:" not in render_table(before) and "Unsettled:" not in render_markdown(before)
         assert f"/≤{agent.spent.cost_usd:.4f}" in table
         summary_json = orjson.loads((out / "summary.json").read_bytes())
