@@ -80,11 +80,11 @@ def read_index(path: Path) -> list[tuple[str, str]] | None:
     except (OSError, UnicodeDecodeError):
         return None
     lines.pop()  # after the last newline
-    if lines and lines[-1].startswith(_COVERED):
-        lines.pop()
     entries = []
     for line in lines:
         code, _, rest = line.partition(" ")
+        if code == _COVERED:  # where a rebuild ended (records appended since follow it)
+            continue
         key = rest.partition(" ")[2]
         if code not in (OK, ERROR, RETRYABLE) or not key:
             return None  # not an index line: untrusted
