@@ -34,7 +34,8 @@ def add_sweep(commands: Commands) -> None:
         "model as soon as it finishes, and write runs.jsonl, judgements.jsonl, calls.jsonl, ledger.jsonl (each "
         "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
-        "skipped, infrastructure errors are retried. One sweep at a time per --out; a directory holds one "
+        "skipped, infrastructure errors are retried; it reads the done units from each results file's done-index "
+        "(runs.keys, judgements.keys), not the records, and keeps summary.json when nothing it counts changed. One sweep at a time per --out; a directory holds one "
         "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
         "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
         "plan, whatever earlier runs did.", **_exit.with_epilog())
@@ -125,7 +126,9 @@ def add_sweep(commands: Commands) -> None:
 def add_summarize(commands: Commands) -> None:
     summary = commands.add_parser("summarize",
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
-                                  "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table.")
+                                  "runs.jsonl, judgements.jsonl and calls.jsonl, and print the table (always "
+                                  "recomputed; summary.inputs.json notes what it was computed from, so a rerun of "
+                                  "the sweep that changes nothing keeps it).")
     summary.add_argument("dir", type=Path)
     summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
                          help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "
