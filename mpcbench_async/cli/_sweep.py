@@ -35,7 +35,8 @@ def add_sweep(commands: Commands) -> None:
         "request's intent, durable before it is sent: calls in flight at a kill still count), manifest.json, "
         "summary.json and summary.md to --out. Rerunning the same command resumes: finished units are "
         "skipped, infrastructure errors are retried; it reads the done units from each results file's done-index "
-        "(runs.keys, judgements.keys), not the records, and keeps summary.json when nothing it counts changed. One sweep at a time per --out; a directory holds one "
+        "(runs.keys, judgements.keys), not the records, and keeps summary.json when nothing it counts changed. "
+        "One sweep at a time per --out; a directory holds one "
         "experiment, so a rerun that changes model params, prompts, --max-turns or task content is refused "
         "(see --allow-changes), while new models, tasks and trials extend it. The exit code describes the whole "
         "plan, whatever earlier runs did.", **_exit.with_epilog())
