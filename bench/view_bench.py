@@ -17,7 +17,9 @@ each, and stops it.
 start cached; a third, cold start makes ``summary.json`` older than ``runs.jsonl`` for its duration
 (an unfinished sweep's case: the viewer computes the summary from its one read of the records).
 The three starts alternate; medians of ``--repeats``. Also reported, on the warm
-viewer: the last page of ``/runs``, a filtered ``/runs`` and one ``/run/KEY`` page.
+viewer: the last page of ``/runs``, a filtered ``/runs`` and one ``/run/KEY`` page. ``--impl DIR`` measures another
+source tree (e.g. a ``git worktree`` of the commit before) beside this one, their starts alternating; every viewer
+runs with bytecode caching on, as an install does.
 
     .venv/bin/python bench/view_bench.py --runs 100000 --repeats 3 --out bench/RESULTS.md
 """
@@ -198,10 +200,14 @@ def _until_indexed(url: str) -> None:
         pass
 
 
-def start_viewer(out: Path) -> tuple[subprocess.Popen[bytes], str, float]:
-    """Start the viewer; its process, base URL and the seconds until it printed that URL."""
+def start_viewer(out: Path, impl: Path | None = None) -> tuple[subprocess.Popen[bytes], str, float]:
+    """Start the viewer (``impl``: of that source tree); its process, base URL and the seconds until it printed
+    that URL. Bytecode caching is on, as in an install."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if impl is not None:  # run from inside it: ``-m`` puts the working directory ahead of PYTHONPATH
+        env["PYTHONPATH"] = str(impl)
     start = time.perf_counter()
-    proc = subprocess.Popen([*CLI, "view", str(out), "--port", "0"], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([*CLI, "view", str(out), "--port", "0"], stdout=subprocess.PIPE, env=env, cwd=impl)
     assert proc.stdout is not None
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
@@ -224,7 +230,8 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def measure(out: Path, *, cold: bool, run_key: str, stale_summary: bool = False) -> dict[str, float]:
+def measure(out: Path, *, cold: bool, run_key: str, stale_summary: bool = False,
+            impl: Path | None = None) -> dict[str, float]:
     """One viewer start: seconds to the URL line, to ``/`` answered and to ``/runs`` answered from the index (CPU
     time and peak RSS at each); on a warm start, a few more pages. ``stale_summary``: summary.json is made older
     than runs.jsonl for this start (its times restored after), so the viewer computes the summary itself."""
@@ -235,11 +242,11 @@ def measure(out: Path, *, cold: bool, run_key: str, stale_summary: bool = False)
         older = (out / "runs.jsonl").stat().st_mtime_ns - 10**9
         os.utime(summary, ns=(older, older))
         try:
-            return measure(out, cold=cold, run_key=run_key)
+            return measure(out, cold=cold, run_key=run_key, impl=impl)
         finally:
             os.utime(summary, ns=(times.st_atime_ns, times.st_mtime_ns))
     start = time.perf_counter()
-    proc, url, printed = start_viewer(out)
+    proc, url, printed = start_viewer(out, impl)
     try:
         _until_indexed(url)
         figures = {"printed_s": printed, "first_page_s": time.perf_counter() - start,
@@ -260,7 +267,7 @@ def render(runs: int, mib: float, rows: dict[str, dict[str, float]], repeats: in
     lines = [f"#### Viewer at {runs:,} runs — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"Linux {platform.release()}. Command: `{command}`. Sweep files: {mib:,.0f} MiB. "
-             f"Medians of {repeats}, the three starts alternating; load average at the end "
+             f"Medians of {repeats}, the three starts (of each tree) alternating; load average at the end "
              f"{os.getloadavg()[0]:.1f}.\n",
              "| start | URL printed s | `/` s | CPU s to `/` | peak RSS MiB to `/` | `/runs` ready s "
              "| CPU s to `/runs` | peak RSS MiB to `/runs` |",
@@ -268,12 +275,13 @@ def render(runs: int, mib: float, rows: dict[str, dict[str, float]], repeats: in
     lines += [f"| {name} | {r['printed_s']:.2f} | {r['first_page_s']:.2f} | {r['first_cpu_s']:.2f} "
               f"| {r['first_rss_mib']:.0f} | {r['runs_s']:.2f} | {r['cpu_s']:.2f} | {r['rss_mib']:.0f} |"
               for name, r in rows.items()]
-    warm = rows[WARM]
-    lines += ["", "| warm viewer page | s |", "|---|---:|",
-              f"| `/runs`, last page | {warm['last_page_s']:.3f} |",
-              f"| `/runs`, filtered by model and family, page 20 | {warm['filtered_s']:.3f} |",
-              f"| `/run/KEY` | {warm['run_page_s']:.3f} |", ""]
-    return "\n".join(lines)
+    warm = {name: r for name, r in rows.items() if WARM in name}
+    lines += ["", "| warm viewer page | " + " | ".join(f"{name} s" for name in warm) + " |",
+              "|---|" + "---:|" * len(warm)]
+    for label, field in (("`/runs`, last page", "last_page_s"), ("`/runs`, filtered by model and family, page 20",
+                                                                  "filtered_s"), ("`/run/KEY`", "run_page_s")):
+        lines.append(f"| {label} | " + " | ".join(f"{r[field]:.3f}" for r in warm.values()) + " |")
+    return "\n".join([*lines, ""])
 
 
 def main() -> None:
@@ -283,7 +291,11 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None,
                         help="keep the synthetic sweep here (reused when it already holds runs.jsonl)")
     parser.add_argument("--out", type=Path, default=None, help="also append the tables to this file")
+    parser.add_argument("--impl", type=Path, default=None,
+                        help="another source tree to measure beside this one (e.g. a git worktree of the commit "
+                        "before), its starts alternating with this one's")
     args = parser.parse_args()
+    trees: dict[str, Path | None] = {"": None} | ({"--impl: ": args.impl.resolve()} if args.impl else {})
     with tempfile.TemporaryDirectory(prefix="view-bench-") as tmp:
         out = args.dir or Path(tmp) / "sweep"
         if not (out / "runs.jsonl").exists():
@@ -292,11 +304,14 @@ def main() -> None:
             print(f"wrote {args.runs:,} runs to {out} in {time.perf_counter() - began:.1f} s", file=sys.stderr)
         mib = sum(p.stat().st_size for p in out.iterdir() if p.is_file()) / 2**20
         run_key = f"run-{args.runs // 2:016x}"  # a run in the middle of runs.jsonl
-        samples: dict[str, list[dict[str, float]]] = {COLD: [], WARM: [], STALE: []}
+        samples: dict[str, list[dict[str, float]]] = {f"{tree}{kind}": [] for tree in trees
+                                                      for kind in (COLD, WARM, STALE)}
         for _ in range(args.repeats):
-            samples[COLD].append(measure(out, cold=True, run_key=run_key))
-            samples[WARM].append(measure(out, cold=False, run_key=run_key))
-            samples[STALE].append(measure(out, cold=True, run_key=run_key, stale_summary=True))
+            for tree, impl in trees.items():
+                samples[f"{tree}{COLD}"].append(measure(out, cold=True, run_key=run_key, impl=impl))
+                samples[f"{tree}{WARM}"].append(measure(out, cold=False, run_key=run_key, impl=impl))
+                samples[f"{tree}{STALE}"].append(measure(out, cold=True, run_key=run_key, stale_summary=True,
+                                                         impl=impl))
         rows = {name: {field: statistics.median(s[field] for s in runs) for field in runs[0]}
                 for name, runs in samples.items()}
     text = render(args.runs, mib, rows, args.repeats, f"python bench/view_bench.py {' '.join(sys.argv[1:])}")

@@ -30,8 +30,8 @@ class TestQuantiles:
 
     def test_exact_gives_the_profile_numbers(self):
         quantiles = Quantiles(LATENCIES, exact=True)
-        assert [0.0, 0.1641, 0.8141, 1.08, 1.4305] == [quantiles.quantile(q) for q in QS]
-        assert 0.1235 == Quantiles([0.123456], exact=True).quantile(0.5)
+        assert [0.0, 0.16407, 0.81413, 1.07998, 1.4305] == [quantiles.quantile(q) for q in QS]
+        assert 0.123456 == Quantiles([0.1234564], exact=True).quantile(0.5)  # to the µs (a TPOT is a few ms)
 
     def test_empty_has_no_quantile(self):
         assert None is Quantiles().quantile(0.5)
@@ -49,4 +49,4 @@ class TestQuantiles:
         """The smallest value with at least a fraction ``q`` of the values at or below it."""
         ordered = sorted(values)
         below = [v for v in ordered if sum(w <= v for w in ordered) >= q * len(ordered)]
-        assert round(below[0], 4) == Quantiles(values, exact=True).quantile(q)
+        assert round(below[0], 6) == Quantiles(values, exact=True).quantile(q)

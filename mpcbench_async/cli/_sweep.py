@@ -36,10 +36,12 @@ def add_sweep(commands: Commands) -> None:
         "certificate_baselines.json (the validity certificate's sim baselines on these tasks), summary.json and "
         "summary.md to --out; the summary ends with the validity certificate (oracle ceiling, lazy floor, vacuous "
         "passes, check–judge and judge–judge agreement per task family). Rerunning the same command resumes: "
-        "finished units are skipped, infrastructure errors are retried. One sweep at a time per --out; a "
-        "directory holds one experiment, so a rerun that changes model params, prompts, --max-turns or task "
-        "content is refused (see --allow-changes), while new models, tasks and trials extend it. The exit code "
-        "describes the whole plan, whatever earlier runs did.", **_exit.with_epilog())
+        "finished units are skipped, infrastructure errors are retried; it reads the done units from each results "
+        "file's done-index (runs.keys, judgements.keys), not the records, and keeps summary.json when nothing it "
+        "counts changed. One sweep at a time per --out; a directory holds one experiment, so a rerun that changes "
+        "model params, prompts, --max-turns or task content is refused (see --allow-changes), while new models, "
+        "tasks and trials extend it. The exit code describes the whole plan, whatever earlier runs did.",
+        **_exit.with_epilog())
     sweep.add_argument("--config", type=Path, default=workspace_path("model_config.json"),
                        help="default: model_config.json")
     sweep.add_argument("--prompts", type=Path, default=workspace_path("prompt_config.json"),
@@ -141,7 +143,8 @@ def add_summarize(commands: Commands) -> None:
                                   description="Rebuild summary.json and summary.md of a sweep directory from "
                                   "runs.jsonl, judgements.jsonl and calls.jsonl, with the validity certificate (its "
                                   "baselines from certificate_baselines.json, as the sweep wrote them), and print "
-                                  "the table.")
+                                  "the table (always recomputed; summary.inputs.json notes what it was computed "
+                                  "from, so a rerun of the sweep that changes nothing keeps it).")
     summary.add_argument("dir", type=Path)
     summary.add_argument("--pass-k", type=_int_list, default=None, metavar="K,K,...",
                          help="the k of pass^k over tasks, comma-separated, e.g. 1,2,3,5 (default: 1, 2, 4, 8, … and "

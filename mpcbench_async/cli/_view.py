@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 # Heavy imports (aiohttp, sqlite, the sweep package) live in the handlers: --help must stay fast.
 
+BUILD_AFTER_S = 1.0  # with a fresh summary.json and no request yet, the index's build starts this long after serving
+
 _INDEX_NOTE = ("The index of the sweep's kept runs is built once and cached in DIR/.view/index.sqlite, reused while "
                "the sweep's files keep their sizes and modification times; when DIR is not writable it is kept in "
                "memory and rebuilt on every start. The sweep's own files are never modified.")
@@ -164,7 +166,13 @@ async def _serve(index: BackgroundIndex | SweepIndex, chapters: dict[str, str], 
     loop.add_signal_handler(signal.SIGINT, stop.set)
     try:
         await web.SockSite(runner, sock).start()
-        index.start()  # only now: the build's thread would slow the imports and setup before the first page
+        # The build's thread competes with the first page for the interpreter: with a fresh summary.json the
+        # overview needs no index, so the build starts once it has been rendered, when a page needs the index, or
+        # after BUILD_AFTER_S with no request; without one the overview waits for the build, which starts now.
+        if index.has_summary:
+            loop.call_later(BUILD_AFTER_S, index.start)
+        else:
+            index.start()
         if browse is not None:
             import webbrowser
 

@@ -14,8 +14,9 @@ from ._svg import xy_chart
 __all__ = ["render_endpoint_profile", "render_ttft_cdf"]
 
 
-def _ms(p: Percentiles | None) -> str:
-    return "–" if p is None else " / ".join(f"{1000 * v:.1f}" for v in (p.p50, p.p90, p.p95, p.p99))
+def _ms(p: Percentiles | None, digits: int = 1) -> str:
+    """p50 / p90 / p95 / p99 in ms; ``digits=3`` shows µs (TPOT and ITL are a few ms: 0.1 ms would hide changes)."""
+    return "–" if p is None else " / ".join(f"{1000 * v:.{digits}f}" for v in (p.p50, p.p90, p.p95, p.p99))
 
 
 def _or_dash(value: float | None, fmt: str) -> str:
@@ -51,7 +52,8 @@ def _throughput_row(lv: LevelResult) -> str:
     return (f"| {lv.load} | {_or_dash(lv.sent_requests_per_s, '.2f')} | {lv.requests} | {lv.ok} | {lv.errors} | "
             f"{lv.rate_limited} | {lv.excluded} | "
             f"{lv.requests_per_s:.2f} | {lv.output_tokens_per_s:.0f} | {_or_dash(lv.goodput_requests_per_s, '.2f')} | "
-            f"{met} | {lv.max_in_flight} | {lv.capped}{f' ({lv.unsent} unsent)' if lv.unsent else ''} | "
+            f"{met} | {lv.max_in_flight} | {_or_dash(lv.mean_in_flight, '.1f')} | "
+            f"{lv.capped}{f' ({lv.unsent} unsent)' if lv.unsent else ''} | "
             f"{'yes' if lv.oversaturated else ''} |")
 
 
@@ -59,12 +61,13 @@ def render_endpoint_profile(profile: EndpointProfile) -> tuple[str, str]:
     """(Markdown, SVG of E2E and TTFT p50/p95 latency against the achieved request rate)."""
     lines = [f"# Endpoint profile: `{profile.model}`", "", *_settings(profile), "",
              "| load | sent req/s | requests | ok | errors | 429s | excluded | req/s | output tok/s | goodput req/s | "
-             "SLO met | max in flight | capped | over-saturated |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+             "SLO met | max in flight | mean in flight | capped | over-saturated |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
              *(_throughput_row(lv) for lv in profile.levels), "",
-             "Latency in ms, p50 / p90 / p95 / p99 (ITL: every gap between tokens of every request):", "",
+             "Latency in ms, p50 / p90 / p95 / p99 (ITL: every gap between tokens of every request; TPOT and ITL "
+             "to the µs):", "",
              "| load | TTFT | TPOT | ITL | E2E |", "|---|---|---|---|---|",
-             *(f"| {lv.load} | {_ms(lv.ttft)} | {_ms(lv.tpot)} | {_ms(lv.itl)} | {_ms(lv.e2e)} |"
+             *(f"| {lv.load} | {_ms(lv.ttft)} | {_ms(lv.tpot, 3)} | {_ms(lv.itl, 3)} | {_ms(lv.e2e)} |"
                for lv in profile.levels)]
     by_rate = sorted(profile.levels, key=lambda lv: lv.requests_per_s)
 

@@ -39,7 +39,7 @@ class RequestSample(msgspec.Struct, kw_only=True, frozen=True):
 
 
 class Percentiles(msgspec.Struct, kw_only=True, frozen=True):
-    """Nearest-rank percentiles and the mean of a latency, in seconds (rounded to 0.1 ms)."""
+    """Nearest-rank percentiles and the mean of a latency, in seconds (rounded to 1 µs)."""
 
     p50: float
     p90: float
@@ -60,7 +60,7 @@ class Percentiles(msgspec.Struct, kw_only=True, frozen=True):
             assert value is not None  # not empty
             return value
 
-        return cls(p50=at(0.5), p90=at(0.9), p95=at(0.95), p99=at(0.99), mean=round(total / quantiles.n, 4))
+        return cls(p50=at(0.5), p90=at(0.9), p95=at(0.95), p99=at(0.99), mean=round(total / quantiles.n, 6))
 
 
 class LevelResult(msgspec.Struct, kw_only=True):
@@ -79,6 +79,10 @@ class LevelResult(msgspec.Struct, kw_only=True):
     SLOs. ``capped`` counts the requests of a rate level that found ``max_in_flight`` at the
     cap and waited; ``unsent`` those still waiting when the level ended (never sent);
     ``oversaturated``: a rate level was capped or did not keep up (``keeps_up``).
+    ``mean_in_flight``: requests in flight at the endpoint on average over the window — each
+    request's E2E (from sending to its last byte, as the client timed it) inside the window,
+    summed, over the window's length (Little's law) — what a closed loop of C workers should
+    keep at C, where ``max_in_flight`` (requests inside the profile's call) is C by construction.
     """
 
     concurrency: int | None = None
@@ -101,6 +105,7 @@ class LevelResult(msgspec.Struct, kw_only=True):
     error_rate: float
     rate_limited_rate: float
     max_in_flight: int = 0
+    mean_in_flight: float | None = None
     capped: int = 0
     unsent: int = 0
     oversaturated: bool = False
@@ -215,8 +220,18 @@ def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: fl
         slo_met_fraction=None if not slo else round(sum(id(s) in meeting for s in samples) / max(1, requests), 4),
         error_rate=round((requests - len(ok)) / max(1, requests), 4),
         rate_limited_rate=round(rate_limited / max(1, requests), 4),
-        max_in_flight=max_in_flight, capped=capped, unsent=unsent,
+        max_in_flight=max_in_flight, mean_in_flight=_mean_in_flight(every, warmup_s, window_end, window),
+        capped=capped, unsent=unsent,
         oversaturated=rate is not None and (capped > 0 or not keeps_up(every, warmup_s, duration_s)))
+
+
+def _mean_in_flight(every: Sequence[RequestSample], start: float, end: float, window: float) -> float | None:
+    """Σ of each timed request's E2E inside ``[start, end]`` over the window; None when no request was timed."""
+    timed = [s for s in every if s.e2e_s is not None]
+    if not timed:
+        return None
+    inside = math.fsum(max(0.0, min(s.end_s, end) - max(s.end_s - (s.e2e_s or 0.0), start)) for s in timed)
+    return round(inside / window, 2)
 
 
 def ttft_cdf(ttfts: Sequence[float], points: int = 100) -> list[tuple[float, float]]:

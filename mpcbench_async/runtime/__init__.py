@@ -7,9 +7,10 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._attempt import UNIT_ATTEMPT_HEADER, current_unit_attempt, unit_attempt, unit_attempt_headers
     from ._clock import Clock, FakeClock, MonotonicClock
+    from ._done_index import KEYS_READ
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive
-    from ._jsonl import JsonlWriter, ReadReport, ResumeIndex, iter_jsonl, key_view, read_jsonl
+    from ._jsonl import LINES_DECODED, JsonlWriter, ReadReport, ResumeIndex, done_keys, iter_jsonl, key_view, read_jsonl
     from ._limit_headers import BucketReading, read_limit_headers
     from ._limiter import (
         AdaptiveConcurrency,
@@ -35,6 +36,8 @@ __all__ = [
     "DirLock",
     "FakeClock",
     "JsonlWriter",
+    "KEYS_READ",
+    "LINES_DECODED",
     "LimitSettings",
     "Limiter",
     "ModelLimiter",
@@ -54,6 +57,7 @@ __all__ = [
     "atomic_write_bytes",
     "configure_logging",
     "current_unit_attempt",
+    "done_keys",
     "iter_jsonl",
     "key_view",
     "latest_records",

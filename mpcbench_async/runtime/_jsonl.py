@@ -7,7 +7,10 @@ readable and a later record starts on a line of its own, and raises an ``OSError
 naming the file, what happened and how many records are safe. Opening a writer on a file whose last
 line is torn trims that fragment first (it was never a record) and says so;
 readers skip it and report it. The resume index streams the file and keeps only
-keys, so resuming costs memory in the number of units, not in payload size.
+keys, so resuming costs memory in the number of units, not in payload size; a
+writer opened with ``index=True`` also keeps the file's done-index
+(``runs.jsonl`` → ``runs.keys``, see ``_done_index``), from which the next resume
+reads the keys without decoding a record.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -22,11 +26,16 @@ from typing import Any, Literal
 import msgspec
 import orjson
 
+from ._done_index import Entry, IndexAppender, code_of, read_index, write_index
 from ._files import write_all, write_error
 
-__all__ = ["JsonlWriter", "ReadReport", "ResumeIndex", "iter_jsonl", "key_view", "read_jsonl"]
+__all__ = ["LINES_DECODED", "JsonlWriter", "ReadReport", "ResumeIndex", "done_keys", "iter_jsonl", "key_view",
+           "read_jsonl"]
 
 log = logging.getLogger(__name__)
+
+# Lines decoded, by file name: what reading records costs, counted so tests can pin it (a no-op resume decodes none).
+LINES_DECODED: Counter[str] = Counter()
 
 
 def _trim_torn_tail(path: Path) -> int:
@@ -64,10 +73,11 @@ class JsonlWriter:
 
     Records may be msgspec Structs or plain JSON-able values. Writes are small
     appends and run inline: cheaper than a thread hop per record, and each line
-    reaches the OS page cache at once, which survives a process kill.
+    reaches the OS page cache at once, which survives a process kill. ``index=True``:
+    unit records (``key`` and ``status``) also go to the file's done-index, one line each.
     """
 
-    def __init__(self, path: str | Path, *, fsync: bool = False) -> None:
+    def __init__(self, path: str | Path, *, fsync: bool = False, index: bool = False) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +89,7 @@ class JsonlWriter:
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self.written = 0
+        self._index = IndexAppender(self.path) if index else None
 
     def write(self, record: Any) -> None:
         """Append one record as one line; on failure, raise naming the file, with no partial line left behind."""
@@ -97,6 +108,15 @@ class JsonlWriter:
         except OSError as exc:
             raise self._failed(exc, getattr(exc, "written", 0)) from exc
         self.written += 1
+        if self._index is not None:
+            key, status = getattr(record, "key", None), getattr(record, "status", None)
+            size = self._index.size + len(buf)
+            if isinstance(key, str) and status in ("ok", "error"):
+                self._index.append(Entry(key, code_of(status, bool(getattr(record, "retryable", False))),
+                                         getattr(record, "started_at", 0.0) or 0.0,
+                                         getattr(record, "finished_at", 0.0) or 0.0), size)
+            else:  # not a unit record: the index cannot list it, so it is dropped
+                self._index.append(Entry("", ""), size)
 
     def _failed(self, exc: OSError, partial: int) -> OSError:
         """Cut the ``partial`` bytes this record got into the file, and the error to raise (naming the file)."""
@@ -110,6 +130,8 @@ class JsonlWriter:
         return write_error(exc, self.path, "appending a record", kept + "; free space and rerun to resume")
 
     def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
         if self._fd is not None:
             fd, self._fd = self._fd, None
             try:
@@ -152,20 +174,28 @@ def iter_jsonl(path: str | Path, report: ReadReport | None = None, *, type_: Any
         fh = path.open("rb")
     except FileNotFoundError:
         return
-    with fh:
-        for number, line in enumerate(fh, start=1):
-            report.lines = number
-            if not line.endswith(b"\n"):
-                report.torn_tail = True
-                if warn:
-                    log.warning("jsonl.torn_tail_skipped", extra={"path": str(path), "line": number})
-                break
-            if not line.strip():
-                continue
-            try:
-                yield decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                report.bad_lines.append(number)
+    decoded = 0
+    try:
+        with fh:
+            for number, line in enumerate(fh, start=1):
+                report.lines = number
+                if not line.endswith(b"\n"):
+                    report.torn_tail = True
+                    if warn:
+                        log.warning("jsonl.torn_tail_skipped", extra={"path": str(path), "line": number})
+                    break
+                if not line.strip():
+                    continue
+                decoded += 1
+                try:
+                    value = decoder.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    report.bad_lines.append(number)
+                    continue
+                yield value
+    finally:  # also when the caller stops early
+        if decoded:
+            LINES_DECODED[path.name] += decoded
     if report.bad_lines and warn:
         log.warning("jsonl.bad_lines_skipped",
                     extra={"path": str(path), "lines": report.bad_lines[:20], "count": len(report.bad_lines)})
@@ -209,6 +239,48 @@ def key_view(record_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
     return msgspec.defstruct(f"{record_type.__name__}Keys", spec, kw_only=True)
 
 
+def done_keys(path: str | Path, type_: type[msgspec.Struct] | None = None, report: ReadReport | None = None, *,
+              rebuild: bool = False, warn: bool = True) -> list[Entry]:
+    """The :class:`Entry` (key, code, times) of every record of ``path`` in file order (code ``o`` ok, ``e`` error,
+    ``r`` retryable error).
+
+    From the file's done-index when it is trusted (``_done_index``: no record decoded); else each line is decoded
+    as ``type_``'s :func:`key_view` (default: key + status) and counted only if it is a whole record of that type
+    (others are reported in ``report``), and with ``rebuild`` the index is written from that read, so the next
+    read is the cheap one.
+    """
+    path = Path(path)
+    entries = read_index(path)
+    if entries is not None:
+        return entries
+    report = report if report is not None else ReadReport(path=str(path))
+    view = key_view(type_) if type_ is not None else _KeyStatus
+    entries = [Entry(rec.key, code_of(rec.status, rec.retryable), getattr(rec, "started_at", 0.0) or 0.0,
+                     getattr(rec, "finished_at", 0.0) or 0.0)
+               for rec in iter_jsonl(path, report, type_=view, warn=warn)]
+    if rebuild and path.exists():
+        covered = path.stat().st_size
+        if report.torn_tail:  # the index covers the whole lines only; a writer trims the torn one
+            covered = _whole_lines(path, covered)
+        write_index(path, entries, covered)
+    return entries
+
+
+def _whole_lines(path: Path, size: int) -> int:
+    """The length of ``path``'s content up to its last newline."""
+    with path.open("rb") as fh:
+        pos = size
+        while pos > 0:
+            start = max(0, pos - 65536)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            found = chunk.rfind(b"\n")
+            if found >= 0:
+                return start + found + 1
+            pos = start
+    return 0
+
+
 class ResumeIndex:
     """The set of unit keys that are finished and must not run again.
 
@@ -228,25 +300,21 @@ class ResumeIndex:
         self.times: dict[str, tuple[float, float]] = times or {}  # (started_at, finished_at) of a key's last ok
 
     @classmethod
-    def from_file(cls, path: str | Path, *, retry_errors: bool = False,
-                  type_: type[msgspec.Struct] | None = None, times: bool = False) -> ResumeIndex:
+    def from_file(cls, path: str | Path, *, retry_errors: bool = False, type_: type[msgspec.Struct] | None = None,
+                  rebuild: bool = False, times: bool = False) -> ResumeIndex:
         """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status).
 
-        ``times``: also keep when each key's last ``ok`` record started and finished (``started_at``,
-        ``finished_at``), for ``follows``: a pipeline's stages need them to tell a follow-up of an earlier record.
+        Read through :func:`done_keys`: from the file's done-index when it is trusted, else from the records
+        (``rebuild``: and the done-index written for the next time). ``times``: also keep when each key's last
+        ``ok`` record started and finished, for ``follows``: a pipeline's stages need them to tell a follow-up
+        of an earlier record.
         """
         report = ReadReport(path=str(path))
-        done: set[str] = set()
-        records: dict[str, int] = {}
-        stamps: dict[str, tuple[float, float]] = {}
-        view = key_view(type_) if type_ is not None else _KeyStatus
-        for rec in iter_jsonl(path, report, type_=view):
-            records[rec.key] = records.get(rec.key, 0) + 1
-            if rec.status == "ok" or (not rec.retryable and not retry_errors):
-                done.add(rec.key)
-            if times and rec.status == "ok":
-                stamps[rec.key] = (getattr(rec, "started_at", 0.0), getattr(rec, "finished_at", 0.0))
-        return cls(done, report, {key: n for key, n in records.items() if key not in done}, stamps)
+        entries = done_keys(path, type_, report, rebuild=rebuild)
+        counted = ("o",) if retry_errors else ("o", "e")
+        done = {entry.key for entry in entries if entry.code in counted}
+        stamps = {e.key: (e.started, e.finished) for e in entries if e.code == "o"} if times else {}
+        return cls(done, report, dict(Counter(e.key for e in entries if e.key not in done)), stamps)
 
     def follows(self, key: str, parent: tuple[float, float] | None) -> bool:
         """Whether ``key`` is done as a follow-up of a record that started and finished at ``parent``: a record of

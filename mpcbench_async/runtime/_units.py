@@ -14,7 +14,10 @@ ones only, while a record made in this run asks for all of its follow-ups (a
 follow-up on disk for its key belonged to an earlier record of that unit, one
 that was lost). A follow-up on disk that started before the done record it
 follows finished is of such an earlier record too (the summary calls it stale):
-it is missing. A record is appended when its unit has finished, so SIGKILL at
+it is missing. The done keys (and times) come from each file's done-index
+(``_done_index``, kept by the stage's writer) when it is trusted, so a resume
+decodes no record but those it reads back; else from the records, and the index
+is rebuilt. A record is appended when its unit has finished, so SIGKILL at
 any moment loses at most the units in flight and duplicates nothing. A unit
 fails alone: whatever its ``run`` raises but cancellation becomes the record
 the stage's ``failed`` makes of it (the caller logs, so the log names its
@@ -153,13 +156,14 @@ class Pipeline:
         """
         stages, last = self.stages, len(self.stages) - 1
         done = await anyio.to_thread.run_sync(lambda: [
-            ResumeIndex.from_file(s.path, retry_errors=self.retry_errors, type_=s.record_type, times=last > 0)
+            ResumeIndex.from_file(s.path, retry_errors=self.retry_errors, type_=s.record_type, rebuild=True,
+                                  times=last > 0)
             for s in stages])
         for tries, index in zip(self._tries, done, strict=True):
             tries.update(index.tries)
         if prepare is not None:
             await prepare()
-        lacking = self._scan(units, done)
+        lacking, todo = self._scan(units, done)
         stored = [await anyio.to_thread.run_sync(_stored_records, stages[i].path, stages[i].record_type,
                                                  set(lacking[i])) if lacking[i] else [] for i in range(last)]
         for i in range(last):  # done with an error: never followed up
@@ -169,17 +173,23 @@ class Pipeline:
                     self._skip(i + 1, missing)
 
         def pending() -> Iterator[Keyed]:
+            left = todo  # once every unit not done has been handed out, the rest need not be listed (nor keyed)
+            if not left:
+                return
             for key, unit in units():
                 if self.stopping:
                     return
                 if key not in done[0]:
                     yield key, unit
+                    left -= 1
+                    if not left:
+                        return
 
         streams = [anyio.create_memory_object_stream[Keyed](self.concurrency * 2) for _ in range(last)]
         signals = (watch_signals([self], grace_period=self.grace_period, on_interrupt=self._interrupt)
                    if self.handle_signals else nullcontext())
         with signals, ExitStack() as files:
-            writers = [files.enter_context(JsonlWriter(s.path, fsync=self.fsync)) for s in stages]
+            writers = [files.enter_context(JsonlWriter(s.path, fsync=self.fsync, index=True)) for s in stages]
             for _, receive in streams:
                 files.enter_context(receive)  # a stage stopped early leaves its queue unread: close it at the end
             async with anyio.create_task_group() as tg:
@@ -189,8 +199,10 @@ class Pipeline:
                 await self._stage(0, pending(), writers[0], streams[0][0] if last else None,
                                   stored[0] if last else [], lacking[0])
 
-    def _scan(self, units: Callable[[], Iterable[Keyed]], done: list[ResumeIndex]) -> list[dict[str, list[str]]]:
-        """Tell the events each stage's units and skips; return, per stage, the done keys lacking follow-ups."""
+    def _scan(self, units: Callable[[], Iterable[Keyed]],
+              done: list[ResumeIndex]) -> tuple[list[dict[str, list[str]]], int]:
+        """Tell the events each stage's units and skips; return, per stage, the done keys lacking follow-ups, and
+        how many of the first stage's units are not done."""
         n = len(self.stages)
         totals, skipped = [0] * n, [0] * n
         lacking: list[dict[str, list[str]]] = [{} for _ in range(n)]
@@ -213,7 +225,7 @@ class Pipeline:
             visit(0, key, key in done[0])
         for i in range(n):
             self.events.planned(i, totals[i], skipped[i])
-        return lacking
+        return lacking, totals[0] - skipped[0]
 
     def _skip(self, stage: int, keys: Sequence[str]) -> None:
         """``keys`` of ``stage`` will not run, nor anything they would have asked for."""

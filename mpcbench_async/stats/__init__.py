@@ -11,9 +11,10 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._agreement import spearman, weighted_kappa
-    from ._bootstrap import Interval, bootstrap_mean_ci
-    from ._paired import Paired, paired_difference, sign_test_p
+    from ._bootstrap import bootstrap_mean_ci
+    from ._paired import paired_difference, sign_test_p
     from ._passk import pass_hat_k, pass_ks
+    from ._results import Interval, Paired
 
 __all__ = [
     "Interval",

@@ -13,21 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeAlias
 
-import msgspec
 import numpy as np
+
+from ._results import Interval
 
 __all__ = ["Interval", "bootstrap_mean_ci"]
 
 Values: TypeAlias = Sequence[float] | np.ndarray  # what every function here accepts as a sample
 
 _CHUNK = 1 << 22  # resampled values per chunk (16 MiB of indices)
-
-
-class Interval(msgspec.Struct, frozen=True):
-    """A two-sided confidence interval."""
-
-    low: float
-    high: float
 
 
 def bootstrap_mean_ci(values: Values, *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0,

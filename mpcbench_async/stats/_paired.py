@@ -11,24 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 
-import msgspec
 import numpy as np
 
-from ._bootstrap import Interval, Values, bootstrap_mean_ci
+from ._bootstrap import Values, bootstrap_mean_ci
+from ._results import Paired
 
 __all__ = ["Paired", "paired_difference", "sign_test_p"]
-
-
-class Paired(msgspec.Struct, kw_only=True):
-    """``b − a`` over ``n`` pairs: its mean, bootstrap interval, and how often b was above, below or equal to a."""
-
-    n: int
-    mean_diff: float | None
-    ci: Interval | None
-    wins: int  # pairs where b > a
-    losses: int  # pairs where b < a
-    ties: int
-    sign_p: float | None
 
 
 def sign_test_p(wins: int, losses: int) -> float | None:

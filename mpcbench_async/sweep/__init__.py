@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from ._runner import Runner, SweepStats, SweepStream
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite
-    from ._summary import AxisStats, ModelSummary, Summary, summarize
+    from ._summary import summarize
+    from ._summary_types import AxisStats, ModelSummary, Summary
     from ._table import RunRow, kept_runs
     from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
     from ._verify import Mismatch, Verification, verify_sweep

@@ -21,7 +21,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 import msgspec
 
@@ -30,6 +30,7 @@ from ..llm import LLMClient, ModelConfig
 from ..mpcbench import CheckResult, PromptConfig, baselines_version, run_agent, run_checks
 from ..runtime import atomic_write_bytes
 from ._plan import SweepPlan
+from ._summary_types import Thresholds
 
 __all__ = ["BASELINES", "NON_ANSWERS", "BaselineFile", "TaskBaseline", "Thresholds", "default_cache_dir",
            "read_baselines", "thresholds_from", "write_baselines"]
@@ -42,14 +43,6 @@ ORACLE, LAZY = "sim/oracle-agent", "sim/lazy-agent"
 NON_ANSWERS = ("", "I don't know.",
                "Sorry, I could not find that information. I will look into it and get back to you.")
 Outcome = Literal["pass", "fail", "unverified", "error"]
-
-
-class Thresholds(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """What a valid certificate needs (model config ``$.certificate``; these are the defaults)."""
-
-    min_oracle: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.95
-    max_lazy: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.10
-    max_vacuous_passes: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
 class TaskBaseline(msgspec.Struct, kw_only=True):

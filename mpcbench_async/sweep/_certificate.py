@@ -35,64 +35,14 @@ import itertools
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Literal
-
-import msgspec
 
 from ..stats import weighted_kappa
-from ._baselines import BaselineFile, Thresholds
+from ._baselines import BaselineFile
 from ._reading import JudgeEntry, RunEntry
 from ._statistics import JudgePair
+from ._summary_types import Certificate, FamilyCertificate, JudgeKappa, Rate, SuiteNote, Thresholds
 
 __all__ = ["Certificate", "FamilyCertificate", "JudgeKappa", "Rate", "SuiteNote", "certificate_of"]
-
-
-class Rate(msgspec.Struct, kw_only=True):
-    passed: int = 0
-    of: int = 0
-    rate: float | None = None
-
-
-class FamilyCertificate(msgspec.Struct, kw_only=True):
-    """One task family's figures (``family`` "all": every family together)."""
-
-    suite: str = "mpcbench"
-    family: str
-    tasks: int = 0
-    tasks_without_check: int = 0
-    oracle: Rate | None = None  # None: no baselines
-    lazy: Rate | None = None
-    vacuous_passes: int | None = None
-    vacuous_checks: int | None = None
-    vacuous_examples: list[str] = []  # the first few: "task: check on 'non-answer'"
-    compared_runs: int = 0  # kept runs with an applied check and a judge score
-    check_fail_judge_high: int = 0  # some check failed, mean ARS ≥ 4
-    check_pass_judge_low: int = 0  # every check passed, mean ARS < 4
-    judge_agreement: list[JudgeKappa] = []  # per two judges, over this family's runs both scored
-
-
-class JudgeKappa(msgspec.Struct, kw_only=True):
-    judge_a: str
-    judge_b: str
-    runs: int
-    ars_kappa: float | None
-    sgr_kappa: float | None
-
-
-class SuiteNote(msgspec.Struct, kw_only=True):
-    suite: str
-    status: str
-    why: str
-
-
-class Certificate(msgspec.Struct, kw_only=True):
-    status: Literal["valid", "invalid", "unknown", "not applicable"] = "unknown"  # n/a: no MPCBench run
-    baselines: str = "missing"  # computed | skipped (--no-certificate) | missing
-    thresholds: Thresholds = msgspec.field(default_factory=Thresholds)
-    families: list[FamilyCertificate] = []
-    judge_agreement: list[JudgeKappa] = []  # empty: fewer than two judges scored a run
-    suites: list[SuiteNote] = []
-    problems: list[str] = []
 
 
 # -- the certificate ------------------------------------------------------------------------------------------

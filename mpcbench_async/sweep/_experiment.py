@@ -9,7 +9,10 @@ New models, tasks or trials only extend the matrix.
 
 ``experiment_keys.txt`` lists the unit keys of the current experiment, one a
 line; the summary counts only records with those keys, so the records of an
-earlier experiment stay on disk but out of the tables.
+earlier experiment stay on disk but out of the tables. ``experiment_keys.plan``
+notes the digest of the last plan whose keys were added (``SweepPlan.digest``)
+and the list's size and time then, so a rerun of the same plan on an unchanged
+list neither computes nor rewrites 10^5 keys.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = ["KEYS_FILE", "fingerprint_changes", "open_experiment", "plan_fingerpr
 log = logging.getLogger(__name__)
 
 KEYS_FILE = "experiment_keys.txt"
+PLAN_FILE = "experiment_keys.plan"
 MANIFEST_FILE = "manifest.json"
 ADOPTED = ("the manifest predates experiment fingerprints: this sweep's settings define the experiment from now on; "
            "records made with other settings stay on disk, out of the summary")
@@ -178,11 +182,28 @@ def open_experiment(out_dir: Path, manifest: Manifest, fingerprint: Fingerprint 
 
 def record_experiment_keys(out_dir: Path, plan: SweepPlan, *, new_experiment: bool) -> None:
     """Add ``plan``'s unit keys to the experiment's key list (replace it when a new experiment began)."""
+    digest = plan.digest()
+    if not new_experiment and _plan_note(out_dir) == _note(out_dir, digest):
+        return  # this plan's keys were added, and the list has not changed since
     keys = set() if new_experiment else (read_experiment_keys(out_dir) or set())
     for unit in plan.agent_units():
         keys.add(unit.key)
         keys.update(j.key for j in plan.judge_units(unit.key))
     atomic_write_bytes(out_dir / KEYS_FILE, "".join(f"{key}\n" for key in sorted(keys)).encode(), fsync=False)
+    atomic_write_bytes(out_dir / PLAN_FILE, _note(out_dir, digest).encode(), fsync=False)
+
+
+def _note(out_dir: Path, digest: str) -> str:
+    """What ``experiment_keys.plan`` says once ``digest``'s keys are in the list as it is now."""
+    stat = (out_dir / KEYS_FILE).stat() if (out_dir / KEYS_FILE).exists() else None
+    return f"{digest} {stat.st_size if stat else -1} {stat.st_mtime_ns if stat else -1}\n"
+
+
+def _plan_note(out_dir: Path) -> str | None:
+    try:
+        return (out_dir / PLAN_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def record_case_keys(out_dir: Path, results_file: str, current: set[str]) -> None:

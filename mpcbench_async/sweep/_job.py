@@ -82,6 +82,7 @@ from ._runner import Runner
 from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite
 from ._summary import Summary, summarize
+from ._summary_cache import note_inputs, reusable_summary
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
@@ -150,22 +151,27 @@ class SweepResult(msgspec.Struct, kw_only=True):
     certificate: Certificate = msgspec.field(default_factory=Certificate)  # the summary's validity certificate
 
 
-def write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> str:
+def write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool = False) -> str:
     """Rebuild ``summary.json`` and ``summary.md`` of the sweep directory ``out``; return the summary table.
 
     The levels suite's table (``levels_summary.md``, written as that suite finishes) is appended to both.
     ``pass_k``: the ks of pass^k over tasks (default: 1, 2, 4, 8, … and the most trials of a task).
+    ``reuse``: keep ``summary.json``'s figures when none of the files they come from changed since it was written
+    (``_summary_cache``; the wall time is read again from the manifest).
     """
-    return _write_summary(out, pass_k=pass_k)[1]
+    return _write_summary(out, pass_k=pass_k, reuse=reuse)[1]
 
 
-def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None) -> tuple[Summary, str]:
+def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool = False) -> tuple[Summary, str]:
     """``write_summary``, also returning the summary itself (its certificate decides ``--require-valid``)."""
-    summary = summarize(out, pass_k=pass_k)
+    summary = reusable_summary(out, pass_k) if reuse else None
+    if summary is None:
+        summary = summarize(out, pass_k=pass_k)
     levels = out / "levels_summary.md"
     levels_md = "\n" + levels.read_text(encoding="utf-8") if levels.is_file() else ""
     atomic_write_bytes(out / "summary.json", msgspec.json.format(msgspec.json.encode(summary)) + b"\n", fsync=False)
     atomic_write_bytes(out / "summary.md", (render_markdown(summary) + levels_md).encode(), fsync=False)
+    note_inputs(out, pass_k)
     return summary, render_table(summary) + levels_md
 
 
@@ -348,8 +354,9 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
         await write_baselines(out, plan, prompts, thresholds_from(config), skip=not options.certificate,
                               cache_dir=options.certificate_cache,
                               keep=manifest.fingerprint.tasks if manifest.fingerprint else ())
-    # With the tariff section, the error classes, an example of each and what to do, and the certificate.
-    summary, table = _write_summary(out)
+    # With the tariff section, the error classes, an example of each and what to do, and the certificate;
+    # reused when nothing it is computed from changed.
+    summary, table = _write_summary(out, reuse=True)
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
                        budget_reached=_budget_line(runner.budget_stop, budget, outcome, config), warnings=warnings,

@@ -169,7 +169,7 @@ class MPCBenchSuite:
         return self.plan.agent_units()
 
     def follow_up_keys(self, stage: int, key: str) -> list[str]:
-        return [unit.key for unit in self.plan.judge_units(key)]
+        return self.plan.judge_keys(key)
 
     def follow_ups(self, stage: int, record: AgentRunRecord) -> list[JudgeJob]:
         return [JudgeJob(unit, record) for unit in self.plan.judge_units(record.key)]

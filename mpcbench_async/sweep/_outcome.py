@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..runtime import iter_jsonl, key_view
+from ..runtime import done_keys
 from ..tariff import TariffCaseRecord
 from ._plan import SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
@@ -50,23 +50,21 @@ class Outcome(msgspec.Struct, kw_only=True):
             self.failed += 1
 
 
-def _has_ok(path: Path, record_type: type[msgspec.Struct]) -> dict[str, bool]:
-    """Each key with a record in ``path``: whether any of its records is ok (only keys and statuses are read)."""
-    found: dict[str, bool] = {}
-    for record in iter_jsonl(path, type_=key_view(record_type), warn=False):
-        found[record.key] = found.get(record.key, False) or record.status == "ok"
-    return found
+def _keys(path: Path, record_type: type[msgspec.Struct]) -> tuple[set[str], set[str]]:
+    """The keys with an ok record in ``path``, and those with any record (from the done-index when trusted)."""
+    entries = done_keys(path, record_type, warn=False)
+    return {e.key for e in entries if e.code == "o"}, {e.key for e in entries}
 
 
 def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
     """The agent runs and judgements of ``plan`` as they stand in ``out_dir``."""
-    runs = _has_ok(Path(out_dir) / "runs.jsonl", AgentRunRecord)
-    judges = _has_ok(Path(out_dir) / "judgements.jsonl", JudgeRecord)
+    runs_ok, runs = _keys(Path(out_dir) / "runs.jsonl", AgentRunRecord)
+    judges_ok, judges = _keys(Path(out_dir) / "judgements.jsonl", JudgeRecord)
     outcome = Outcome()
     for unit in plan.agent_units():
-        outcome.count(runs.get(unit.key))
-        for judge in plan.judge_units(unit.key):
-            outcome.count(judges.get(judge.key))
+        outcome.count(True if unit.key in runs_ok else False if unit.key in runs else None)
+        for key in plan.judge_keys(unit.key):
+            outcome.count(True if key in judges_ok else False if key in judges else None)
     return outcome
 
 

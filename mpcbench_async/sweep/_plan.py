@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -65,6 +66,12 @@ class SweepPlan:
         self._fingerprints = {m: config.settings_for(m).fingerprint() for m in {*agent_models, *judge_models}}
         self._agent_prompt = prompts.digest("agent")
         self._judge_prompt = prompts.digest("judge", "repair")
+        # Keys are ``unit_key`` values (tests/records pins them), computed faster: an agent key's hash of the parts
+        # before the trial is shared by every trial of a task × model, a judge key's parts after the run key by
+        # every run; and each agent key is computed once, kept as its 16 hex digits' integer (8 bytes a unit).
+        self._judge_suffix = {m: f"\0{m}\0{self._fingerprints[m]}\0{self._judge_prompt}\0".encode()
+                              for m in self.judge_models}
+        self._agent_keys: array[int] | None = None
 
     @property
     def task_hashes(self) -> dict[str, str]:
@@ -95,18 +102,56 @@ class SweepPlan:
                         self._fingerprints[model], self._agent_prompt, str(trial), str(self.max_turns), prefix="run-")
 
     def judge_key(self, run_key: str, judge_model: str) -> str:
-        return unit_key(run_key, judge_model, self._fingerprints[judge_model], self._judge_prompt, prefix="judge-")
+        """``unit_key(run_key, judge_model, its fingerprint, the judge prompt, prefix="judge-")``, in one hash call."""
+        suffix = self._judge_suffix.get(judge_model)
+        if suffix is None:  # not one of the plan's judges (a caller's own): the general path
+            return unit_key(run_key, judge_model, self._fingerprints[judge_model], self._judge_prompt,
+                            prefix="judge-")
+        return "judge-" + hashlib.sha256(run_key.encode() + suffix).hexdigest()[:16]
+
+    def _agent_key_values(self) -> array[int]:
+        """Every agent key in ``agent_units`` order, as the integer of its 16 hex digits; computed on first use."""
+        if self._agent_keys is None:
+            values = array("Q")
+            heads = {(task_id, model): hashlib.sha256(
+                b"".join(f"{part}\0".encode() for part in (
+                    self._task_hashes[task_id], self._data_hashes[task.scenario_id], model, self._fingerprints[model],
+                    self._agent_prompt)))
+                for task_id, task in self.tasks.items() for model in self.agent_models}
+            tail = f"\0{self.max_turns}\0".encode()
+            for trial in range(self.trials):
+                number = str(trial).encode() + tail
+                for task_id in self.tasks:
+                    for model in self.agent_models:
+                        digest = heads[(task_id, model)].copy()
+                        digest.update(number)
+                        values.append(int(digest.hexdigest()[:16], 16))
+            self._agent_keys = values
+        return self._agent_keys
 
     def agent_units(self) -> Iterator[AgentUnit]:
         """Units in an order that spreads models and tasks (trial-major), generated lazily."""
+        values = iter(self._agent_key_values())
         for trial in range(self.trials):
             for task_id in self.tasks:
                 for model in self.agent_models:
-                    yield AgentUnit(key=self.agent_key(task_id, model, trial), task_id=task_id, model=model,
-                                    trial=trial)
+                    yield AgentUnit(key=f"run-{next(values):016x}", task_id=task_id, model=model, trial=trial)
 
     def judge_units(self, run_key: str) -> list[JudgeUnit]:
         return [JudgeUnit(key=self.judge_key(run_key, j), run_key=run_key, judge_model=j) for j in self.judge_models]
+
+    def judge_keys(self, run_key: str) -> list[str]:
+        """The keys of ``judge_units(run_key)``, without the units (a resume's scan needs only these)."""
+        head = run_key.encode()
+        return ["judge-" + hashlib.sha256(head + self._judge_suffix[j]).hexdigest()[:16] for j in self.judge_models]
+
+    def digest(self) -> str:
+        """A hash of everything the plan's unit keys are made of: equal digests, equal keys."""
+        parts = [sorted(self._task_hashes.items()), sorted(self._data_hashes.items()),
+                 {t: task.scenario_id for t, task in sorted(self.tasks.items())}, self.agent_models,
+                 self.judge_models, sorted(self._fingerprints.items()), self._agent_prompt, self._judge_prompt,
+                 self.trials, self.max_turns]
+        return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()[:16]
 
 
 def _file_hash(*paths: Path) -> str:

@@ -31,12 +31,12 @@ from ..runtime import ReadReport, iter_jsonl, key_view
 from ..tariff import TariffCaseRecord
 from ._errors import ErrorTally
 from ._experiment import read_experiment_keys
+from ._names import CALLS, JUDGEMENTS, RUNS
 from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["CALLS", "JUDGEMENTS", "RUNS", "CaseEntry", "CaseLine", "Entry", "JudgeEntry", "JudgeLine", "Names",
            "Reader", "RunEntry", "RunLine"]
 
-RUNS, JUDGEMENTS, CALLS = "runs.jsonl", "judgements.jsonl", "calls.jsonl"
 
 
 # -- what the summary reads of each line (payloads are skipped unparsed) -------------------------------------

@@ -7,9 +7,8 @@ the sweep has no MPCBench run and no other suite to speak of.
 
 from __future__ import annotations
 
-from ._certificate import Certificate, FamilyCertificate, Rate
 from ._render_stats import Section, pct
-from ._summary import Summary
+from ._summary_types import Certificate, FamilyCertificate, Rate, Summary
 
 __all__ = ["certificate_notes", "certificate_sections", "certificate_status"]
 

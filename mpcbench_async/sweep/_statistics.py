@@ -44,6 +44,17 @@ from ..stats import (
     spearman,
     weighted_kappa,
 )
+from ._summary_types import (
+    Agreement,
+    Estimate,
+    JudgePair,
+    JudgeSpread,
+    ModelPair,
+    ModelStats,
+    PassK,
+    Spread,
+    TrialVariance,
+)
 from ._table import RunRow
 
 __all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "ModelStats", "PassK", "Spread",
@@ -53,77 +64,6 @@ AXES = ("ars", "sgr")
 
 Scores = tuple[float, float]  # (ARS, SGR)
 _Run = tuple[str, int, bool | None, int, int, Scores | None]  # task, trial, passed, checks passed, applied, scores
-
-
-class Estimate(msgspec.Struct, kw_only=True):
-    """A mean over ``tasks`` tasks with its 95% bootstrap interval over tasks (None for fewer than two)."""
-
-    tasks: int = 0
-    mean: float | None = None
-    ci: Interval | None = None
-
-
-class PassK(msgspec.Struct, kw_only=True):
-    """pass^k over the ``tasks`` tasks with at least k trials."""
-
-    k: int
-    tasks: int
-    value: float | None
-
-
-class TrialVariance(msgspec.Struct, kw_only=True):
-    """Mean over ``tasks`` tasks (≥ 2 scored trials each) of the variance of their trials' scores."""
-
-    tasks: int = 0
-    ars: float | None = None
-    sgr: float | None = None
-
-
-class ModelStats(msgspec.Struct, kw_only=True):
-    """One agent model's statistics over tasks."""
-
-    ars: Estimate = msgspec.field(default_factory=Estimate)
-    sgr: Estimate = msgspec.field(default_factory=Estimate)
-    check_rate: Estimate = msgspec.field(default_factory=Estimate)
-    pass_hat_k: list[PassK] = []
-    trial_variance: TrialVariance = msgspec.field(default_factory=TrialVariance)
-
-
-class ModelPair(msgspec.Struct, kw_only=True):
-    """``model_b − model_a`` per axis on the same task × trial."""
-
-    model_a: str
-    model_b: str
-    ars: Paired
-    sgr: Paired
-
-
-class Agreement(msgspec.Struct, kw_only=True):
-    kappa: float | None = None  # quadratic-weighted Cohen's kappa
-    spearman: float | None = None
-
-
-class JudgePair(msgspec.Struct, kw_only=True):
-    """Two judge models over the ``n`` runs both scored."""
-
-    judge_a: str
-    judge_b: str
-    n: int
-    ars: Agreement
-    sgr: Agreement
-
-
-class Spread(msgspec.Struct, kw_only=True):
-    mean: float
-    max: float
-
-
-class JudgeSpread(msgspec.Struct, kw_only=True):
-    """max − min of the judges' scores of one run, over the ``runs`` scored by two judges or more."""
-
-    runs: int
-    ars: Spread
-    sgr: Spread
 
 
 class Statistics(msgspec.Struct, kw_only=True):

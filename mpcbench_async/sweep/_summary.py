@@ -42,12 +42,11 @@ import msgspec
 from .._exceptions import InputError
 from .._numbers import Quantiles
 from ..llm import LEDGER, SettledCalls, unsettled_calls
-from ..records import CallIntent, LLMCallRecord
+from ..records import LLMCallRecord
 from ._baselines import read_baselines
-from ._certificate import Certificate, certificate_of
-from ._cost import cost_text
+from ._certificate import certificate_of
 from ._data_warnings import read_data_warnings
-from ._errors import ErrorClass, ErrorTally, endpoint_of
+from ._errors import ErrorTally, endpoint_of
 from ._experiment import read_manifest
 from ._levels_suite import kept_levels_records
 from ._reading import (
@@ -63,168 +62,14 @@ from ._reading import (
     RunEntry,
     RunLine,
 )
-from ._statistics import JudgePair, JudgeSpread, ModelPair, ModelStats, statistics
+from ._statistics import statistics
+from ._summary_types import AxisStats, JudgeCalls, JudgeView, ModelSummary, Spend, Summary, TariffSummary
 from ._table import iter_run_rows
 
 __all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize",
-           "summary_of"]
+           "summary_of", "wall_time"]
 
 log = logging.getLogger(__name__)
-
-
-class AxisStats(msgspec.Struct, kw_only=True):
-    n: int = 0
-    mean: float | None = None
-    stderr: float | None = None
-
-
-class Spend(msgspec.Struct, kw_only=True):
-    """LLM calls and what they cost.
-
-    ``cost_usd`` sums the calls whose price is known; ``unpriced_calls`` counts the others, so a reader shows
-    ``unknown`` (all unpriced) or ``X + unknown`` (some), never an unknown price as $0. ``cached_calls`` were
-    answered by the response cache (they spent $0); ``value_usd`` is what every priced call was worth, a cached
-    one at what it cost when first fetched. ``calls`` and ``tokens`` are those of the call records.
-
-    ``unsettled_calls`` were sent and never recorded (their intent is in ``ledger.jsonl``, no call record settles
-    it: the process was killed while they were in flight), so the provider may have billed them: ``cost_usd``
-    counts each at its worst case, ``unsettled_usd`` of it, and the text shows the sum as a bound (``≤X``);
-    ``unsettled_unbounded`` of them had no worst case (no known price or no output cap) and make it ``+ unknown``.
-    """
-
-    calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
-    cached_calls: int = 0
-    value_usd: float = 0.0
-    unsettled_calls: int = 0
-    unsettled_usd: float = 0.0
-    unsettled_unbounded: int = 0
-
-    def add(self, call: LLMCallRecord) -> None:
-        self.calls += 1
-        self.tokens += call.usage.total_tokens
-        self.unpriced_calls += call.cost_usd is None
-        self.cost_usd += call.cost_usd or 0.0
-        self.cached_calls += call.cached
-        self.value_usd += (call.value_usd if call.cached else call.cost_usd) or 0.0
-
-    def add_unsettled(self, intent: CallIntent) -> None:
-        """Count a call sent and never recorded at its worst case (unknown when it has none)."""
-        self.unsettled_calls += 1
-        if intent.worst_usd is None:
-            self.unsettled_unbounded += 1
-        else:
-            self.unsettled_usd += intent.worst_usd
-            self.cost_usd += intent.worst_usd
-
-    def cost_text(self) -> str:
-        """The cost for people: ``X``, ``X + unknown`` or ``unknown`` (``sweep._cost.cost_text``); ``≤X`` when it
-        counts unsettled calls at their worst case."""
-        text = cost_text(self.cost_usd, calls=self.calls + self.unsettled_calls,
-                         unpriced=self.unpriced_calls + self.unsettled_unbounded)
-        return f"≤{text}" if self.unsettled_calls and text != "unknown" else text
-
-    def unsettled_text(self) -> str:
-        """``unsettled: N calls, ≤ $X`` (``≤ $X + unknown`` when some have no bound); empty when there are none."""
-        if not self.unsettled_calls:
-            return ""
-        bound = cost_text(self.unsettled_usd, calls=self.unsettled_calls, unpriced=self.unsettled_unbounded)
-        calls = f"{self.unsettled_calls} call{'s' if self.unsettled_calls != 1 else ''}"
-        return f"unsettled: {calls}, " + ("cost unknown" if bound == "unknown" else f"≤ ${bound}")
-
-    def round_sums(self) -> None:
-        """Sums to 6 decimals (micro-dollars), so summary.json is byte-stable."""
-        self.cost_usd, self.value_usd = round(self.cost_usd, 6), round(self.value_usd, 6)
-        self.unsettled_usd = round(self.unsettled_usd, 6)
-
-
-class JudgeView(msgspec.Struct, kw_only=True):
-    """One judge's scores of one agent model."""
-
-    judge_model: str
-    scored: int = 0
-    unscored: int = 0
-    errors: int = 0  # task-level errors
-    infra_errors: int = 0
-    ars: AxisStats = msgspec.field(default_factory=AxisStats)
-    sgr: AxisStats = msgspec.field(default_factory=AxisStats)
-    by_task_type: dict[str, dict[str, AxisStats]] = {}
-
-
-class ModelSummary(msgspec.Struct, kw_only=True):
-    model: str
-    runs: int = 0  # kept run records: ok + errors + infra_errors
-    ok: int = 0
-    errors: int = 0  # task-level errors: failed trials
-    infra_errors: int = 0  # infrastructure errors: not trials, left out of pass^k
-    max_turns: int = 0
-    checks_passed: int = 0
-    checks_total: int = 0  # checks that applied (n/a excluded)
-    check_pass_rate: float | None = None
-    unverified: int = 0  # ok runs no check applied to: neither a pass nor a trial of pass^k
-    tasks: int = 0  # tasks with at least one run that is not an infrastructure error
-    tasks_checked: int = 0  # of those, tasks with a verified trial (the denominator of pass^k)
-    k: int = 0  # the fewest verified trials of any checked task
-    pass_at_k: float | None = None
-    judges: list[JudgeView] = []
-    kept: Spend = msgspec.field(default_factory=Spend)
-    spent: Spend = msgspec.field(default_factory=Spend)
-    latency_p50_s: float | None = None
-    latency_p95_s: float | None = None
-    stats: ModelStats = msgspec.field(default_factory=ModelStats)  # over tasks, with 95% bootstrap CIs
-
-
-class JudgeCalls(msgspec.Struct, kw_only=True):
-    model: str
-    kept: Spend = msgspec.field(default_factory=Spend)
-    spent: Spend = msgspec.field(default_factory=Spend)
-    latency_p50_s: float | None = None
-    latency_p95_s: float | None = None
-
-
-class TariffSummary(msgspec.Struct, kw_only=True):
-    """One tariff-pipeline suite run by one model in the sweep (errored cases score 0, as in its report)."""
-
-    suite: str
-    model: str
-    scoring: str = "project"  # the cases' --scoring (one per suite × model: the mode is in the case keys)
-    cases: int = 0
-    passed: int = 0
-    pass_rate: float | None = None
-    average_score: float | None = None
-    errors: int = 0
-    infra_errors: int = 0
-    kept: Spend = msgspec.field(default_factory=Spend)  # calls of cases with a kept record
-    spent: Spend = msgspec.field(default_factory=Spend)
-
-
-class Summary(msgspec.Struct, kw_only=True):
-    out_dir: str
-    models: list[ModelSummary]
-    judge_calls: list[JudgeCalls] = []
-    tariff: list[TariffSummary] = []
-    errors: list[ErrorClass] = []
-    runs: int = 0
-    judgements: int = 0
-    tariff_cases: int = 0
-    calls: int = 0  # calls of the plan's units, redone attempts included (unsettled ones not)
-    directory_calls: Spend = msgspec.field(default_factory=Spend)  # every call in calls.jsonl, and unsettled ones
-    other_experiments: int = 0  # records of earlier experiments in the directory, not counted
-    duplicates_ignored: int = 0
-    stale_judgements: int = 0
-    orphan_judgements: int = 0
-    skipped_lines: dict[str, int] = {}  # file -> lines that did not decode as their record type
-    wall_s: float | None = None  # summed over the invocations that finished; None when unknown
-    last_wall_s: float | None = None
-    invocations: int = 0
-    unfinished_invocations: int = 0  # killed: no finish time, not in wall_s
-    paired: list[ModelPair] = []  # model_b − model_a on the same task × trial, per axis
-    judge_agreement: list[JudgePair] = []
-    judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
-    warnings: list[str] = []  # data warnings of the sweep's scenarios (data_warnings.json), file and row each
-    certificate: Certificate = msgspec.field(default_factory=Certificate)  # how far the scores can be trusted
 
 
 # -- statistics in constant memory ------------------------------------------------------------------------
@@ -251,7 +96,7 @@ class _Moments:
         return AxisStats(n=self.n, mean=round(mean, 3), stderr=round(math.sqrt(variance / self.n), 3))
 
 
-def _wall(out_dir: Path, summary: Summary) -> None:
+def wall_time(out_dir: Path, summary: Summary) -> None:
     """Wall time from the manifest's invocations; unknown (None) when the manifest is missing or unreadable."""
     try:
         manifest = read_manifest(out_dir)
@@ -315,7 +160,7 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.runs, summary.judgements, summary.tariff_cases = len(runs), len(judges), len(cases)
     for name in ("other_experiments", "duplicates_ignored", "stale_judgements", "orphan_judgements", "skipped_lines"):
         setattr(summary, name, getattr(reader, name))
-    _wall(out_dir, summary)
+    wall_time(out_dir, summary)
     summary.warnings = read_data_warnings(out_dir)
     return summary
 

@@ -24,25 +24,23 @@ in-memory index, rebuilt on each start. The sweep's own files are only read.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import math
 import os
 import sqlite3
-import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..llm import LEDGER
-from ..runtime import pid_alive
-from ..sweep import AgentRunRecord, JudgeRecord, Summary
-from ..sweep._reading import CALLS, JUDGEMENTS, RUNS, JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
-from ..sweep._summary import summary_of
-from ..sweep._table import iter_run_rows
+from ..llm._ledger import LEDGER
+from ..runtime._files import pid_alive
+from ..sweep._names import CALLS, JUDGEMENTS, RUNS
+from ..sweep._summary_types import Summary
+
+if TYPE_CHECKING:
+    from ..sweep import AgentRunRecord, JudgeRecord
 
 __all__ = ["RUN_COLUMNS", "BuildCancelled", "Progress", "SweepIndex", "fresh_summary", "open_index"]
 
@@ -55,7 +53,7 @@ BATCH = 5000  # rows per executemany: a bounded list, whatever the sweep's size
 RUN_COLUMNS = ("key", "model", "task", "family", "trial", "status", "infra_error", "checks_passed", "checks_total",
                "passed", "ars", "sgr", "scores", "offset", "length", "tokens", "cost", "latency")
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB);
 CREATE TABLE runs(key TEXT PRIMARY KEY, model TEXT, task TEXT, family TEXT, trial INTEGER, status TEXT,
   infra_error INTEGER, checks_passed INTEGER, checks_total INTEGER, passed INTEGER, ars REAL, sgr REAL, scores TEXT,
@@ -63,61 +61,12 @@ CREATE TABLE runs(key TEXT PRIMARY KEY, model TEXT, task TEXT, family TEXT, tria
 CREATE TABLE judges(key TEXT PRIMARY KEY, run_key TEXT, judge_model TEXT, offset INTEGER, length INTEGER)
   WITHOUT ROWID;
 """
-_INDEXES = """
+INDEXES = """
 CREATE INDEX runs_order ON runs(model, family, task, trial, key);
 CREATE INDEX runs_task ON runs(task);
 CREATE INDEX runs_family ON runs(family);
 CREATE INDEX judges_run ON judges(run_key);
 """
-
-
-# -- the reader's views, with where each line lies (a field no record has: set after decoding) ---------------
-
-
-class _Usage(msgspec.Struct):
-    total_tokens: int = 0
-
-
-class _Timings(msgspec.Struct):
-    total_s: float = 0.0
-
-
-class _RunBits(msgspec.Struct):
-    stop_reason: str = ""  # what the reader's view reads of ``run``
-    usage: _Usage = msgspec.field(default_factory=_Usage)
-    timings: _Timings = msgspec.field(default_factory=_Timings)
-    cost_usd: float | None = 0.0  # None: a call had no known price
-
-
-_AT = msgspec.field(default=None, name="(viewer: where the line lies)")  # no line holds this name: set after
-
-
-class _RunLine(RunLine, kw_only=True):  # type: ignore[call-arg]  # a dynamic base
-    run: _RunBits | None = None  # type: ignore[assignment]  # the reader's view of ``run``, widened
-    at: bytes | None = _AT  # _RUN_AT: offset, length, tokens, cost, latency (NaN: none)
-
-
-class _JudgeLine(JudgeLine, kw_only=True):  # type: ignore[call-arg]  # a dynamic base
-    at: int | None = _AT  # offset << 32 | length
-
-
-# Packed, not tuples: the reader holds one per kept entry (300k at 100k runs), ~30 MB less at that size.
-_RUN_AT = struct.Struct("<qqqdd")
-
-
-def _run_at(line: _RunLine, offset: int, length: int) -> None:
-    bits = line.run
-    cost = math.nan if bits is None or bits.cost_usd is None else bits.cost_usd  # NaN: unknown price
-    line.at = _RUN_AT.pack(offset, length, bits.usage.total_tokens, cost, bits.timings.total_s) if bits \
-        else _RUN_AT.pack(offset, length, 0, 0.0, math.nan)
-
-
-def _judge_at(line: _JudgeLine, offset: int, length: int) -> None:
-    line.at = offset << 32 | length
-
-
-_VIEWS: dict[type, tuple[type, Callable[[Any, int, int], None]]] = {
-    RunLine: (_RunLine, _run_at), JudgeLine: (_JudgeLine, _judge_at)}
 
 
 class BuildCancelled(Exception):
@@ -143,48 +92,6 @@ class Progress:
     def check(self) -> None:
         if self.cancelled:
             raise BuildCancelled
-
-
-class _IndexReader(Reader):
-    """The sweep's reader, reading runs and judgements with each line's position (one read serves the index and,
-    when needed, the summary). Undecodable lines are counted as the reader counts them (``skipped_lines``)."""
-
-    def __init__(self, out_dir: Path, progress: Progress) -> None:
-        super().__init__(out_dir)
-        self.progress = progress
-
-    def lines(self, name: str, view: type) -> Iterable[Any]:
-        if view not in _VIEWS:
-            yield from super().lines(name, view)
-            return
-        located, locate = _VIEWS[view]
-        decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(located)
-        skipped = 0
-        try:
-            fh = (self.out_dir / name).open("rb")
-        except FileNotFoundError:
-            return
-        offset = 0
-        with fh:
-            for line in fh:
-                length = len(line)
-                self.progress.done += length
-                self.progress.check()
-                if not line.endswith(b"\n"):
-                    skipped += 1  # a torn last line: the process died mid-append
-                    break
-                if line.strip():
-                    try:
-                        decoded = decoder.decode(line)
-                    except (msgspec.DecodeError, msgspec.ValidationError):
-                        skipped += 1
-                    else:
-                        locate(decoded, offset, length)
-                        yield decoded
-                offset += length
-        if skipped:
-            self.skipped_lines[name] = skipped
-            log.warning("view.lines_skipped", extra={"path": str(self.out_dir / name), "count": skipped})
 
 
 def fresh_summary(out_dir: Path) -> Summary | None:
@@ -255,6 +162,8 @@ class SweepIndex:
     def record(self, row: sqlite3.Row) -> AgentRunRecord | None:
         """The kept run record itself, read from its line of ``runs.jsonl`` (None if that line is gone:
         the file was rewritten after the index was built — the next start rebuilds it)."""
+        from ..sweep import AgentRunRecord  # the transcript's types: imported by the first run page, not the first page
+
         if row["offset"] is None:
             return None
         raw = _read(self.out_dir / RUNS, row["offset"], row["length"])
@@ -265,6 +174,8 @@ class SweepIndex:
 
     def judgements(self, row: sqlite3.Row) -> list[JudgeRecord]:
         """The kept judgements of a kept run (the ok ones the sweep counts: one per judge model), by judge model."""
+        from ..sweep import JudgeRecord
+
         found = self.db.execute("SELECT offset, length FROM judges WHERE run_key = ? ORDER BY judge_model",
                                 (row["key"],)).fetchall()
         return [msgspec.json.decode(_read(self.out_dir / JUDGEMENTS, line[0], line[1]), type=JudgeRecord)
@@ -275,63 +186,6 @@ def _read(path: Path, offset: int, length: int) -> bytes:
     with path.open("rb") as fh:
         fh.seek(offset)
         return fh.read(length)
-
-
-def _batches(rows: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
-    it = iter(rows)
-    while batch := list(itertools.islice(it, BATCH)):
-        yield batch
-
-
-def _build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progress) -> None:
-    """Fill an empty database from one read of runs and judgements: the kept runs with their lines' positions, the
-    kept ok judgements' positions, the summary (``summary.json`` when fresh, else from that read), then the stamp.
-    The rows are written before the summary is computed, and the positions dropped then: its peak memory is the
-    summary's own, not more."""
-    db.executescript(_SCHEMA)
-    reader = _IndexReader(out_dir, progress)
-    runs: dict[str, RunEntry] = reader.runs()
-    judges: dict[str, JudgeEntry] = reader.judgements(runs)
-    progress.stage = "writing"
-    for batch in _batches(_run_values(runs, judges)):
-        progress.check()
-        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
-    keys = {id(run): key for key, run in runs.items()}
-    for batch in _batches((key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF)
-                          for key, j in judges.items() if j.ok and j.at is not None):
-        db.executemany("INSERT INTO judges VALUES (?, ?, ?, ?, ?)", batch)
-    del keys
-    for entry in itertools.chain(runs.values(), judges.values()):
-        entry.at = None
-    progress.stage = "summarizing"
-    progress.check()
-    summary = fresh_summary(out_dir) or summary_of(reader, runs, judges)
-    del runs, judges, reader
-    progress.check()
-    db.executescript(_INDEXES)
-    db.execute("INSERT INTO meta VALUES ('summary', ?)", (msgspec.json.encode(summary),))
-    db.execute("INSERT INTO meta VALUES ('stamp', ?)", (stamp,))
-    db.commit()
-
-
-def _run_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[tuple[Any, ...]]:
-    """One ``runs`` row per kept run: the sweep's row (``iter_run_rows``) and where its line lies."""
-    for r in iter_run_rows(runs, judges):
-        packed = runs[r.key].at
-        offset, length, tokens, cost, latency = _RUN_AT.unpack(packed) if packed else (None, None, 0, 0.0, math.nan)
-        yield (r.key, r.agent_model, r.task_id, r.task_type, r.trial, r.status, int(r.infra_error), r.checks_passed,
-               r.checks_total, None if r.passed is None else int(r.passed), *_axes(r.scores),
-               msgspec.json.encode(r.scores).decode(), offset, length, tokens, None if math.isnan(cost) else cost,
-               None if math.isnan(latency) else latency)
-
-
-def _axes(scores: dict[str, list[float | None]]) -> tuple[float | None, float | None]:
-    """Mean over judges of each axis (judges without a score left out)."""
-    out: list[float | None] = []
-    for axis in (0, 1):
-        values = [s[axis] for s in scores.values() if s[axis] is not None]
-        out.append(round(sum(values) / len(values), 4) if values else None)  # type: ignore[arg-type]
-    return out[0], out[1]
 
 
 def _remove(temporary: Path) -> None:
@@ -370,6 +224,8 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
     ``on_build`` is called before a build starts (reading a large sweep takes a while: the CLI says so);
     ``progress`` is advanced as the build reads (the viewer's page shown meanwhile says how far it is).
     """
+    from ._build import build  # the sweep's reader and summary: imported when a build needs them
+
     out_dir = Path(out_dir)
     progress = progress if progress is not None else Progress()
     stamp = _stamp(out_dir)
@@ -393,11 +249,11 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
     except (OSError, sqlite3.OperationalError) as exc:
         log.info("view.index_in_memory", extra={"dir": str(out_dir), "reason": str(exc)})
         db = sqlite3.connect(":memory:", check_same_thread=False)
-        _build(db, out_dir, stamp, progress)
+        build(db, out_dir, stamp, progress)
         return SweepIndex(out_dir, db, rebuilt=True, on_disk=False)
     progress.temporary = temporary
     try:
-        _build(db, out_dir, stamp, progress)
+        build(db, out_dir, stamp, progress)
         db.close()
         os.replace(temporary, path)
     except BaseException as exc:

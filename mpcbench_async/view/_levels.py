@@ -9,12 +9,12 @@ its tool calls, each tool result) and the answer against the gold, candidate by 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..levels import LevelsRecord
-from ..sweep import kept_levels_records
+if TYPE_CHECKING:
+    from ..levels import LevelsRecord
 from ._html import esc, fmt, href, pct, table
 
 __all__ = ["levels_run_body", "levels_runs_body", "levels_section"]
@@ -56,6 +56,9 @@ def levels_section(out_dir: Path, *, links: bool = True) -> str:
 
 def levels_runs_body(out_dir: Path, *, model: str = "", level: str = "") -> str:
     """Every kept levels run (filtered by model and level), linked to its transcript."""
+    from ..levels import LevelsRecord  # the levels runs pages only: not the overview's imports
+    from ..sweep import kept_levels_records
+
     records = [r for r in kept_levels_records(out_dir, LevelsRecord)
                if (not model or r.model == model) and (not level or str(r.level) == level)]
     records.sort(key=lambda r: (r.level, r.split, r.instance_id, r.model, r.trial))
@@ -88,6 +91,9 @@ def _turn(message: dict[str, Any]) -> str:
 
 def levels_run_body(out_dir: Path, key: str) -> str | None:
     """One run: how it ended, its answer against the gold, and its transcript; ``None`` for an unknown key."""
+    from ..levels import LevelsRecord  # the levels runs pages only: not the overview's imports
+    from ..sweep import kept_levels_records
+
     record = next((r for r in kept_levels_records(out_dir, LevelsRecord) if r.key == key), None)
     if record is None:
         return None

@@ -13,18 +13,21 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from ..stats import Interval, Paired, paired_difference
-from ..sweep import AgentRunRecord, JudgeRecord, ModelSummary, Summary
+from ..stats._results import Interval, Paired
+from ..sweep._summary_types import ModelSummary, Summary
 from ._certificate import certificate_section
 from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
 from ._levels import levels_section
 from ._svg import Bar, bar_chart, heatmap
 from ._tariff import tariff_section
+
+if TYPE_CHECKING:  # a run's page imports them (``SweepIndex.record``); the first page needs none of them
+    from ..sweep import AgentRunRecord, JudgeRecord
 
 __all__ = ["PER_PAGE", "RunsQuery", "Summarized", "compare_body", "overview_body", "run_body", "run_details",
            "runs_body", "transcript"]
@@ -348,6 +351,8 @@ def run_body(index: SweepIndex, key: str) -> str | None:
 
 def compare_body(index: SweepIndex, a: str, b: str) -> str:
     """Two agent models on the same tasks: per-task means and deltas, then the paired difference per axis."""
+    from ..stats import paired_difference  # numpy: imported by the compare page only
+
     models = index.distinct("model")
     picker = ('<form id="pickers" method="get" action="/compare">' + _select("a", "model a", models, a)
               + _select("b", "model b", models, b) + '<button type="submit">compare</button></form>')

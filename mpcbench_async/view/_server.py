@@ -118,7 +118,7 @@ def _waiting(state: BackgroundIndex) -> web.Response:
 async def _index(request: web.Request) -> SweepIndex | web.Response:
     """The ready index, after waiting a moment for a build to end (a small sweep's takes less); else the page
     saying how far it is."""
-    state = request.app[STATE_KEY]
+    state = request.app[STATE_KEY].start()  # a page needs it: open or build it now, if not yet started
     if state.index is None:
         await state.wait(request.app[GRACE_KEY])
     return state.index if state.index is not None else _waiting(state)
@@ -127,10 +127,12 @@ async def _index(request: web.Request) -> SweepIndex | web.Response:
 async def overview(request: web.Request) -> web.Response:
     state = request.app[STATE_KEY]
     if not state.has_summary:  # no fresh summary.json: the build computes the summary
-        await state.wait(request.app[GRACE_KEY])
+        await state.start().wait(request.app[GRACE_KEY])
         if not state.has_summary:
             return _waiting(state)
-    return _html(page(f"Sweep {state.out_dir.name}", overview_body(state, request.app[CHAPTERS_KEY])))
+    body = overview_body(state, request.app[CHAPTERS_KEY])
+    state.start()  # rendered: the index's build may take the CPU now (until then it would halve this page's share)
+    return _html(page(f"Sweep {state.out_dir.name}", body))
 
 
 async def runs(request: web.Request) -> web.Response:

@@ -13,10 +13,13 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
-from ..tariff import BenchmarkReport, CaseScore, digits, load_report, load_suite
 from ._html import esc, pct, table
+
+if TYPE_CHECKING:
+    from ..tariff import BenchmarkReport, CaseScore
 
 __all__ = ["PREFIXES", "case_chapters", "tariff_section"]
 
@@ -27,8 +30,13 @@ PREFIXES = ("2", "4", "6", "8", "10")
 
 def reports(out_dir: Path) -> list[BenchmarkReport]:
     """The sweep's tariff reports (``<suite>_<model>.json``); an unreadable one is skipped with a warning."""
+    paths = sorted(out_dir.glob("*_*.json"))
+    if not paths:
+        return []
+    from ..tariff import load_report  # only for a sweep that has tariff reports: the overview's imports stay light
+
     found = []
-    for path in sorted(out_dir.glob("*_*.json")):
+    for path in paths:
         try:
             found.append(load_report(path))
         except InputError as exc:
@@ -38,6 +46,8 @@ def reports(out_dir: Path) -> list[BenchmarkReport]:
 
 def case_chapters(cases_dirs: Iterable[Path]) -> dict[str, str]:
     """Case id → chapter (first two digits of its first preferred, else allowed, code) of the given suites."""
+    from ..tariff import digits, load_suite
+
     chapters: dict[str, str] = {}
     for cases_dir in cases_dirs:
         for case in load_suite(cases_dir):

@@ -110,7 +110,9 @@ class TestGenerateCommands:
 
 class TestSweepCommand:
     def test_sweep_prints_the_summary_and_writes_every_file(self, tmp_path):
-        """`mpcbench-async sweep` runs offline and leaves the six output files, its key list and its lock file."""
+        """`mpcbench-async sweep` runs offline and leaves the six output files, its key list and its lock file, and
+        what a resume reads instead of them: the done-index of each results file, the key list's plan note and the
+        summary's inputs note."""
         from tests.conftest import REPO
 
         out = tmp_path / "sweep"
@@ -119,8 +121,8 @@ class TestSweepCommand:
         assert 0 == proc.returncode, proc.stderr
         assert "sim/oracle-agent" in proc.stdout and "sim/lazy-agent" in proc.stdout
         assert sorted(["manifest.json", "runs.jsonl", "judgements.jsonl", "calls.jsonl", "ledger.jsonl",
-                       "summary.json", "summary.md", "experiment_keys.txt", ".lock",
-                       "certificate_baselines.json"]) == sorted(
+                       "summary.json", "summary.md", "experiment_keys.txt", ".lock", "runs.keys", "judgements.keys",
+                       "experiment_keys.plan", "summary.inputs.json", "certificate_baselines.json"]) == sorted(
             p.name for p in out.iterdir())
 
 

@@ -59,7 +59,7 @@ class TestConsole:
         kept = lines(tmp_path, SC01, "exists, kept") + ["generation: 0 written, 7 kept, 0 failed"]
         assert [(0, kept), (0, kept), [7, 7]] == [*again, calls]
         assert sorted(f"{SC01}_{name}.json" for name in NAMES) == sorted(p.name for p in (tmp_path / "data").iterdir())
-        assert [".lock", "calls.jsonl", "generation.jsonl", "ledger.jsonl"] == sorted(
+        assert [".lock", "calls.jsonl", "generation.jsonl", "generation.keys", "ledger.jsonl"] == sorted(
             p.name for p in (tmp_path / "logs").iterdir())
         assert 2 == len((tmp_path / "logs" / "generation.jsonl").read_bytes().splitlines())  # run 3 wrote none
 

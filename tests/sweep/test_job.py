@@ -28,8 +28,9 @@ from mpcbench_async.sweep import (
 from tests.conftest import REPO
 from tests.sweep.conftest import plan_of
 
-FILES = [".lock", "calls.jsonl", "certificate_baselines.json", "experiment_keys.txt", "judgements.jsonl",
-         "ledger.jsonl", "manifest.json", "runs.jsonl", "summary.json", "summary.md"]
+FILES = [".lock", "calls.jsonl", "certificate_baselines.json", "experiment_keys.plan", "experiment_keys.txt",
+         "judgements.jsonl", "judgements.keys", "ledger.jsonl", "manifest.json", "runs.jsonl", "runs.keys",
+         "summary.inputs.json", "summary.json", "summary.md"]
 
 
 def options(root: Path, out: Path, **changes) -> SweepOptions:

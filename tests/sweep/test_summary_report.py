@@ -165,7 +165,7 @@ class TestWallTime:
         assert 0 == done.returncode, done.stderr
         assert "wall time unknown (no readable manifest.json)" in done.stdout
         assert "manifest.json" in done.stderr
-        assert ["manifest.json", "runs.jsonl", "summary.json", "summary.md"] == sorted(
+        assert ["manifest.json", "runs.jsonl", "summary.inputs.json", "summary.json", "summary.md"] == sorted(
             p.name for p in tmp_path.iterdir())
 
     def test_no_finished_invocation_is_unknown(self, tmp_path):

@@ -64,7 +64,8 @@ class TestTariffSuiteModes:
         report = msgspec.to_builtins(fix_suite.report)
         assert ("toy", "fixture", "fixture", 4) == (report["suite"], report["mode"], report["model"],
                                                     report["totals"]["cases"])
-        assert {"toy_fixture.json", "toy_fixture.md", "toy_fixture.jsonl", "calls.jsonl", ".lock"} == {
+        assert {"toy_fixture.json", "toy_fixture.md", "toy_fixture.jsonl", "toy_fixture.keys", "calls.jsonl",
+                ".lock"} == {
             p.name for p in (tmp_path / "fix").iterdir()}
 
     async def test_a_fixture_run_resumes_what_run_cases_wrote(self, pack, tmp_path, sim):
@@ -90,13 +91,15 @@ class TestTariffSuiteModes:
 class TestTariffRunCommand:
     def test_the_shipped_suite_in_fixture_mode_writes_its_results_and_report_only(self, tmp_path):
         """`tariff run` (through the Runner) prints the shipped suite's scores, one progress line per case, and writes
-        the results file and the report; no calls log (besides them only the runs directory's lock file, unlocked).
+        the results file (and its done-index) and the report; no calls log (besides them only the runs directory's
+        lock file, unlocked).
         A rerun resumes: no progress lines, the same summary."""
         command = [sys.executable, "-m", "mpcbench_async", "tariff", "run", "--out", str(tmp_path)]
         first = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
         summary = "tariff (fixture, fixture, project scoring): 37/72 passed (51.4%), average score 0.549, 0 error(s)"
         assert (0, summary, 72) == (first.returncode, first.stdout.splitlines()[0], len(first.stderr.splitlines()))
-        assert {".lock", "tariff_fixture_fixture.jsonl"} == {p.name for p in (tmp_path / "runs").iterdir()}
+        assert {".lock", "tariff_fixture_fixture.jsonl", "tariff_fixture_fixture.keys"} == {
+            p.name for p in (tmp_path / "runs").iterdir()}
         [report] = tmp_path.glob("tariff_benchmark_*.json")
         assert {"runs", report.name, report.with_suffix(".md").name} == {p.name for p in tmp_path.iterdir()}
         again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mpcbench_async.view import BackgroundIndex, open_index
-from mpcbench_async.view import _index as index_module
+from mpcbench_async.view import _build as build_module
 from mpcbench_async.view._index import BuildCancelled
 
 
@@ -43,18 +43,18 @@ def test_the_next_build_removes_temporaries_of_dead_builders_only(sweep_dir: Pat
 
 
 class HeldBuild:
-    """``_build`` held once its temporary file exists, until the test releases it."""
+    """The index's ``build`` held once its temporary file exists, until the test releases it."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
-        build = index_module._build
+        build = build_module.build
 
         def held(*args: Any) -> None:
             self.entered.set()
             self.release.wait(60)
             build(*args)
 
-        monkeypatch.setattr(index_module, "_build", held)
+        monkeypatch.setattr(build_module, "build", held)
 
 
 def test_closing_the_viewer_mid_build_removes_its_temporary_and_stops_the_build(

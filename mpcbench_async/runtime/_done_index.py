@@ -1,0 +1,181 @@
+"""The done-index beside a JSONL results file: each record's key and outcome on one short line.
+
+Why: a resume needs, of every record, its key and whether it ended ``ok``, in a
+task-level error or in an infrastructure (retryable) error — not the record. At
+100k units the results files are hundreds of MB; decoding even the key of every
+line costs seconds, reading ``runs.keys`` a tenth of that. The JSONL file stays
+the truth: the index is a cache of it, trusted only when it provably covers the
+file, and otherwise ignored (and rebuilt by the next resume's full read).
+
+Format, one line per record in file order: ``<code> <end> <started> <finished>
+<key>``, where code is ``o`` (ok), ``e`` (error, not retryable) or ``r``
+(retryable error), end is the size of the JSONL file once that record was
+appended (``-`` on a rebuilt index, whose last line ``. <end> 0 0 -`` says how
+far it covers) and started/finished are the record's ``started_at`` and
+``finished_at`` (``0`` when it has none): a pipeline tells by them a follow-up
+of an earlier, since lost, record of the same unit. The index is
+trusted when its last line is whole, its end equals the JSONL file's size and
+it was written no earlier than the file was last changed: a crash between the
+record and its index line, a trimmed torn tail, an edit by hand — any of them
+makes it untrusted, never wrong. A writer appends to an index only if it was
+trusted when the writer opened (appending to an untrusted one would make it look
+whole while missing records), else removes it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from ._files import atomic_write_bytes, write_all
+
+__all__ = ["INDEX_SUFFIX", "KEYS_READ", "Entry", "IndexAppender", "code_of", "index_path", "read_index",
+           "write_index"]
+
+INDEX_SUFFIX = ".keys"
+OK, ERROR, RETRYABLE = "o", "e", "r"
+_COVERED = "."  # a rebuilt index's last line: how far it covers, no record
+
+# Index lines read, by file name: what a resume read instead of records (the tests' deterministic guard).
+KEYS_READ: Counter[str] = Counter()
+
+
+class Entry(NamedTuple):
+    """One record as a resume sees it: its key, outcome code and when it started and finished (0: unknown)."""
+
+    key: str
+    code: str
+    started: float = 0.0
+    finished: float = 0.0
+
+    def line(self, end: int | str) -> str:
+        return f"{self.code} {end} {self.started!r} {self.finished!r} {self.key}\n"
+
+
+def index_path(path: Path) -> Path:
+    """``runs.jsonl`` → ``runs.keys``."""
+    return path.with_suffix(INDEX_SUFFIX)
+
+
+def code_of(status: str, retryable: bool) -> str:
+    return OK if status == "ok" else RETRYABLE if retryable else ERROR
+
+
+def _indexable(key: str) -> bool:
+    return bool(key) and not any(c.isspace() for c in key)
+
+
+def _trusted(path: Path) -> bool:
+    """Whether the index of ``path`` covers it as it is now (see the module docstring); reads the index's tail only."""
+    try:
+        data_stat, index_stat = path.stat(), index_path(path).stat()
+        if index_stat.st_mtime_ns < data_stat.st_mtime_ns:
+            return False
+        with index_path(path).open("rb") as fh:
+            fh.seek(max(0, index_stat.st_size - 4096))
+            tail = fh.read()
+    except OSError:  # either file missing or unreadable: read the records instead
+        return False
+    if not tail.endswith(b"\n"):
+        return tail == b"" and data_stat.st_size == 0
+    last = tail[:-1].rsplit(b"\n", 1)[-1].split(b" ", 4)
+    try:
+        return len(last) == 5 and int(last[1]) == data_stat.st_size
+    except ValueError:
+        return False
+
+
+def read_index(path: Path) -> list[Entry] | None:
+    """The :class:`Entry` of every record of the JSONL file ``path``, from its index; None when it is not trusted."""
+    if not _trusted(path):
+        return None
+    try:
+        lines = index_path(path).read_bytes().decode().split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines.pop()  # after the last newline
+    entries = []
+    for line in lines:
+        fields = line.split(" ", 4)
+        if len(fields) != 5:
+            return None  # not an index line: untrusted
+        code, _, started, finished, key = fields
+        if code == _COVERED:  # where a rebuild ended (records appended since follow it)
+            continue
+        if code not in (OK, ERROR, RETRYABLE) or not key:
+            return None
+        try:
+            entries.append(Entry(key, code, float(started), float(finished)))
+        except ValueError:
+            return None
+    KEYS_READ[path.name] += len(entries)
+    return entries
+
+
+def write_index(path: Path, entries: Iterable[Entry], end: int) -> None:
+    """Write the index of ``path`` (rebuilt from a full read): ``entries`` cover its first ``end`` bytes.
+
+    Nothing is written when a key could not be listed (whitespace in it): the next resume reads the records again.
+    """
+    lines = []
+    for entry in entries:
+        if not _indexable(entry.key):
+            return
+        lines.append(entry.line("-"))
+    lines.append(Entry("-", _COVERED).line(end))
+    atomic_write_bytes(index_path(path), "".join(lines).encode(), fsync=False)
+
+
+class IndexAppender:
+    """Appends one line to the index of ``path`` per record appended to it (see the module docstring).
+
+    Opened by a ``JsonlWriter`` after it trimmed any torn tail: when the index is not trusted then (or a record
+    cannot be listed, or writing the index fails), the index is removed and nothing more is appended to it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.index = path, index_path(path)
+        self._fd: int | None = None
+        size = path.stat().st_size if path.exists() else 0
+        if size == 0 or _trusted(path):
+            try:
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                if size == 0:
+                    flags |= os.O_TRUNC  # an index of an empty file lists nothing
+                self._fd = os.open(self.index, flags, 0o666)
+            except OSError:
+                self._fd = None
+        if self._fd is None:
+            self._drop()
+        self.size = size
+
+    def append(self, entry: Entry, size: int) -> None:
+        """The record of ``entry`` was appended; the JSONL file is now ``size`` bytes."""
+        self.size = size
+        if self._fd is None:
+            return
+        if not _indexable(entry.key):
+            self.close()
+            self._drop()
+            return
+        try:
+            write_all(self._fd, entry.line(size).encode())
+        except OSError:
+            self.close()
+            self._drop()
+
+    def _drop(self) -> None:
+        try:
+            self.index.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:  # cannot remove it: it stays untrusted (its end no longer matches once records are added)
+            pass
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
