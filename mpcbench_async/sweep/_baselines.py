@@ -104,7 +104,13 @@ async def write_baselines(out_dir: Path, plan: SweepPlan, prompts: PromptConfig,
         if earlier is not None and kept:
             found.tasks = sorted([*found.tasks, *(b for b in earlier.tasks if b.task_id in kept)],
                                  key=lambda b: b.task_id)
-    atomic_write_bytes(out_dir / BASELINES, msgspec.json.format(msgspec.json.encode(found)) + b"\n", fsync=False)
+    data = msgspec.json.format(msgspec.json.encode(found)) + b"\n"
+    try:
+        if (out_dir / BASELINES).read_bytes() == data:
+            return  # as they were: left untouched, so a resume with nothing to do can keep its summary
+    except OSError:
+        pass
+    atomic_write_bytes(out_dir / BASELINES, data, fsync=False)
 
 
 async def _baselines(plan: SweepPlan, prompts: PromptConfig, cache_dir: Path) -> list[TaskBaseline]:
