@@ -115,9 +115,14 @@ def unit_problems(out: Path, expected: dict[str, int]) -> list[str]:
     return problems
 
 
-def judged_runs(out: Path) -> dict[str, str]:
-    """Judgement key → the run key it judged."""
-    return {r["key"]: r["run_key"] for r in records(out / "judgements.jsonl")}
+def current_judgements(out: Path) -> set[str]:
+    """Judgement keys with an ok record of the latest ok run of their unit (started once that run had finished).
+
+    An older one judged an earlier run of the unit, whose record was lost since: it is stale, and a resume judges
+    the run again, also when the damage left that stale record and cut the current one."""
+    finished = {r["key"]: r.get("finished_at") or 0.0 for r in records(out / "runs.jsonl") if r.get("status") == "ok"}
+    return {j["key"] for j in records(out / "judgements.jsonl") if j.get("status") == "ok"
+            and j["run_key"] in finished and (j.get("started_at") or 0.0) >= finished[j["run_key"]]}
 
 
 def temp_files(out: Path) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from _chaos_common import MAIN, Row, judged_runs, ok_keys, run_child, sweep_args, traceback_in, unit_problems
+from _chaos_common import MAIN, Row, current_judgements, ok_keys, run_child, sweep_args, traceback_in, unit_problems
 
 from mpcbench_async.testing import write_workspace
 
@@ -58,13 +58,13 @@ async def run(tmp: Path, seed: int, rounds: int) -> Row:
     most = 0
     for trial in range(rounds):
         name, how = FILES[trial % len(FILES)], DAMAGES[(trial // len(FILES) + trial) % len(DAMAGES)]
-        before = ok_keys(out)
-        judged = judged_runs(out)
+        before, current = ok_keys(out), current_judgements(out)
         done = damage(out / name, how, rng)
         damaged = ok_keys(out)
         destroyed = {n: set(before[n]) - set(damaged[n]) for n in before}
-        lost_runs = destroyed["runs.jsonl"]
-        destroyed["judgements.jsonl"] |= {j for j, run in judged.items() if run in lost_runs}  # judged again
+        # Judged again: a judgement no longer of its unit's latest run (that run lost, or the current judgement cut
+        # with a stale one of an earlier run left).
+        destroyed["judgements.jsonl"] = current - current_judgements(out)
         child = await run_child(argv)
         after = ok_keys(out)
         rerun = {n: {k for k, c in after[n].items() if c > damaged[n][k]} for n in after}

@@ -39,8 +39,12 @@ MARK = "SWEEP-RETURNED"
 
 
 def _child(out: str, models: str, tasks: str, calls: int, timeout: float | None) -> int:
-    """Run one sweep in this process with the chaos policy registered; print MARK when ``main`` returns."""
+    """Run one sweep in this process with the chaos policy registered; print MARK when ``main`` returns.
+
+    The embedded sim runs in this process (``MPCBENCH_SIM=inprocess``): a policy registered here is unknown to a
+    sim child process."""
     sys.path.insert(0, str(REPO))
+    os.environ["MPCBENCH_SIM"] = "inprocess"
     from mpcbench_async.cli import main
     from mpcbench_async.mpcbench.tools._calendar import attendee_emails
     from mpcbench_async.sim._policies import Reply
