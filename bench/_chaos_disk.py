@@ -73,6 +73,7 @@ async def run(tmp: Path, seed: int, rounds: int) -> Row:
             problems.append(f"the rerun exited {again.code}: {again.stderr[-300:]}")
         problems += unit_problems(out, {"runs.jsonl": TASKS * 2, "judgements.jsonl": TASKS * 2})
         row.trial(problems, f"trial {trial} ({name} full after {writes} writes, {len(written)} records kept)")
-    row.worst = "every trial: exit 2 naming the file, resume exit 0" if row.held == row.tried else (
-        f"{row.tried - row.held} trials did not hold")
+    row.worst = ("every trial: exit 2 naming the file (ledger.jsonl: exit 1, unsent calls retryable), resume exit 0"
+                 if row.held == row.tried else
+                 f"{row.tried - row.held} trials did not hold")
     return row
