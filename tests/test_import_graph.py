@@ -9,6 +9,7 @@ import any lower layer; nothing else.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,12 @@ class TestImportGraph:
         path.parent.mkdir(parents=True)
         path.write_text(source)
         assert expected == [module for _, module in imported_modules(path, package_dir)]
+
+
+def test_the_architecture_map_lists_the_layers_as_this_test_enforces_them():
+    """ARCHITECTURE.md's layer table is the map a newcomer reads: each row names exactly the parts of that layer
+    here, so the map cannot drift from the code."""
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = [line.split("|") for line in text.splitlines() if re.match(r"\| *\d+ *\|", line)]
+    mapped = [set(re.findall(r"`([\w.]+)`", row[2])) for row in rows]
+    assert LAYERS == mapped
