@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._exceptions import ConfigError, InputError, Interrupted
 from .._resources import workspace_path
-from ..mpcbench._schemas import SOURCES
+from ..mpcbench import SOURCES
 from . import _exit
 from ._commands import add_commands
 from ._paths import output_dir

@@ -44,7 +44,7 @@ async def _stdin_closed() -> None:
 
 
 async def _serve(seed: int) -> int:
-    from ..sim._server import SimServer
+    from ..sim import SimServer
 
     server = SimServer(seed=seed)
     try:

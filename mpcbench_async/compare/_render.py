@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..tariff import render_diff
-from ..tariff._report import CHANGE_THRESHOLD
+from ..tariff import CHANGE_THRESHOLD, render_diff
 from ._findings import (
     Finding,
     NewFailure,

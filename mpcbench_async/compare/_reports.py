@@ -13,8 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..tariff import BenchmarkReport, ReportDiff, compare_reports, load_report
-from ..tariff._report import CHANGE_THRESHOLD, MixedScoringError
+from ..tariff import CHANGE_THRESHOLD, BenchmarkReport, MixedScoringError, ReportDiff, compare_reports, load_report
 from ._findings import Finding, NewFailure
 
 __all__ = ["ReportComparison", "compare_tariff_reports"]

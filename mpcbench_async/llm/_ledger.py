@@ -47,8 +47,7 @@ import msgspec
 
 from .._exceptions import LedgerError
 from ..records import CallIntent
-from ..runtime import iter_jsonl
-from ..runtime._jsonl import _trim_torn_tail
+from ..runtime import iter_jsonl, trim_torn_tail
 
 __all__ = ["LEDGER", "CallLedger", "LedgerStats", "SettledCalls", "unsettled_calls"]
 
@@ -162,7 +161,7 @@ class CallLedger:
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
-        trimmed = _trim_torn_tail(self.path)
+        trimmed = trim_torn_tail(self.path)
         if trimmed:
             log.warning("ledger.torn_tail_trimmed", extra={"path": str(self.path), "bytes": trimmed})
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -10,7 +10,17 @@ if TYPE_CHECKING:
     from ._done_index import KEYS_READ
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive
-    from ._jsonl import LINES_DECODED, JsonlWriter, ReadReport, ResumeIndex, done_keys, iter_jsonl, key_view, read_jsonl
+    from ._jsonl import (
+        LINES_DECODED,
+        JsonlWriter,
+        ReadReport,
+        ResumeIndex,
+        done_keys,
+        iter_jsonl,
+        key_view,
+        read_jsonl,
+        trim_torn_tail,
+    )
     from ._limit_headers import BucketReading, read_limit_headers
     from ._limiter import (
         AdaptiveConcurrency,
@@ -28,6 +38,7 @@ if TYPE_CHECKING:
     from ._units import Pipeline, PipelineEvents, Stage, latest_records, run_keyed_units
 
 __all__ = [
+    "trim_torn_tail",
     "AdaptiveConcurrency",
     "AdaptiveRate",
     "BucketReading",

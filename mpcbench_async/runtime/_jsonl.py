@@ -30,7 +30,7 @@ from ._done_index import Entry, IndexAppender, code_of, read_index, write_index
 from ._files import write_all, write_error
 
 __all__ = ["LINES_DECODED", "JsonlWriter", "ReadReport", "ResumeIndex", "done_keys", "iter_jsonl", "key_view",
-           "read_jsonl"]
+           "read_jsonl", "trim_torn_tail"]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 LINES_DECODED: Counter[str] = Counter()
 
 
-def _trim_torn_tail(path: Path) -> int:
+def trim_torn_tail(path: Path) -> int:
     """Cut a trailing partial line (no final newline) off ``path``; return bytes removed."""
     try:
         size = path.stat().st_size
@@ -81,7 +81,7 @@ class JsonlWriter:
         self.path = Path(path)
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        trimmed = _trim_torn_tail(self.path)
+        trimmed = trim_torn_tail(self.path)
         if trimmed:
             log.warning("jsonl.torn_tail_trimmed", extra={"path": str(self.path), "bytes": trimmed})
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT

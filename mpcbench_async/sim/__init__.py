@@ -15,6 +15,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._faults import FaultSpec, choose_fault, split_model_name
+    from ._leaks import key_shapes
     from ._policies import Reply
     from ._process import SimProcessProvider, sim_provider
     from ._provider import SimProvider
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ._server import SimServer, SimStats  # brings in aiohttp's server: only on first use
 
 __all__ = [
+    "key_shapes",
     "POLICIES",
     "FaultSpec",
     "Policy",

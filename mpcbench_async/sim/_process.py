@@ -33,7 +33,7 @@ from .._exceptions import BenchError, ConfigError
 from .._lazy import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..llm._provider_protocol import Provider
+    from ..llm import Provider
 
 __all__ = ["SIM_MODE_ENV", "SimProcessProvider", "sim_provider"]
 

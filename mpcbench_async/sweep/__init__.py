@@ -5,8 +5,6 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
-    from ._baselines import Thresholds
-    from ._certificate import Certificate, FamilyCertificate
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
     from ._experiment import (
@@ -21,6 +19,7 @@ if TYPE_CHECKING:
     from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
     from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
+    from ._names import CALLS, JUDGEMENTS, RUNS
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
     from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
@@ -30,12 +29,15 @@ if TYPE_CHECKING:
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite
     from ._summary import summarize
-    from ._summary_types import AxisStats, ModelSummary, Summary
+    from ._summary_types import AxisStats, Certificate, FamilyCertificate, ModelSummary, Summary, Thresholds
     from ._table import RunRow, kept_runs
     from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
     from ._verify import Mismatch, Verification, verify_sweep
 
 __all__ = [
+    "CALLS",
+    "JUDGEMENTS",
+    "RUNS",
     "AgentRunRecord",
     "AgentStage",
     "AgentUnit",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..stats._results import Interval, Paired
+from ..stats import Interval, Paired
 from ._summary_types import Estimate, Summary
 
 __all__ = ["Section", "pct", "stat_sections"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
-from ..stats._results import Interval, Paired
+from ..stats import Interval, Paired
 from ._cost import cost_text
 from ._errors import ErrorClass
 

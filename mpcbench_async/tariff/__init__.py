@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from ._pack import EvidenceItem, Pack, digits, load_pack
     from ._pipeline import DutyStatus, Iteration, LLMProposer, Proposer, VerificationResult, verify
     from ._report import (
+        CHANGE_THRESHOLD,
         BenchmarkReport,
         GroupStats,
+        MixedScoringError,
         ReportDiff,
         build_report,
         compare_reports,
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from ._scoring import SCORING_MODES, CaseScore, ScoringMode, score_case
 
 __all__ = [
+    "CHANGE_THRESHOLD",
+    "MixedScoringError",
     "CRITICAL_GATES",
     "HSCODECOMP_PUBLISHED",
     "HSCODECOMP_TAG",

@@ -18,7 +18,7 @@ import string
 from urllib.parse import unquote
 
 from .._redact import secret_part
-from ..sim._leaks import key_shapes
+from ..sim import key_shapes
 
 __all__ = ["Scanner", "alnum", "base64_core", "random_keys"]
 

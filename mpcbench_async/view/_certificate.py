@@ -7,8 +7,7 @@ agreement and the suites it does not apply to), so every place shows the same fi
 
 from __future__ import annotations
 
-from ..sweep._render_certificate import certificate_notes, certificate_sections
-from ..sweep._summary_types import Summary
+from ..sweep import Summary, certificate_notes, certificate_sections
 from ._html import esc, table
 
 __all__ = ["certificate_section"]

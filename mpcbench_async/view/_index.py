@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..llm._ledger import LEDGER
-from ..runtime._files import pid_alive
-from ..sweep._names import CALLS, JUDGEMENTS, RUNS
-from ..sweep._summary_types import Summary
+from ..llm import LEDGER
+from ..runtime import pid_alive
+from ..sweep import CALLS, JUDGEMENTS, RUNS, Summary
 
 if TYPE_CHECKING:
     from ..sweep import AgentRunRecord, JudgeRecord

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from ..stats._results import Interval, Paired
-from ..sweep._summary_types import ModelSummary, Summary
+from ..stats import Interval, Paired
+from ..sweep import ModelSummary, Summary
 from ._certificate import certificate_section
 from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
