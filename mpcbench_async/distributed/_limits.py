@@ -8,12 +8,18 @@ small batch of calls (``_leased.LeasedLimiter`` is the worker's side).
 What is leased:
 
 - **Concurrency slots.** The actor counts every slot a worker holds, busy or idle, so the global outstanding
-  count never exceeds the model's current cap. The cap is AIMD as in ``runtime.ModelLimiter``: halved once
+  count never exceeds the model's current cap. The cap is ``runtime.AimdCap``, as in ``ModelLimiter``: halved once
   per 429 episode reported by *any* worker, +1 after a cap's worth of successes reported while the cap was
   saturated. A worker reuses a slot for its next call only while the slot is fresh (``ttl`` seconds from its
   grant), else returns it, so an idle worker does not hoard and a shrink reaches every worker within ``ttl``.
-- **Call credits** (models with ``rpm`` or ``tpm``): one request plus its token cost each, granted as a batch
-  stamped at grant time. A worker may start a call on a credit only before ``stamp + ttl``.
+- **Call credits** (once the model's pace may bind: ``rpm``/``tpm``, or, pacing on, headers or a 429 seen):
+  one request plus its token cost each, granted as a batch stamped at grant time. A worker may start a call
+  on a credit only before ``stamp + ttl``.
+
+Every decision is the rate-limit core's (``runtime.ModelPace``, the same object ``ModelLimiter`` uses in one
+process): the windows and their pacing, the headers the workers report (``Report.readings``, and a 429's own
+with ``rate_limited``) fitting them to the provider's bucket or learning one, the AIMD rate driven by 429s the
+headers do not explain. This module adds only what leasing needs: slots per worker, grant ids, the waits.
 
 Why ``window + ttl``: a credit granted at ``g`` starts somewhere in ``[g, g + ttl)``. The credits whose calls
 start in a 60-s span ``[s, s + 60]`` were therefore granted in ``[s - ttl, s + 60]``, a span of ``60 + ttl``.
@@ -23,7 +29,9 @@ Hence the real starts in ANY 60-s span never exceed the limit, whatever the work
 Unused credits come back (``release``) and leave the window: they never started.
 
 Pacing is GCRA, applied globally as ``ModelLimiter`` does per process: credits flow at ``limit / 60`` per second
-with bursts of at most 1/20 of the limit (a batch never exceeds the burst, except one call costing more). GCRA
+with bursts of the core's burst (configured: half of ``bucket_s`` seconds' worth, at most 1/20 of the limit, 1
+until the first reply; fitted: half the provider's bucket), and a batch never exceeds it, except one call
+costing more. GCRA
 stamps at most ``burst + rate * (b - a)`` in any interval ``[a, b]``; a call starts within ``ttl`` of its
 credit's stamp, so in any interval ``[a, b]`` of real starts: ``count <= burst + rate * (b - a + ttl)``.
 

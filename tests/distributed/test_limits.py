@@ -269,6 +269,37 @@ class TestLeasedLimiter:
         await calls.finish()
         assert 4 == calls.admitted
 
+    async def test_the_headers_one_worker_reads_pace_every_worker(self):
+        """Nothing configured. A's reply tells a 1-s bucket of 100 a second (60 left, full in 0.4 s); with A's
+        stale slot the actor gets the reading: it learns 6000 a minute, and from then on B's call needs a credit
+        (the grant says the pace binds), as the in-process limiter would pace it."""
+        g, clock, (a, b) = workers(LimitSettings(max_concurrency=4), "A", "B")
+        async with a.slot():
+            a.observe({"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "60",
+                       "x-ratelimit-reset-requests": "0.4s"})
+            await a.on_success()
+        assert (0, 0) == (g.stats()[M]["learned_rpm"], g.stats()[M]["admitted"])
+        await clock.advance(1.0)
+        assert (6000, 0) == (g.stats()[M]["learned_rpm"], g.stats()[M]["admitted"])
+        async with b.slot():
+            pass
+        assert (1, 2) == (g.stats()[M]["admitted"], b.leases)
+
+    async def test_a_429_without_headers_drives_the_actors_rate_one_with_an_empty_bucket_does_not(self):
+        """As in-process: a 429 whose headers show an empty bucket is explained (the rate stays off); one with no
+        headers engages the AIMD rate once per episode."""
+        g, clock, (a,) = workers(LimitSettings(max_concurrency=4), "A")
+        async with a.slot() as ticket:
+            a.observe({"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "0",
+                       "x-ratelimit-reset-requests": "1s"})
+            a.on_rate_limited(ticket)
+        assert 0 == g.stats()[M]["rate_decreases"]
+        await clock.advance(0.5)
+        async with a.slot() as ticket:
+            a.observe(None)
+            a.on_rate_limited(ticket)
+        assert 1 == g.stats()[M]["rate_decreases"]
+
     async def test_calls_waiting_lease_a_few_slots_at_a_time_and_share_them(self):
         """Cap 3, 10 calls at once in one worker: one lease of 3 slots, then the freed slots serve the rest."""
         g, _, (a,) = workers(LimitSettings(max_concurrency=3), "A")
