@@ -8,8 +8,10 @@ calls, not per call:
 - a freed slot serves the next waiting call while it is fresh (``ttl`` from its grant), else it goes back;
 - only a worker with waiting calls leases, a few slots/credits at a time (``batch``), one lease at a time;
 - an idle slot or an unused credit goes back when it goes stale (a timer), so an idle worker hoards nothing;
-- a 429 goes to the actor at once (it shrinks the cap for every worker); successes, starts and returns
-  ride along with the next lease or release.
+- a 429 goes to the actor at once with its reply's rate-limit headers (the shared ``runtime.ModelPace``
+  there decides, as in-process, whether they explain it or the AIMD rate must slow down, and it shrinks the
+  cap for every worker); the last reply's headers, successes, starts and returns ride along with the next
+  lease or release, so the actor fits the pace to the provider's bucket as a ``ModelLimiter`` would.
 
 A grant's deadline is the worker's own send time + the actor's wait + ``ttl``: never later than the actor's
 stamp + ``ttl``, which is what the actor's ``window + ttl`` accounting assumes (see ``_limits``).
@@ -27,7 +29,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from ..runtime import Clock, Limiter, LimitSettings, MonotonicClock, Ticket
+from ..runtime import BucketReading, Clock, Limiter, LimitSettings, MonotonicClock, Ticket, read_limit_headers
 from ._limits import Ask, Grant, Report
 
 __all__ = ["LeasedLimiter", "LeasedLimiters", "Leases", "LimiterLost", "leased_limiters"]
@@ -53,7 +55,8 @@ class Leases(Protocol):
 
     def release(self, worker: str, model: str, report: Report) -> None: ...
 
-    def rate_limited(self, worker: str, model: str, age_s: float) -> None: ...
+    def rate_limited(self, worker: str, model: str, age_s: float, token_cost: int,
+                     readings: dict[str, BucketReading] | None) -> None: ...
 
 
 class _ActorLeases:
@@ -69,8 +72,9 @@ class _ActorLeases:
     def release(self, worker: str, model: str, report: Report) -> None:
         self._actor.release.remote(worker, model, report)
 
-    def rate_limited(self, worker: str, model: str, age_s: float) -> None:
-        self._actor.rate_limited.remote(worker, model, age_s)
+    def rate_limited(self, worker: str, model: str, age_s: float, token_cost: int,
+                     readings: dict[str, BucketReading] | None) -> None:
+        self._actor.rate_limited.remote(worker, model, age_s, token_cost, readings)
 
 
 class LeasedLimiters:
@@ -130,6 +134,8 @@ class LeasedLimiter:
         self._leases = leases
         self._clock = clock or MonotonicClock()
         self._batch = batch
+        # A call needs a credit, not only a slot, once the pace may bind: configured windows, or (pacing on) a
+        # reply with rate-limit headers or a 429 seen here, or a grant saying the actor's pace binds.
         self._credited = bool(settings.rpm or settings.tpm)
         self._idle: list[float] = []  # deadlines of held idle slots, sorted
         self._credits: deque[_Credit] = deque()
@@ -137,6 +143,9 @@ class LeasedLimiter:
         self._back_slots = 0
         self._back_credits: dict[int, tuple[int, int]] = {}
         self._successes = 0
+        self._replies = 0
+        self._readings: dict[str, BucketReading] | None = None  # the last observed reply's, not yet reported
+        self._last_readings: dict[str, BucketReading] | None = None  # the reply observed just now (a 429's)
         self._started = 0
         self._slot_pump: asyncio.Task[None] | None = None
         self._credit_pump: asyncio.Task[None] | None = None
@@ -151,7 +160,8 @@ class LeasedLimiter:
         if self.lost is not None:
             raise self.lost
         start = self._clock.now()
-        waiter = _Waiter(min(max(token_cost, 0), self.settings.tpm) if self.settings.tpm else 0)
+        cost = max(token_cost, 0)
+        waiter = _Waiter(min(cost, self.settings.tpm) if self.settings.tpm else cost)
         self._waiters.append(waiter)
         self._dispatch()
         if waiter.slot_deadline is None:
@@ -169,20 +179,30 @@ class LeasedLimiter:
                 raise self.lost
         deadline = waiter.slot_deadline
         try:  # the call starts when admitted: before its credit's deadline
-            yield Ticket(started_at=waiter.admitted_at, queued_s=waiter.admitted_at - start)
+            yield Ticket(started_at=waiter.admitted_at, queued_s=waiter.admitted_at - start, token_cost=waiter.cost)
         finally:
             self._free(deadline)
 
     def on_rate_limited(self, ticket: Ticket) -> None:
-        self._leases.rate_limited(self.worker, self.model, self._clock.now() - ticket.started_at)
+        readings, self._last_readings = self._last_readings, None
+        self._readings = None  # sent with the 429
+        self._credited = self._credited or (self.settings.pacing and self.settings.adaptive)
+        self._leases.rate_limited(self.worker, self.model, self._clock.now() - ticket.started_at,
+                                  ticket.token_cost, readings)
 
     async def on_success(self) -> None:
+        self._last_readings = None
+        self._replies += 1
         if self._waiters:  # saturated here; the actor checks it is saturated overall
             self._successes += 1
 
     def observe(self, headers: Mapping[str, str] | None) -> None:
-        """Ignored: the global pacing keeps the configured burst (fitting it to one worker's view of the
-        provider's bucket would cost a round trip per reply)."""
+        """Read the reply's rate-limit headers (as ``ModelLimiter`` does); the actor's pace gets them with the
+        next lease or release (the latest reply's only: one round trip per reply would cost more than it
+        tells), or at once with a 429."""
+        if self.settings.pacing:
+            self._readings = self._last_readings = readings = read_limit_headers(headers) if headers else {}
+            self._credited = self._credited or bool(readings)
 
     # -- spending what is held -----------------------------------------------
     def _prune(self, now: float) -> None:
@@ -264,8 +284,9 @@ class LeasedLimiter:
     # -- talking to the actor ------------------------------------------------
     def _report(self) -> Report:
         report = Report(slots=self._back_slots, credits=self._back_credits, successes=self._successes,
-                        started=self._started)
+                        replies=self._replies, started=self._started, readings=self._readings)
         self._back_slots, self._back_credits, self._successes, self._started = 0, {}, 0, 0
+        self._replies, self._readings = 0, None
         return report
 
     def _slot_ask(self) -> Ask | None:
@@ -345,6 +366,7 @@ class LeasedLimiter:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _absorb(self, grant: Grant, deadline: float) -> None:
+        self._credited = self._credited or grant.paced
         for _ in range(grant.slots):
             bisect.insort(self._idle, deadline)
         if grant.calls:
@@ -360,7 +382,8 @@ class LeasedLimiter:
         """With no call waiting: send back what went stale (and the counts, when nothing is held)."""
         self._prune(self._clock.now())
         holding = bool(self._idle or self._credits)
-        if self._back_slots or self._back_credits or (not holding and (self._started or self._successes)):
+        if self._back_slots or self._back_credits or (
+                not holding and (self._started or self._replies or self._readings is not None)):
             self._release()
         self._arm()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..runtime import LimitSettings
+from ..runtime import BucketReading, LimitSettings
 from ._limits import Ask, GlobalLimits, Grant, Report
 
 __all__ = ["LimiterActor", "start_limiter"]
@@ -29,8 +29,9 @@ class LimiterActor:
     async def release(self, worker_id: str, model: str, report: Report) -> None:
         self._limits.release(worker_id, model, report)
 
-    async def rate_limited(self, worker_id: str, model: str, age_s: float) -> None:
-        self._limits.rate_limited(worker_id, model, age_s)
+    async def rate_limited(self, worker_id: str, model: str, age_s: float, token_cost: int = 0,
+                           readings: dict[str, BucketReading] | None = None) -> None:
+        self._limits.rate_limited(worker_id, model, age_s, token_cost, readings)
 
     async def reclaim(self, worker_id: str) -> None:
         """Free every slot the worker held: the driver calls it when a worker died."""
@@ -38,8 +39,10 @@ class LimiterActor:
 
     async def stats(self) -> dict[str, Any]:
         """``cpu_s`` (this actor process's CPU seconds, for the overhead per call), ``ttl``, and per model:
-        ``leases``, ``releases``, ``admitted`` (request credits net of returns), ``started`` (calls workers reported
-        started), ``outstanding``, ``peak_outstanding``, ``cap`` and ``decreases`` (429 episodes)."""
+        ``leases``, ``releases``, ``admitted`` (request credits net of returns), ``started`` (calls workers
+        reported started), ``outstanding``, ``peak_outstanding``, ``cap``, ``decreases`` (429 episodes),
+        ``rate_decreases`` (of the AIMD rate: 429s the headers did not explain) and ``learned_rpm`` (the
+        requests limit learned from the headers, 0: none)."""
         return {"cpu_s": time.process_time(), "ttl": self._limits.ttl, "models": self._limits.stats()}
 
 

@@ -8,12 +8,18 @@ small batch of calls (``_leased.LeasedLimiter`` is the worker's side).
 What is leased:
 
 - **Concurrency slots.** The actor counts every slot a worker holds, busy or idle, so the global outstanding
-  count never exceeds the model's current cap. The cap is AIMD as in ``runtime.ModelLimiter``: halved once
+  count never exceeds the model's current cap. The cap is ``runtime.AimdCap``, as in ``ModelLimiter``: halved once
   per 429 episode reported by *any* worker, +1 after a cap's worth of successes reported while the cap was
   saturated. A worker reuses a slot for its next call only while the slot is fresh (``ttl`` seconds from its
   grant), else returns it, so an idle worker does not hoard and a shrink reaches every worker within ``ttl``.
-- **Call credits** (models with ``rpm`` or ``tpm``): one request plus its token cost each, granted as a batch
-  stamped at grant time. A worker may start a call on a credit only before ``stamp + ttl``.
+- **Call credits** (once the model's pace may bind: ``rpm``/``tpm``, or, pacing on, headers or a 429 seen):
+  one request plus its token cost each, granted as a batch stamped at grant time. A worker may start a call
+  on a credit only before ``stamp + ttl``.
+
+Every decision is the rate-limit core's (``runtime.ModelPace``, the same object ``ModelLimiter`` uses in one
+process): the windows and their pacing, the headers the workers report (``Report.readings``, and a 429's own
+with ``rate_limited``) fitting them to the provider's bucket or learning one, the AIMD rate driven by 429s the
+headers do not explain. This module adds only what leasing needs: slots per worker, grant ids, the waits.
 
 Why ``window + ttl``: a credit granted at ``g`` starts somewhere in ``[g, g + ttl)``. The credits whose calls
 start in a 60-s span ``[s, s + 60]`` were therefore granted in ``[s - ttl, s + 60]``, a span of ``60 + ttl``.
@@ -23,7 +29,9 @@ Hence the real starts in ANY 60-s span never exceed the limit, whatever the work
 Unused credits come back (``release``) and leave the window: they never started.
 
 Pacing is GCRA, applied globally as ``ModelLimiter`` does per process: credits flow at ``limit / 60`` per second
-with bursts of at most 1/20 of the limit (a batch never exceeds the burst, except one call costing more). GCRA
+with bursts of the core's burst (configured: half of ``bucket_s`` seconds' worth, at most 1/20 of the limit, 1
+until the first reply; fitted: half the provider's bucket), and a batch never exceeds it, except one call
+costing more. GCRA
 stamps at most ``burst + rate * (b - a)`` in any interval ``[a, b]``; a call starts within ``ttl`` of its
 credit's stamp, so in any interval ``[a, b]`` of real starts: ``count <= burst + rate * (b - a + ttl)``.
 
@@ -35,30 +43,30 @@ rather than one; the pace itself is unchanged.
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from typing import Any
 
 import anyio
 import msgspec
 
-from ..runtime import Clock, LimitSettings, MonotonicClock
+from ..runtime import AimdCap, BucketReading, Clock, LimitSettings, ModelPace, MonotonicClock
 
 __all__ = ["Ask", "GlobalLimits", "Grant", "Report"]
-
-WINDOW_S = 60.0  # the RPM/TPM window, as runtime.SlidingWindow
-
 
 class Report(msgspec.Struct, kw_only=True, frozen=True):
     """What a worker gives back or tells, carried by every lease and release (so nothing needs its own trip).
 
     ``credits`` maps a grant id to its unused (requests, tokens), never started; ``successes`` counts calls that
-    succeeded while the worker had calls waiting (saturated); ``started`` counts calls started.
+    succeeded while the worker had calls waiting (saturated), ``replies`` every call that succeeded (the AIMD
+    rate counts them); ``started`` counts calls started. ``readings``: the rate-limit headers of the last reply
+    the worker observed since its last report, as ``runtime.read_limit_headers`` read them (``{}``: a reply
+    without any; ``None``: no reply observed).
     """
 
     slots: int = 0
     credits: dict[int, tuple[int, int]] = {}
     successes: int = 0
+    replies: int = 0
     started: int = 0
+    readings: dict[str, BucketReading] | None = None
 
 
 class Ask(msgspec.Struct, kw_only=True, frozen=True):
@@ -79,7 +87,9 @@ class Grant(msgspec.Struct, kw_only=True, frozen=True):
     """What a lease got: ``slots`` slots and credits for the first ``calls`` calls asked (``tokens`` in all).
 
     ``waited`` is how long the actor held the lease before stamping it: the worker's deadline for the grant is
-    its own send time + ``waited`` + ``ttl``, never later than ``stamp + ttl`` on a shared clock.
+    its own send time + ``waited`` + ``ttl``, never later than ``stamp + ttl`` on a shared clock. ``paced``:
+    the model's pace may bind (a window, configured or learned from headers, or an AIMD rate engaged by a 429),
+    so from now on each of the worker's calls needs a credit, not only a slot.
     """
 
     grant_id: int
@@ -88,83 +98,25 @@ class Grant(msgspec.Struct, kw_only=True, frozen=True):
     tokens: int
     waited: float
     ttl: float
-
-
-class _Window:
-    """Grants counted for ``span`` seconds from their stamp, at most ``capacity`` in all; paced GCRA-style."""
-
-    def __init__(self, capacity: int, span: float, pacing: bool) -> None:
-        self.capacity = capacity
-        self.span = span
-        self.burst = max(1, capacity // 20) if pacing else None
-        self._emission = WINDOW_S / capacity
-        self._tat = float("-inf")
-        self._entries: deque[list[Any]] = deque()  # [stamp, amount, grant_id]
-        self._by_grant: dict[int, list[Any]] = {}
-        self._used = 0
-
-    def clamp(self, cost: int) -> int:
-        """A cost above the capacity can never fit: clamped, so the server, not the limiter, rejects it."""
-        return min(max(cost, 0), self.capacity)
-
-    def _expire(self, now: float) -> None:
-        while self._entries and self._entries[0][0] <= now - self.span:
-            _, amount, grant_id = self._entries.popleft()
-            self._used -= amount
-            del self._by_grant[grant_id]
-
-    def wait(self, total: int, floor: int, now: float) -> float:
-        """Seconds until ``total`` fits (0 when it fits now); ``floor``, one call's cost, may exceed the burst."""
-        if total > self.capacity or (self.burst is not None and total > max(self.burst, floor)):
-            return float("inf")  # never fits: a batch is at most one burst
-        self._expire(now)
-        pace = 0.0
-        if self.burst is not None:
-            pace = max(self._tat, now) + (total - max(self.burst, floor)) * self._emission - now
-        excess = self._used + total - self.capacity
-        room = 0.0
-        for stamp, amount, _ in self._entries:
-            if excess <= 0:
-                break
-            excess -= amount
-            room = stamp + self.span - now
-        wait = max(pace, room)
-        return wait if wait > 1e-9 else 0.0
-
-    def take(self, amount: int, grant_id: int, now: float) -> None:
-        entry = self._by_grant[grant_id] = [now, amount, grant_id]
-        self._entries.append(entry)
-        self._used += amount
-        self._tat = max(self._tat, now) + amount * self._emission
-
-    def give_back(self, grant_id: int, amount: int) -> None:
-        """Unused units of a grant leave the window (pacing keeps them: a conservative choice)."""
-        entry = self._by_grant.get(grant_id)
-        if entry is not None:  # else it has left the window already
-            back = min(amount, entry[1])
-            entry[1] -= back
-            self._used -= back
+    paced: bool = False
 
 
 class _Model:
-    """One model's budget: slots outstanding per worker, the AIMD cap, and the request and token windows."""
+    """One model's budget: slots outstanding per worker, the AIMD cap, and the pace (``runtime.ModelPace``, the
+    same core as in-process: windows counted for ``window + ttl``, fitted to the headers workers report, the
+    AIMD rate driven by the 429s they report)."""
 
     def __init__(self, settings: LimitSettings, ttl: float, clock: Clock) -> None:
         self.settings = settings
-        self.maximum = max(1, settings.max_concurrency)
-        self.limit = float(self.maximum)
+        self.concurrency = AimdCap(max(1, settings.max_concurrency), adaptive=settings.adaptive)
+        self.pace = ModelPace(settings, span_extra=ttl)
         self.held: dict[str, int] = {}
         self.outstanding = 0
         self.peak = 0
-        self.last_decrease = float("-inf")
-        self.saturated_successes = 0
-        self.decreases = 0
         self.leases = 0
         self.releases = 0
         self.started = 0
         self.credited = 0
-        self.requests = _Window(settings.rpm, WINDOW_S + ttl, settings.pacing) if settings.rpm else None
-        self.tokens = _Window(settings.tpm, WINDOW_S + ttl, settings.pacing) if settings.tpm else None
         self.changed = anyio.Event()  # set (and replaced) whenever slots free up or the cap grows
         self.slot_turn = anyio.Lock()  # FIFO among leases waiting for a slot
         self.credit_turn = anyio.Lock()  # FIFO among leases waiting for credits
@@ -172,7 +124,7 @@ class _Model:
 
     @property
     def cap(self) -> int:
-        return max(1, int(self.limit))
+        return self.concurrency.cap
 
     def free(self) -> int:
         return max(0, self.cap - self.outstanding)
@@ -197,54 +149,21 @@ class _Model:
         while not self.free():
             await self.changed.wait()
 
-    def costs(self, calls: tuple[int, ...]) -> tuple[int, ...]:
-        """Each call's token cost as charged: clamped to the TPM limit, 0 without one."""
-        return tuple(self.tokens.clamp(cost) for cost in calls) if self.tokens is not None else (0,) * len(calls)
-
-    def wait_for(self, costs: tuple[int, ...], now: float) -> float:
-        """Seconds until credits for all of ``costs`` fit both windows and their pace (0: they fit now)."""
-        waits = [0.0]
-        if self.requests is not None:
-            waits.append(self.requests.wait(len(costs), 1, now))
-        if self.tokens is not None:
-            waits.append(self.tokens.wait(sum(costs), costs[0], now))
-        return max(waits)
-
-    def take_credits(self, n: int, tokens: int, grant_id: int, now: float) -> None:
-        if self.requests is not None:
-            self.requests.take(n, grant_id, now)
-        if self.tokens is not None and tokens:
-            self.tokens.take(tokens, grant_id, now)
-        self.credited += n
+    def take_credits(self, costs: tuple[int, ...], grant_id: int, now: float, waited: bool) -> None:
+        self.pace.take(costs, now, grant_id, waited=waited)
+        self.credited += len(costs)
 
     def give_back(self, credits: dict[int, tuple[int, int]]) -> None:
         for grant_id, (requests, tokens) in credits.items():
-            if self.requests is not None:
-                self.requests.give_back(grant_id, requests)
-            if self.tokens is not None:
-                self.tokens.give_back(grant_id, tokens)
+            self.pace.give_back(grant_id, requests, tokens)
             self.credited -= requests
 
-    def on_rate_limited(self, started_at: float) -> None:
-        """Halve the cap once per episode: a 429 for a call started before the last decrease is the same one."""
-        if not self.settings.adaptive or started_at < self.last_decrease:
-            return
-        self.limit = max(1.0, float(int(self.limit * 0.5)))
-        self.last_decrease = self._clock.now()
-        self.saturated_successes = 0
-        self.decreases += 1
-
-    def on_successes(self, count: int) -> None:
-        """Additive increase: +1 per cap's worth of successes reported while every slot was leased out."""
-        if not self.settings.adaptive or self.limit >= self.maximum or self.outstanding < self.cap:
-            return
-        self.saturated_successes += count
-        grew = False
-        while self.saturated_successes >= self.cap and self.limit < self.maximum:
-            self.saturated_successes -= self.cap
-            self.limit = float(self.cap + 1)
-            grew = True
-        if grew:
+    def on_successes(self, saturated: int, replies: int) -> None:
+        """``replies`` successes reported (they pace the AIMD rate), ``saturated`` of them while the worker had
+        calls waiting: the cap grows by 1 per cap's worth of those while every slot was leased out."""
+        if replies:
+            self.pace.succeeded(self._clock.now(), replies)
+        if saturated and self.concurrency.wants_growth(self.outstanding) and self.concurrency.succeeded(saturated):
             self.wake()
 
 
@@ -274,8 +193,9 @@ class GlobalLimits:
         state.give_back(report.credits)
         state.started += report.started
         state.unhold(worker, report.slots)
-        if report.successes:
-            state.on_successes(report.successes)
+        if report.readings is not None:
+            state.pace.observe(report.readings, self._clock.now())
+        state.on_successes(report.successes, report.replies)
 
     async def lease(self, worker: str, model: str, settings: LimitSettings, ask: Ask) -> Grant:
         """Slots, then credits, as many as asked that are free now, after waiting for the first of each needed.
@@ -304,27 +224,39 @@ class GlobalLimits:
         stamp = self._clock.now()
         if calls:
             async with state.credit_turn:
-                costs = state.costs(calls)
-                now = await self._until_fit(state, costs[:1])
-                n = max(k for k in range(1, len(costs) + 1) if state.wait_for(costs[:k], now) <= self.linger)
-                stamp = await self._until_fit(state, costs[:n])
-                tokens = sum(costs[:n])
-                state.take_credits(n, tokens, grant_id, stamp)
+                now, waited = await self._until_fit(state, calls[:1])
+                n = max(k for k in range(1, len(calls) + 1) if state.pace.wait(calls[:k], now) <= self.linger)
+                stamp, waited_more = await self._until_fit(state, calls[:n])
+                tokens = sum(calls[:n])
+                state.take_credits(calls[:n], grant_id, stamp, waited or waited_more)
         if worker in self._reclaimed:  # reclaimed while waiting: it will never use these
             state.give_back({grant_id: (n, tokens)})
             state.unhold(worker, slots)
             slots = n = tokens = 0
+        pace = state.pace
+        paced = pace.requests is not None or pace.tokens is not None or (
+            pace.rate is not None and pace.rate.rate is not None)
         return Grant(grant_id=grant_id, slots=slots, calls=n, tokens=tokens,
-                     waited=stamp - received, ttl=self.ttl)
+                     waited=stamp - received, ttl=self.ttl, paced=paced)
 
-    async def _until_fit(self, state: _Model, costs: tuple[int, ...]) -> float:
-        """Wait until credits for ``costs`` fit; the time then."""
+    async def _until_fit(self, state: _Model, costs: tuple[int, ...]) -> tuple[float, bool]:
+        """Wait until credits for ``costs`` fit the pace; the time then, and whether it had to wait (the
+        AIMD rate grows only while it binds: ``waiting`` counts the leases held by the pace now)."""
+        waited = False
         while True:
             now = self._clock.now()
-            wait = state.wait_for(costs, now)
+            wait = state.pace.wait(costs, now)
             if wait <= 0:
-                return now
-            await self._clock.sleep(wait)
+                return now, waited
+            waited = True
+            rate = state.pace.rate
+            if rate is not None:
+                rate.waiting += 1
+            try:
+                await self._clock.sleep(wait)
+            finally:
+                if rate is not None:
+                    rate.waiting -= 1
 
     def release(self, worker: str, model: str, report: Report) -> None:
         """Slots and unused credits back, and the counts a worker reports."""
@@ -333,11 +265,18 @@ class GlobalLimits:
             state.releases += 1
             self._apply(worker, state, report)
 
-    def rate_limited(self, worker: str, model: str, age_s: float) -> None:
-        """A worker's call started ``age_s`` ago (its clock) was answered 429: shrink the cap once per episode."""
+    def rate_limited(self, worker: str, model: str, age_s: float, token_cost: int = 0,
+                     readings: dict[str, BucketReading] | None = None) -> None:
+        """A worker's call started ``age_s`` ago (its clock), costing ``token_cost``, was answered 429 with
+        ``readings`` (its headers, ``None``: not looked at): the pace observes them, and as in-process the AIMD
+        rate decreases unless they explain the 429; the cap shrinks once per episode (whoever holds the slots)."""
         state = self._model(model, None)
         if state is not None:
-            state.on_rate_limited(self._clock.now() - age_s)
+            now = self._clock.now()
+            started_at = now - age_s
+            state.pace.observe(readings, now)
+            state.pace.limited(started_at, token_cost, now)
+            state.concurrency.limited(started_at, now)
 
     def reclaim(self, worker: str) -> None:
         """Free every slot ``worker`` holds (it died); credits it was granted stay counted (they may have started).
@@ -353,5 +292,8 @@ class GlobalLimits:
         far), slots outstanding and their peak, the cap, and its decreases (429 episodes)."""
         return {name: {"leases": s.leases, "releases": s.releases, "admitted": s.credited, "started": s.started,
                        "outstanding": s.outstanding, "peak_outstanding": s.peak, "cap": s.cap,
-                       "decreases": s.decreases}
+                       "decreases": s.concurrency.decreases,
+                       "rate_decreases": s.pace.rate.decreases if s.pace.rate is not None else 0,
+                       "learned_rpm": s.pace.requests.capacity if s.pace.requests is not None
+                       and s.pace.requests.learned else 0}
                 for name, s in self._models.items()}

@@ -26,13 +26,13 @@ if TYPE_CHECKING:
         AdaptiveConcurrency,
         AdaptiveRate,
         Limiter,
-        LimitSettings,
         ModelLimiter,
         SlidingWindow,
         Ticket,
     )
     from ._lock import DirLock
     from ._logging import configure_logging, redact, redact_text, register_secret
+    from ._pace import AimdCap, LimitSettings, ModelPace
     from ._pool import Stoppable, WorkerPool, watch_signals
     from ._retry import Deadline, RetryPolicy, parse_duration, retry_after_from_headers, retrying
     from ._units import Pipeline, PipelineEvents, Stage, latest_records, run_keyed_units
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "trim_torn_tail",
     "AdaptiveConcurrency",
+    "AimdCap",
     "AdaptiveRate",
     "BucketReading",
     "Clock",
@@ -52,6 +53,7 @@ __all__ = [
     "LimitSettings",
     "Limiter",
     "ModelLimiter",
+    "ModelPace",
     "MonotonicClock",
     "Pipeline",
     "PipelineEvents",

@@ -34,6 +34,11 @@ since halving a cap that is not reached only keeps it from growing back) —
 and are ignored; every cap's worth of successes while the cap is saturated adds
 1, up to the configured maximum.
 
+Every decision above is made by ``_pace`` (the rate-limit core, shared with the
+Ray limiter actor so that a model is paced the same in a process and across
+workers); this module is its in-process adapter: it waits, on locks and the
+clock, until the core says a request fits.
+
 No admission yields to the event loop unless it has to wait: the concurrency
 cap is a counter with a FIFO of waiters, the windows' locks acquire without a
 checkpoint when free (``anyio.Lock(fast_acquire=True)``), so an uncontended
@@ -47,13 +52,14 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Annotated, Protocol
+from typing import Protocol
 
 import anyio
 import msgspec
 
 from ._clock import Clock, MonotonicClock
-from ._limit_headers import BucketReading, read_limit_headers
+from ._limit_headers import read_limit_headers
+from ._pace import AimdCap, AimdRate, LimitSettings, ModelPace, Window
 
 __all__ = ["AdaptiveConcurrency", "AdaptiveRate", "LimitSettings", "Limiter", "ModelLimiter", "SlidingWindow",
            "Ticket"]
@@ -61,246 +67,86 @@ __all__ = ["AdaptiveConcurrency", "AdaptiveRate", "LimitSettings", "Limiter", "M
 SLOW_START_S = 1.0  # the longest a model with nothing configured holds requests waiting for its first reply
 
 
-class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """Limits for one model; ``None`` means unlimited.
+class SlidingWindow(Window):
+    """``_pace.Window`` in-process: ``acquire`` waits (FIFO, one lock) until the core says ``cost`` fits.
 
-    ``bucket_s``: the seconds of the configured rate the provider's bucket is assumed to hold until a
-    reply's headers tell (1: a provider metering per second; 60: per minute). The configured burst is
-    half of it.
-    """
-
-    max_concurrency: int = 32
-    rpm: int | None = None
-    tpm: int | None = None
-    adaptive: bool = True
-    pacing: bool = True
-    bucket_s: Annotated[float, msgspec.Meta(gt=0)] = 1.0
-
-    def burst(self, per_minute: int) -> int:
-        """The burst for a configured window of ``per_minute``: half the assumed bucket, at most 1/20 of it."""
-        return max(1, min(per_minute // 20, int(per_minute / 60.0 * self.bucket_s / 2)))
-
-
-class SlidingWindow:
-    """At most ``capacity`` units may be acquired within any ``window`` seconds.
-
-    With ``burst`` set, admissions are also paced (GCRA): units flow at
-    ``capacity / window`` per second with at most ``burst`` back to back, so a
-    minute's budget is spread over the minute instead of spent in one burst at
-    its start (which providers with smaller buckets answer with 429s). Waiters
-    are served first-come first-served (one lock), so a large request is not
-    starved by a stream of small ones. ``fit`` sizes the burst to the provider's
-    bucket as a reply reports it; ``max_burst`` is the configured one, restored by a
-    reply without headers. A ``learned`` window (no configured limit) takes its
-    capacity from the headers and follows the provider's limit when it changes.
+    The window, its pacing and ``fit`` are the core's (the Ray actor uses the same); this adds only the wait.
     """
 
     def __init__(self, capacity: int, *, window: float = 60.0, clock: Clock | None = None,
                  burst: int | None = None, learned: bool = False) -> None:
-        if capacity <= 0:
-            raise ValueError(f"capacity must be positive, got {capacity}")
-        self.capacity = capacity
-        self.window = window
-        self.burst = self.max_burst = burst
-        self.learned = learned
-        self._emission = window / capacity
-        self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
+        super().__init__(capacity, window=window, burst=burst, learned=learned)
         self._clock = clock or MonotonicClock()
-        self._entries: deque[tuple[float, int]] = deque()
-        self._used = 0
         self._lock = anyio.Lock(fast_acquire=True)  # a free lock is taken without yielding to the loop
 
-    def _expire(self, now: float) -> None:
-        horizon = now - self.window
-        while self._entries and self._entries[0][0] <= horizon:
-            _, cost = self._entries.popleft()
-            self._used -= cost
-
-    def _wait_needed(self, cost: int, now: float) -> float:
-        """Seconds until ``cost`` fits, given the entries currently in the window."""
-        excess = self._used + cost - self.capacity
-        for started, entry_cost in self._entries:
-            excess -= entry_cost
-            if excess <= 0:
-                return started + self.window - now
-        return 0.0
-
-    def _pace_wait(self, cost: int, now: float) -> float:
-        if self.burst is None:
-            return 0.0
-        start = max(self._tat, now)
-        return start + cost * self._emission - max(self.burst, cost) * self._emission - now
-
-    def fit(self, reading: BucketReading) -> None:
-        """Pace to the provider's bucket as one reply reported it (no-op when pacing is off).
-
-        The burst becomes half the bucket: the other half absorbs admissions that
-        reach the provider bunched closer than they left (event-loop and network
-        jitter). The pacing credit becomes at most what the provider has left, so a
-        bucket drained by someone else holds the next admissions until it has
-        refilled enough for them. A per-minute limit in the reply below the
-        configured one paces at the provider's rate (a tier lowered, a shared key);
-        one above it never raises the configured rate. A learned window takes the
-        reply's limit as it is, higher or lower.
-        """
-        if self.max_burst is None:
-            return
-        if reading.per_minute is not None:
-            provider = 60.0 / reading.per_minute
-            if self.learned:
-                self.capacity = max(1, int(reading.per_minute * self.window / 60.0))
-                self._pace(provider)
-            else:
-                self._pace(max(self.window / self.capacity, provider))
-        size = reading.size(self.capacity * 60.0 / self.window)
-        self.burst = max(1, int(size / 2))
-        short = self.burst - reading.remaining
-        if short > 0:
-            self._tat = max(self._tat, self._clock.now() + short * self._emission)
-
-    def _pace(self, emission: float) -> None:
-        """Pace at ``emission`` s per unit from now on; the admissions already paced ahead of now are re-spaced
-        at it too (a slower pace read once must not hold calls after a faster one is read again)."""
-        now = self._clock.now()
-        if self._tat > now:
-            self._tat = now + (self._tat - now) * emission / self._emission
-        self._emission = emission
-
     async def acquire(self, cost: int = 1) -> float:
-        """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited.
-
-        A cost above the capacity is clamped to it: such a request can never fit,
-        and the server, not this limiter, should be the one to reject it.
-        """
-        cost = min(max(cost, 0), self.capacity)
-        start = self._clock.now()
-        async with self._lock:
-            while True:
-                now = self._clock.now()
-                self._expire(now)
-                cost = min(cost, self.capacity)  # a learned capacity may have shrunk while this waited
-                fits = self._used + cost <= self.capacity
-                pace = self._pace_wait(cost, now)
-                if fits and pace <= 1e-9:
-                    self._entries.append((now, cost))
-                    self._used += cost
-                    self._tat = max(self._tat, now) + cost * self._emission
-                    return now - start
-                await self._clock.sleep(max(pace, 0.0 if fits else self._wait_needed(cost, now)))
+        """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited."""
+        return await _admit_window(self, cost, self._clock, self._lock)
 
 
-class AdaptiveRate:
-    """A request rate learned from 429s alone (AIMD), for providers that say nothing else.
+async def _admit_window(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> float:
+    """Wait until ``cost`` units fit ``window`` and its pace, take them; the seconds waited.
 
-    Off (no pacing at all) until a 429 arrives. The first sets the rate to half
-    the successes of the last second (what the provider let through); each later
-    429 episode multiplies it by ``decrease`` (429s from requests started before
-    the last decrease belong to the same episode). Each success while the pace
-    binds (a request waited for it within the last second) adds
-    ``growth × max(ceiling, rate) / rate``: the rate climbs by ``growth × ceiling``
-    per second (``ceiling``: the rate the last decrease cut), additively up to
-    where the 429s began and faster beyond it. When the first 429 came with
-    fewer than ``SLOW_START_SUCCESSES`` successes in the last second to estimate
-    from (e.g. a key another client drained), the rate starts at half a request
-    a second and doubles every second the pace binds, until the next 429.
-    Admissions are paced (GCRA) with a burst of ``BURST_S`` seconds' worth;
-    waiters are served in order (one lock).
+    A cost above the capacity is clamped to it: such a request can never fit, and the server, not this
+    limiter, should be the one to reject it.
     """
+    cost = min(max(cost, 0), window.capacity)
+    start = clock.now()
+    async with lock:
+        while True:
+            now = clock.now()
+            cost = min(cost, window.capacity)  # a learned capacity may have shrunk while this waited
+            wait = window.wait(cost, now)
+            if wait <= 0:
+                window.take(cost, now)
+                return now - start
+            await clock.sleep(wait)
 
-    BURST_S = 0.25
-    SLOW_START_SUCCESSES = 4
+
+async def _admit_rate(rate: AimdRate, clock: Clock, lock: anyio.Lock) -> None:
+    """Wait for the AIMD rate's pace (at once when off), counting the waiters so that successes know it binds."""
+    async with lock:
+        waited = False
+        while rate.rate is not None:
+            now = clock.now()
+            wait = rate.wait(1, now)
+            if wait <= 0:
+                rate.take(1, now, waited=waited)
+                return
+            waited = True
+            rate.waiting += 1
+            try:
+                await clock.sleep(wait)
+            finally:
+                rate.waiting -= 1
+
+
+class AdaptiveRate(AimdRate):
+    """``_pace.AimdRate`` in-process: ``acquire`` waits for the pace (one lock, waiters in order)."""
 
     def __init__(self, clock: Clock | None = None, *, decrease: float = 0.7, growth: float = 0.1,
                  minimum: float = 1 / 60) -> None:
-        self.rate: float | None = None
-        self.decrease = decrease
-        self.growth = growth
-        self.minimum = minimum
-        self.decreases = 0
-        self.ceiling = 0.0
-        self._doubling = False
+        super().__init__(decrease=decrease, growth=growth, minimum=minimum)
         self._clock = clock or MonotonicClock()
-        self._tat = float("-inf")
-        self._last_decrease = float("-inf")
-        self._last_wait = float("-inf")
-        self._waiting = 0
-        self._second = 0  # successes counted per whole second while off: this second's and the last one's
-        self._this_second = 0
-        self._last_second = 0
         self._lock = anyio.Lock(fast_acquire=True)
-
-    @property
-    def burst(self) -> int:
-        """Admissions allowed back to back at the current rate."""
-        return max(1, int((self.rate or 0.0) * self.BURST_S))
-
-    def _recent_successes(self, now: float) -> float:
-        """Successes within the last second, from the per-second counts."""
-        second = math.floor(now)
-        if second != self._second:
-            return self._this_second * (1.0 - (now - second)) if second == self._second + 1 else 0.0
-        return self._this_second + self._last_second * (1.0 - (now - second))
 
     async def acquire(self) -> None:
         """Wait for the pace (at once when off)."""
-        if self.rate is None:
-            return
-        async with self._lock:
-            waited = False
-            while (rate := self.rate) is not None:
-                now = self._clock.now()
-                emission = 1.0 / rate
-                wait = max(self._tat, now) - now - (self.burst - 1) * emission
-                if wait <= 1e-9:
-                    self._tat = max(self._tat, now) + emission
-                    if waited:
-                        self._last_wait = now  # admitted by the pace, not at once: it binds
-                    return
-                waited = True
-                self._waiting += 1
-                try:
-                    await self._clock.sleep(wait)
-                finally:
-                    self._waiting -= 1
+        if self.rate is not None:
+            await _admit_rate(self, self._clock, self._lock)
 
     def on_success(self) -> None:
-        now = self._clock.now()
-        rate = self.rate
-        if rate is None:
-            second = math.floor(now)
-            if second != self._second:
-                self._last_second = self._this_second if second == self._second + 1 else 0
-                self._this_second = 0
-                self._second = second
-            self._this_second += 1
-        elif self._waiting or now - self._last_wait < 1.0:
-            step = math.log(2) * rate if self._doubling else self.growth * max(self.ceiling, rate)
-            self.rate = rate + step / rate
+        self.succeeded(self._clock.now())
 
     def on_rate_limited(self, started_at: float) -> None:
         """A 429 the headers do not explain, for a request started at ``started_at``: decrease once per episode."""
-        if started_at < self._last_decrease:
-            return
-        now = self._clock.now()
-        if self.rate is None:
-            successes = self._recent_successes(now)
-            self._doubling = successes < self.SLOW_START_SUCCESSES
-            self.ceiling = max(self.minimum, successes, 1.0)
-            self.rate = max(self.minimum, self.ceiling / 2)
-        else:
-            self._doubling = False
-            self.ceiling = self.rate
-            self.rate = max(self.minimum, self.rate * self.decrease)
-        # No burst credit: the provider's bucket is empty now, so the next admission waits one emission interval.
-        self._tat = max(self._tat, now + self.burst / self.rate)
-        self._last_decrease = now
-        self.decreases += 1
+        self.limited(started_at, self._clock.now())
 
 
-class AdaptiveConcurrency:
-    """A concurrency cap that shrinks on rate limiting and grows back when saturated.
+class AdaptiveConcurrency(AimdCap):
+    """``_pace.AimdCap`` in-process: a counter with a FIFO of waiters.
 
-    A counter with a FIFO of waiters: taking a free slot and giving one back never yield to the event loop.
+    Taking a free slot and giving one back never yield to the event loop.
     """
 
     def __init__(
@@ -312,24 +158,10 @@ class AdaptiveConcurrency:
         adaptive: bool = True,
         clock: Clock | None = None,
     ) -> None:
-        if maximum < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {maximum}")
-        self.maximum = maximum
-        self.minimum = min(minimum, maximum)
-        self.decrease_factor = decrease_factor
-        self.adaptive = adaptive
-        self.limit = float(maximum)
+        super().__init__(maximum, minimum=minimum, decrease_factor=decrease_factor, adaptive=adaptive)
         self.in_flight = 0
-        self.decreases = 0
         self._clock = clock or MonotonicClock()
-        self._last_decrease = float("-inf")
-        self._saturated_successes = 0
         self._waiters: deque[anyio.Event] = deque()
-
-    @property
-    def cap(self) -> int:
-        """The number of requests currently allowed in flight."""
-        return max(self.minimum, int(self.limit))
 
     def try_acquire(self) -> bool:
         """Take a free slot if there is one and nobody waits for it (never yields); ``False`` otherwise."""
@@ -366,28 +198,13 @@ class AdaptiveConcurrency:
             self._waiters.popleft().set()
 
     def on_rate_limited(self, started_at: float, *, busy: int | None = None) -> None:
-        """Record a 429 for a request started at ``started_at``; shrink once per episode.
-
-        ``busy``: how many requests were being sent (past every other limit) when it came; the cap shrinks
-        only when it was what bound them (``busy`` at least the cap; ``None``: assume it was).
-        """
-        if not self.adaptive or started_at < self._last_decrease or (busy is not None and busy < self.cap):
-            return
-        self.limit = max(float(self.minimum), float(int(self.limit * self.decrease_factor)))
-        self._last_decrease = self._clock.now()
-        self._saturated_successes = 0
-        self.decreases += 1
+        """Record a 429 for a request started at ``started_at``; shrink once per episode (``AimdCap.limited``)."""
+        self.limited(started_at, self._clock.now(), busy=busy)
 
     async def on_success(self) -> None:
         """Additive increase: +1 to the cap after a cap's worth of successes while saturated."""
-        if not self.adaptive or self.limit >= self.maximum or self.in_flight < self.cap:
-            return
-        self._saturated_successes += 1
-        if self._saturated_successes < self.cap:
-            return
-        self._saturated_successes = 0
-        self.limit = min(float(self.maximum), float(self.cap + 1))
-        self._admit()
+        if self.wants_growth(self.in_flight) and self.succeeded():
+            self._admit()
 
 
 class _Slot:
@@ -407,12 +224,13 @@ class _Slot:
         try:
             if limiter._probing:
                 self._probe = await limiter._first_reply()
-            if limiter.requests is not None:
-                await limiter.requests.acquire(1)
-            if limiter.tokens is not None and cost:
-                await limiter.tokens.acquire(cost)
-            if limiter.rate is not None and limiter.rate.rate is not None:
-                await limiter.rate.acquire()
+            pace, clock, locks = limiter.pace, limiter._clock, limiter._locks
+            if pace.requests is not None:
+                await _admit_window(pace.requests, 1, clock, locks[0])
+            if pace.tokens is not None and cost:
+                await _admit_window(pace.tokens, cost, clock, locks[1])
+            if pace.rate is not None and pace.rate.rate is not None:
+                await _admit_rate(pace.rate, clock, locks[2])
         except BaseException:
             self._release()
             raise
@@ -465,12 +283,10 @@ class Limiter(Protocol):
 class ModelLimiter:
     """Concurrency + requests + tokens + adaptive rate for one model, in that order of admission.
 
-    ``requests``/``tokens`` are the configured windows, or the ones learned from
-    the headers (``None`` until either exists); ``rate`` is the AIMD rate (``None``
-    when ``adaptive`` or ``pacing`` is off). Paced windows start with a burst of 1
-    (the slow start) until the first reply is observed: its headers size the burst
-    (``SlidingWindow.fit``), or, when it has none, the configured burst applies from
-    then on.
+    The decisions are ``pace`` (a ``_pace.ModelPace``, the core the Ray limiter actor uses too): ``requests``/
+    ``tokens`` are its configured windows, or the ones learned from the headers (``None`` until either
+    exists); ``rate`` is its AIMD rate (``None`` when ``adaptive`` or ``pacing`` is off). This adds the waits
+    (a lock per gate), the concurrency slots and the probe of a model with nothing configured.
     """
 
     def __init__(self, settings: LimitSettings, *, clock: Clock | None = None) -> None:
@@ -479,25 +295,26 @@ class ModelLimiter:
         self.concurrency = AdaptiveConcurrency(
             settings.max_concurrency, adaptive=settings.adaptive, clock=self._clock
         )
-        self.requests = self._window(settings.rpm) if settings.rpm else None
-        self.tokens = self._window(settings.tpm) if settings.tpm else None
-        self.rate = AdaptiveRate(self._clock) if settings.adaptive and settings.pacing else None
-        self._slow_start = settings.pacing
+        self.pace = ModelPace(settings)
+        self._locks = (anyio.Lock(fast_acquire=True), anyio.Lock(fast_acquire=True), anyio.Lock(fast_acquire=True))
         # Nothing configured: one request goes first and the rest wait for its reply (or SLOW_START_S).
         self._probing = settings.pacing and not settings.rpm and not settings.tpm
         self._probe_busy = False
         self._probe_until = math.inf
         self._probe_changed: anyio.Event | None = None
         self._sending = 0
-        self._last_readings: dict[str, BucketReading] | None = None
 
-    def _window(self, capacity: int) -> SlidingWindow:
-        """A sliding window, paced with the configured burst unless pacing is off (1 until a reply)."""
-        if not self.settings.pacing:
-            return SlidingWindow(capacity, clock=self._clock)
-        window = SlidingWindow(capacity, clock=self._clock, burst=self.settings.burst(capacity))
-        window.burst = 1
-        return window
+    @property
+    def requests(self) -> Window | None:
+        return self.pace.requests
+
+    @property
+    def tokens(self) -> Window | None:
+        return self.pace.tokens
+
+    @property
+    def rate(self) -> AimdRate | None:
+        return self.pace.rate
 
     def slot(self, token_cost: int = 0) -> _Slot:
         """Hold one admitted request for the duration of the ``async with`` block."""
@@ -513,7 +330,8 @@ class ModelLimiter:
                 return True
             left = self._probe_until - time.monotonic()
             if left <= 0:
-                self._end_slow_start()
+                self.pace.end_slow_start()
+                self._end_probing()
                 break
             if self._probe_changed is None:
                 self._probe_changed = anyio.Event()
@@ -529,54 +347,19 @@ class ModelLimiter:
 
     def on_rate_limited(self, ticket: Ticket) -> None:
         """A 429: the AIMD rate decreases unless the headers just observed explain it (an empty bucket)."""
-        readings, self._last_readings = self._last_readings, None
-        self._end_slow_start()
-        explained = readings is not None and (
-            ("requests" in readings and readings["requests"].remaining < 1)
-            or ("tokens" in readings and readings["tokens"].remaining < max(1, ticket.token_cost)))
-        if self.rate is not None and not explained:
-            self.rate.on_rate_limited(ticket.started_at)
+        self.pace.limited(ticket.started_at, ticket.token_cost, self._clock.now())
+        self._end_probing()
         self.concurrency.on_rate_limited(ticket.started_at, busy=self._sending)
 
     async def on_success(self) -> None:
-        self._last_readings = None
-        self._end_slow_start()
-        if self.rate is not None:
-            self.rate.on_success()
+        self.pace.succeeded(self._clock.now())
+        self._end_probing()
         await self.concurrency.on_success()
 
     def observe(self, headers: Mapping[str, str] | None) -> None:
         """Fit each kind's window to the provider's bucket as this reply reports it; learn one if none exists."""
-        if not self.settings.pacing:
-            self._end_slow_start()
-            return
-        readings = read_limit_headers(headers) if headers else {}
-        self._last_readings = readings
-        for kind in ("requests", "tokens"):
-            window = self.requests if kind == "requests" else self.tokens
-            reading = readings.get(kind)
-            if reading is not None:
-                if window is None and reading.per_minute is not None:
-                    window = SlidingWindow(max(1, int(reading.per_minute)), clock=self._clock, burst=1,
-                                           learned=True)
-                    if kind == "requests":
-                        self.requests = window
-                    else:
-                        self.tokens = window
-                if window is not None:
-                    window.fit(reading)
-            elif window is not None and not window.learned:  # no reading of this kind: the configured burst
-                window.burst = window.max_burst
-        self._slow_start = False
-        self._end_probing()
-
-    def _end_slow_start(self) -> None:
-        """A reply arrived that was not observed (a client that does not pass headers): the configured burst."""
-        if self._slow_start:
-            self._slow_start = False
-            for window in (self.requests, self.tokens):
-                if window is not None and not window.learned:
-                    window.burst = window.max_burst
+        readings = (read_limit_headers(headers) if headers else {}) if self.settings.pacing else None
+        self.pace.observe(readings, self._clock.now())
         self._end_probing()
 
     def _end_probing(self) -> None:

@@ -225,10 +225,11 @@ async def test_tpm_pacing_holds_over_all_workers(pool, limiter, workers):
 
 
 async def test_a_429_at_one_worker_halves_the_cap_of_the_others(pool, limiter):
-    """Worker 0's call is answered 429; then worker 1, asking 8 at once, gets only 4 of max_concurrency 8."""
+    """Worker 0's call is answered 429; then worker 1, asking 8 at once, gets only 4 of max_concurrency 8 (pacing
+    off: only the cap adapts, no AIMD rate holds worker 1's calls)."""
     arrivals = Arrivals(hold_after=4)
     async with SimServer(seed=3, gate=arrivals.gate) as sim:
-        limits = {"max_concurrency": 8}
+        limits = {"max_concurrency": 8, "pacing": False}
         first, second = await hammers(pool, limiter, [config(sim, limits, model=f"{MODEL}?fault=429&fail_first=1"),
                                                         config(sim, limits)])
         assert ["RateLimitError"] == (await first.hammer.remote(["k429"]))["failed"]
@@ -241,3 +242,26 @@ async def test_a_429_at_one_worker_halves_the_cap_of_the_others(pool, limiter):
         arrivals.opened.set()
         assert [] == (await hammering)["failed"]
     assert (4, 4, 4) == (held, model["outstanding"], model["cap"])
+
+
+@pytest.mark.parametrize("spelling", ["openai", "anthropic"])
+async def test_headers_alone_pace_every_worker(pool, limiter, spelling):
+    """A 1-s bucket of 100 a second whose limit is only in the replies' headers, nothing configured, retries on:
+    400 calls at once over 2 workers all succeed, each completed once, with under 1% 429s at the sim (the bound of
+    the in-process test, tests/llm/test_rate_limit_modes.py); the actor learned the provider's 6000 a minute.
+
+    The same code paces it as in-process (``runtime.ModelPace`` in the actor): the workers report the headers they
+    read, the actor fits the learned window to the bucket. Before, the actor ignored headers and this sent the
+    calls at the cap (32 at once) with no pace at all.
+    """
+    model = f"{MODEL}?rpm=6000&rate_window_s=1&rate_headers={spelling}"
+    async with SimServer(seed=27) as sim:
+        cfg = {"defaults": {"base_url": sim.base_url}, "models": {MODEL: {"model": model}}}
+        actors = await hammers(pool, limiter, [cfg] * 2)
+        results = await asyncio.gather(*(h.hammer.remote([f"w{i}-{k}" for k in range(200)])
+                                         for i, h in enumerate(actors)))
+        stats = (await actors[0].actor_stats.remote())["models"][MODEL]
+    assert [] == [f for r in results for f in r["failed"]]
+    assert {f"w{i}-{k}": 1 for i in range(2) for k in range(200)} == sim.stats.completed
+    assert sim.stats.statuses.get("429", 0) < 0.01 * 400
+    assert 6000 == stats["learned_rpm"]

@@ -104,20 +104,30 @@ class TestSlots:
         assert 2 == (await g.lease("B", M, settings, Ask(slots=2))).slots
 
 
+async def past_slow_start(g: GlobalLimits, settings: LimitSettings) -> None:
+    """A worker reports a reply without rate-limit headers: the configured burst applies from then on."""
+    await g.lease("A", M, settings, Ask())
+    g.release("A", M, Report(replies=1, readings={}))
+
+
 class TestCredits:
     async def test_credits_come_as_one_burst_then_at_the_rate(self):
-        """rpm 100 (burst 5, one per 0.6 s): 8 asked get the burst of 5; the next waits 0.6 s and gets 1."""
+        """rpm 100 in 6-s buckets (burst 5, one per 0.6 s), after a first reply: 8 asked get the burst of 5; the
+        next waits 0.6 s and gets 1."""
         g, clock = limits()
-        settings = LimitSettings(rpm=100)
+        settings = LimitSettings(rpm=100, bucket_s=6)
+        await past_slow_start(g, settings)
         first = await g.lease("A", M, settings, Ask(calls=(0,) * 8))
         second = await g.lease("B", M, settings, Ask(calls=(0,) * 3))
         assert [(5, 0.0), (1, 0.6)] == [(first.calls, first.waited), (second.calls, pytest.approx(second.waited))]
         assert 0.6 == pytest.approx(clock.now())
 
     async def test_a_lease_lingers_up_to_a_quarter_ttl_for_more_credits(self):
-        """rpm 600 (burst 30, one per 0.1 s), ttl 1: after the burst, a lease waits 0.1 s for one, then 0.2 more."""
+        """rpm 600 in minute buckets (burst 30, one per 0.1 s), ttl 1: after the burst, a lease waits 0.1 s for
+        one, then 0.2 more."""
         g, clock = limits(ttl=1.0)
-        settings = LimitSettings(rpm=600)
+        settings = LimitSettings(rpm=600, bucket_s=60)
+        await past_slow_start(g, settings)
         await g.lease("A", M, settings, Ask(calls=(0,) * 30))
         grant = await g.lease("A", M, settings, Ask(calls=(0,) * 8))
         assert (3, 0.3) == (grant.calls, pytest.approx(clock.now()))
@@ -141,13 +151,14 @@ class TestCredits:
         assert (0.0, 10) == (clock.now(), g.stats()[M]["admitted"])
 
     async def test_tokens_are_granted_per_whole_call_and_a_cost_above_the_limit_is_clamped(self):
-        """tpm 1000 unpaced: calls of 400 get 2 (800); later, a call of 5000 is charged 1000, the whole minute."""
+        """tpm 1000 unpaced: calls of 400 get 2 (800); later, a call of 5000 is charged 1000, the whole minute
+        (the grant covers the 5000 the call will spend)."""
         g, clock = limits(ttl=1.0)
         settings = LimitSettings(tpm=1000, pacing=False)
         grant = await g.lease("A", M, settings, Ask(calls=(400, 400, 400)))
         assert (2, 800) == (grant.calls, grant.tokens)
         big = await g.lease("A", M, settings, Ask(calls=(5000,)))
-        assert (1, 1000, 61.0) == (big.calls, big.tokens, clock.now())
+        assert (1, 5000, 61.0) == (big.calls, big.tokens, clock.now())
 
     async def test_credits_go_only_to_calls_that_will_have_a_slot(self):
         """Cap 1, rpm 60 unpaced: 3 calls waiting, none holding a slot: 1 slot, so 1 credit, not 3."""
@@ -199,8 +210,8 @@ class InProcess:
     def release(self, worker, model, report):
         self.g.release(worker, model, report)
 
-    def rate_limited(self, worker, model, age_s):
-        self.g.rate_limited(worker, model, age_s)
+    def rate_limited(self, worker, model, age_s, token_cost, readings):
+        self.g.rate_limited(worker, model, age_s, token_cost, readings)
 
 
 def workers(settings: LimitSettings, *names: str, ttl: float = 1.0) -> tuple[GlobalLimits, ManualClock, list]:
@@ -244,9 +255,9 @@ class TestLeasedLimiter:
         assert 2 == a.leases
 
     async def test_a_429_at_one_worker_shrinks_the_other_and_idle_slots_are_not_hoarded(self):
-        """Cap 4; A's call is answered 429 (cap 2) and its slot sits idle: B gets 1 of 4 asked, the 2nd when A's
-        slot goes stale and back, and no more while it holds them."""
-        g, clock, (a, b) = workers(LimitSettings(max_concurrency=4), "A", "B")
+        """Cap 4, pacing off (only the cap adapts); A's call is answered 429 (cap 2) and its slot sits idle: B gets
+        1 of 4 asked, the 2nd when A's slot goes stale and back, and no more while it holds them."""
+        g, clock, (a, b) = workers(LimitSettings(max_concurrency=4, pacing=False), "A", "B")
         async with a.slot() as ticket:
             await clock.advance(0.1)
             a.on_rate_limited(ticket)
@@ -257,6 +268,37 @@ class TestLeasedLimiter:
         assert (2, 2) == (calls.admitted, slots(g)[0])
         await calls.finish()
         assert 4 == calls.admitted
+
+    async def test_the_headers_one_worker_reads_pace_every_worker(self):
+        """Nothing configured. A's reply tells a 1-s bucket of 100 a second (60 left, full in 0.4 s); with A's
+        stale slot the actor gets the reading: it learns 6000 a minute, and from then on B's call needs a credit
+        (the grant says the pace binds), as the in-process limiter would pace it."""
+        g, clock, (a, b) = workers(LimitSettings(max_concurrency=4), "A", "B")
+        async with a.slot():
+            a.observe({"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "60",
+                       "x-ratelimit-reset-requests": "0.4s"})
+            await a.on_success()
+        assert (0, 0) == (g.stats()[M]["learned_rpm"], g.stats()[M]["admitted"])
+        await clock.advance(1.0)
+        assert (6000, 0) == (g.stats()[M]["learned_rpm"], g.stats()[M]["admitted"])
+        async with b.slot():
+            pass
+        assert (1, 2) == (g.stats()[M]["admitted"], b.leases)
+
+    async def test_a_429_without_headers_drives_the_actors_rate_one_with_an_empty_bucket_does_not(self):
+        """As in-process: a 429 whose headers show an empty bucket is explained (the rate stays off); one with no
+        headers engages the AIMD rate once per episode."""
+        g, clock, (a,) = workers(LimitSettings(max_concurrency=4), "A")
+        async with a.slot() as ticket:
+            a.observe({"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "0",
+                       "x-ratelimit-reset-requests": "1s"})
+            a.on_rate_limited(ticket)
+        assert 0 == g.stats()[M]["rate_decreases"]
+        await clock.advance(0.5)
+        async with a.slot() as ticket:
+            a.observe(None)
+            a.on_rate_limited(ticket)
+        assert 1 == g.stats()[M]["rate_decreases"]
 
     async def test_calls_waiting_lease_a_few_slots_at_a_time_and_share_them(self):
         """Cap 3, 10 calls at once in one worker: one lease of 3 slots, then the freed slots serve the rest."""

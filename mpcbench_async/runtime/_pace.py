@@ -1,0 +1,432 @@
+"""The one rate-limit core: when may the next request go, given the windows, the headers and the 429s.
+
+Pure and synchronous: every method takes ``now`` (seconds on the caller's clock) and returns a decision; nothing
+here sleeps, locks or talks to a loop. Two adapters wrap it:
+
+* in-process, ``runtime._limiter`` (``ModelLimiter``, ``SlidingWindow``, ``AdaptiveRate``,
+  ``AdaptiveConcurrency``) waits on a lock and the clock until the core says a request fits;
+* on Ray, ``distributed._limits.GlobalLimits`` (inside the limiter actor) asks the same core whether a batch of
+  credits fits, and the workers report the headers and 429s they see to it.
+
+It lives in ``runtime`` because both need it and ``runtime`` is the lowest layer that knows what a limit is
+(``LimitSettings``, ``BucketReading``): ``distributed`` sits above ``llm`` above ``runtime``, so the Ray side can
+import it and nothing here knows Ray or a client exists. What is decided here, and why, is in each class.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Annotated, Any
+
+import msgspec
+
+from ._limit_headers import BucketReading
+
+__all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Window"]
+
+WINDOW_S = 60.0  # the span of an rpm/tpm limit
+
+
+class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Limits for one model; ``None`` means unlimited.
+
+    ``bucket_s``: the seconds of the configured rate the provider's bucket is assumed to hold until a
+    reply's headers tell (1: a provider metering per second; 60: per minute). The configured burst is
+    half of it.
+    """
+
+    max_concurrency: int = 32
+    rpm: int | None = None
+    tpm: int | None = None
+    adaptive: bool = True
+    pacing: bool = True
+    bucket_s: Annotated[float, msgspec.Meta(gt=0)] = 1.0
+
+    def burst(self, per_minute: int) -> int:
+        """The burst for a configured window of ``per_minute``: half the assumed bucket, at most 1/20 of it."""
+        return max(1, min(per_minute // 20, int(per_minute / 60.0 * self.bucket_s / 2)))
+
+
+class Window:
+    """At most ``capacity`` units within any ``window`` seconds, paced GCRA-style when ``burst`` is set.
+
+    Units flow at ``capacity / window`` per second with at most ``burst`` back to back, so a minute's budget is
+    spread over the minute instead of spent in one burst at its start (which providers with smaller buckets
+    answer with 429s). Each take is counted for ``span`` seconds (default ``window``; the Ray actor counts a
+    grant for ``window + ttl``, since its credits may start up to ``ttl`` after their stamp). ``fit`` sizes the
+    burst to the provider's bucket as a reply reports it; ``max_burst`` is the configured one, restored by a
+    reply without headers. A ``learned`` window (no configured limit) takes its capacity from the headers and
+    follows the provider's limit when it changes.
+    """
+
+    def __init__(self, capacity: int, *, window: float = WINDOW_S, span: float | None = None,
+                 burst: int | None = None, learned: bool = False) -> None:
+        if capacity <= 0:
+            raise ValueError(f"capacity must be positive, got {capacity}")
+        self.capacity = capacity
+        self.window = window
+        self.span = window if span is None else span
+        self.burst = self.max_burst = burst
+        self.learned = learned
+        self._emission = window / capacity
+        self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
+        self._entries: deque[list[Any]] = deque()  # [taken at, amount, key]
+        self._by_key: dict[int, list[Any]] = {}
+        self._used = 0
+
+    def _expire(self, now: float) -> None:
+        horizon = now - self.span
+        entries = self._entries
+        while entries and entries[0][0] <= horizon:
+            _, amount, key = entries.popleft()
+            self._used -= amount
+            if key is not None:
+                del self._by_key[key]
+
+    def wait(self, total: int, now: float, floor: int | None = None) -> float:
+        """Seconds until ``total`` units fit the window and the pace (0: now).
+
+        ``floor`` (default ``total``), one request's cost, may exceed the burst; a ``total`` above the capacity or
+        above ``max(burst, floor)`` never fits at once (infinity): a batch is at most one burst.
+        """
+        floor = total if floor is None else floor
+        burst = self.burst
+        if total > self.capacity or (burst is not None and total > max(burst, floor)):
+            return math.inf
+        self._expire(now)
+        pace = 0.0
+        if burst is not None:
+            pace = max(self._tat, now) + (total - max(burst, floor)) * self._emission - now
+        excess = self._used + total - self.capacity
+        room = 0.0
+        for taken, amount, _ in self._entries:
+            if excess <= 0:
+                break
+            excess -= amount
+            room = taken + self.span - now
+        wait = max(pace, room)
+        return wait if wait > 1e-9 else 0.0
+
+    def take(self, amount: int, now: float, key: int | None = None) -> None:
+        """Count ``amount`` units taken at ``now`` (``key``: so that unused ones can be given back)."""
+        entry = [now, amount, key]
+        self._entries.append(entry)
+        if key is not None:
+            self._by_key[key] = entry
+        self._used += amount
+        self._tat = max(self._tat, now) + amount * self._emission
+
+    def give_back(self, key: int, amount: int) -> None:
+        """Unused units taken under ``key`` leave the window (the pace keeps them: a conservative choice)."""
+        entry = self._by_key.get(key)
+        if entry is not None:  # else it has left the window already
+            back = min(amount, entry[1])
+            entry[1] -= back
+            self._used -= back
+
+    def fit(self, reading: BucketReading, now: float) -> None:
+        """Pace to the provider's bucket as one reply reported it (no-op when pacing is off).
+
+        The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
+        closer than they left (event-loop, network and lease jitter). The pacing credit becomes at most what
+        the provider has left, so a bucket drained by someone else holds the next admissions until it has
+        refilled enough for them. A per-minute limit in the reply below the configured one paces at the
+        provider's rate (a tier lowered, a shared key); one above it never raises the configured rate. A
+        learned window takes the reply's limit as it is, higher or lower.
+        """
+        if self.max_burst is None:
+            return
+        if reading.per_minute is not None:
+            provider = 60.0 / reading.per_minute
+            if self.learned:
+                self.capacity = max(1, int(reading.per_minute * self.window / 60.0))
+                self._pace(provider, now)
+            else:
+                self._pace(max(self.window / self.capacity, provider), now)
+        size = reading.size(self.capacity * 60.0 / self.window)
+        self.burst = max(1, int(size / 2))
+        short = self.burst - reading.remaining
+        if short > 0:
+            self._tat = max(self._tat, now + short * self._emission)
+
+    def _pace(self, emission: float, now: float) -> None:
+        """Pace at ``emission`` s per unit from now on; the admissions already paced ahead of now are re-spaced
+        at it too (a slower pace read once must not hold calls after a faster one is read again)."""
+        if self._tat > now:
+            self._tat = now + (self._tat - now) * emission / self._emission
+        self._emission = emission
+
+
+class AimdRate:
+    """A request rate learned from 429s alone (AIMD), for providers that say nothing else.
+
+    Off (no pacing at all) until a 429 arrives. The first sets the rate to half the successes of the last
+    second (what the provider let through); each later 429 episode multiplies it by ``decrease`` (429s from
+    requests started before the last decrease belong to the same episode). Each success while the pace binds
+    (a request waited for it within the last second, or one is waiting) adds ``growth × max(ceiling, rate) /
+    rate``: the rate climbs by ``growth × ceiling`` per second (``ceiling``: the rate the last decrease cut),
+    additively up to where the 429s began and faster beyond it. When the first 429 came with fewer than
+    ``SLOW_START_SUCCESSES`` successes in the last second to estimate from (e.g. a key another client drained),
+    the rate starts at half a request a second and doubles every second the pace binds, until the next 429.
+    Admissions are paced (GCRA) with a burst of ``BURST_S`` seconds' worth. ``waiting`` is kept by the adapter:
+    how many admissions wait for the pace now.
+    """
+
+    BURST_S = 0.25
+    SLOW_START_SUCCESSES = 4
+
+    def __init__(self, *, decrease: float = 0.7, growth: float = 0.1, minimum: float = 1 / 60) -> None:
+        self.rate: float | None = None
+        self.decrease = decrease
+        self.growth = growth
+        self.minimum = minimum
+        self.decreases = 0
+        self.ceiling = 0.0
+        self.waiting = 0
+        self._doubling = False
+        self._tat = float("-inf")
+        self._last_decrease = float("-inf")
+        self._last_wait = float("-inf")
+        self._second = 0  # successes counted per whole second while off: this second's and the last one's
+        self._this_second = 0
+        self._last_second = 0
+
+    @property
+    def burst(self) -> int:
+        """Admissions allowed back to back at the current rate."""
+        return max(1, int((self.rate or 0.0) * self.BURST_S))
+
+    def wait(self, n: int, now: float) -> float:
+        """Seconds until ``n`` admissions fit the pace (0: now, and always while off); infinity when ``n`` is
+        more than one burst."""
+        rate = self.rate
+        if rate is None:
+            return 0.0
+        burst = self.burst
+        if n > burst and n > 1:
+            return math.inf
+        wait = max(self._tat, now) - now + (n - burst) / rate
+        return wait if wait > 1e-9 else 0.0
+
+    def take(self, n: int, now: float, *, waited: bool) -> None:
+        """Count ``n`` admissions at ``now``; ``waited``: they waited for the pace (it binds)."""
+        rate = self.rate
+        if rate is None:
+            return
+        self._tat = max(self._tat, now) + n / rate
+        if waited:
+            self._last_wait = now
+
+    def _recent_successes(self, now: float) -> float:
+        """Successes within the last second, from the per-second counts."""
+        second = math.floor(now)
+        if second != self._second:
+            return self._this_second * (1.0 - (now - second)) if second == self._second + 1 else 0.0
+        return self._this_second + self._last_second * (1.0 - (now - second))
+
+    def succeeded(self, now: float, count: int = 1) -> None:
+        """``count`` requests succeeded: counted while off, each a step up while the pace binds."""
+        rate = self.rate
+        if rate is None:
+            second = math.floor(now)
+            if second != self._second:
+                self._last_second = self._this_second if second == self._second + 1 else 0
+                self._this_second = 0
+                self._second = second
+            self._this_second += count
+        elif self.waiting or now - self._last_wait < 1.0:
+            for _ in range(count):
+                step = math.log(2) * rate if self._doubling else self.growth * max(self.ceiling, rate)
+                rate += step / rate
+            self.rate = rate
+
+    def limited(self, started_at: float, now: float) -> None:
+        """A 429 the headers do not explain, for a request started at ``started_at``: decrease once per episode."""
+        if started_at < self._last_decrease:
+            return
+        if self.rate is None:
+            successes = self._recent_successes(now)
+            self._doubling = successes < self.SLOW_START_SUCCESSES
+            self.ceiling = max(self.minimum, successes, 1.0)
+            self.rate = max(self.minimum, self.ceiling / 2)
+        else:
+            self._doubling = False
+            self.ceiling = self.rate
+            self.rate = max(self.minimum, self.rate * self.decrease)
+        # No burst credit: the provider's bucket is empty now, so the next admission waits one emission interval.
+        self._tat = max(self._tat, now + self.burst / self.rate)
+        self._last_decrease = now
+        self.decreases += 1
+
+
+class AimdCap:
+    """A concurrency cap that halves once per 429 episode and grows by 1 per cap's worth of saturated successes.
+
+    Only the arithmetic: who holds the slots (a counter in-process, leases on Ray) is the adapter's business.
+    """
+
+    def __init__(self, maximum: int, *, minimum: int = 1, decrease_factor: float = 0.5,
+                 adaptive: bool = True) -> None:
+        if maximum < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {maximum}")
+        self.maximum = maximum
+        self.minimum = min(minimum, maximum)
+        self.decrease_factor = decrease_factor
+        self.adaptive = adaptive
+        self.limit = float(maximum)
+        self.decreases = 0
+        self._last_decrease = float("-inf")
+        self._saturated_successes = 0
+
+    @property
+    def cap(self) -> int:
+        """The number of requests currently allowed in flight."""
+        return max(self.minimum, int(self.limit))
+
+    def limited(self, started_at: float, now: float, *, busy: int | None = None) -> None:
+        """A 429 for a request started at ``started_at``: shrink once per episode, and only when the cap bound
+        (``busy``, the requests being sent then, at least the cap; ``None``: assume it did)."""
+        if not self.adaptive or started_at < self._last_decrease or (busy is not None and busy < self.cap):
+            return
+        self.limit = max(float(self.minimum), float(int(self.limit * self.decrease_factor)))
+        self._last_decrease = now
+        self._saturated_successes = 0
+        self.decreases += 1
+
+    def wants_growth(self, in_use: int) -> bool:
+        """Whether successes now count toward growth: adaptive, below the maximum and ``in_use`` at the cap."""
+        return self.adaptive and self.limit < self.maximum and in_use >= self.cap
+
+    def succeeded(self, count: int = 1) -> bool:
+        """``count`` successes while saturated (``wants_growth``); whether the cap grew."""
+        self._saturated_successes += count
+        grew = False
+        while self._saturated_successes >= self.cap and self.limit < self.maximum:
+            self._saturated_successes -= self.cap
+            self.limit = min(float(self.maximum), float(self.cap + 1))
+            grew = True
+        return grew
+
+
+class ModelPace:
+    """One model's pace from every signal: the configured windows, the headers' buckets and the 429s' rate.
+
+    What paces a model, strongest first:
+
+    1. **Headers** (``observe``): each kind with a reading gets its window fitted to the provider's bucket; a
+       kind with no configured window gets one *learned* from a reading with a limit.
+    2. **Configuration**: ``rpm``/``tpm`` windows, paced (``settings.pacing``) with the configured burst, 1
+       until the first reply (the slow start), restored by a reply without headers of that kind.
+    3. **429s alone** (``limited``): one the readings just observed do not explain (no empty bucket) drives
+       the ``AimdRate`` (none when ``adaptive`` or ``pacing`` is off).
+
+    ``span_extra``: seconds each take stays counted beyond the window (the Ray actor's lease ``ttl``).
+    """
+
+    def __init__(self, settings: LimitSettings, *, span_extra: float = 0.0) -> None:
+        self.settings = settings
+        self.span_extra = span_extra
+        self.requests = self._window(settings.rpm) if settings.rpm else None
+        self.tokens = self._window(settings.tpm) if settings.tpm else None
+        self.rate = AimdRate() if settings.adaptive and settings.pacing else None
+        self.slow_start = settings.pacing
+        self._last_readings: dict[str, BucketReading] | None = None
+
+    def _window(self, capacity: int) -> Window:
+        """A configured window, paced with the configured burst unless pacing is off (1 until a reply)."""
+        span = WINDOW_S + self.span_extra
+        if not self.settings.pacing:
+            return Window(capacity, span=span)
+        window = Window(capacity, span=span, burst=self.settings.burst(capacity))
+        window.burst = 1
+        return window
+
+    def observe(self, readings: dict[str, BucketReading] | None, now: float) -> None:
+        """A reply arrived with these readings (``{}``: no rate-limit headers; ``None``: not looked at, e.g.
+        pacing off or a client that does not pass headers)."""
+        if readings is None or not self.settings.pacing:
+            self.end_slow_start()
+            return
+        self._last_readings = readings
+        for kind in ("requests", "tokens"):
+            window = self.requests if kind == "requests" else self.tokens
+            reading = readings.get(kind)
+            if reading is not None:
+                if window is None and reading.per_minute is not None:
+                    window = Window(max(1, int(reading.per_minute)), span=WINDOW_S + self.span_extra, burst=1,
+                                    learned=True)
+                    if kind == "requests":
+                        self.requests = window
+                    else:
+                        self.tokens = window
+                if window is not None:
+                    window.fit(reading, now)
+            elif window is not None and not window.learned:  # no reading of this kind: the configured burst
+                window.burst = window.max_burst
+        self.slow_start = False
+
+    def end_slow_start(self) -> None:
+        """A reply arrived that was not observed: the configured windows' burst from now on."""
+        if self.slow_start:
+            self.slow_start = False
+            for window in (self.requests, self.tokens):
+                if window is not None and not window.learned:
+                    window.burst = window.max_burst
+
+    def explained(self, token_cost: int) -> bool:
+        """Whether the readings observed last (the 429's own) show an empty bucket; they are used up."""
+        readings, self._last_readings = self._last_readings, None
+        return readings is not None and (
+            ("requests" in readings and readings["requests"].remaining < 1)
+            or ("tokens" in readings and readings["tokens"].remaining < max(1, token_cost)))
+
+    def limited(self, started_at: float, token_cost: int, now: float) -> None:
+        """A 429 for a request started at ``started_at``: the rate decreases unless the headers explain it."""
+        explained = self.explained(token_cost)
+        self.end_slow_start()
+        if self.rate is not None and not explained:
+            self.rate.limited(started_at, now)
+
+    def succeeded(self, now: float, count: int = 1) -> None:
+        self._last_readings = None
+        self.end_slow_start()
+        if self.rate is not None:
+            self.rate.succeeded(now, count)
+
+    def wait(self, costs: tuple[int, ...] | list[int], now: float) -> float:
+        """Seconds until ``len(costs)`` requests costing ``costs`` tokens fit every window and the rate."""
+        wait = 0.0
+        if self.requests is not None:
+            wait = self.requests.wait(len(costs), now, 1)
+        tokens = self.tokens
+        if tokens is not None:
+            wait = max(wait, tokens.wait(sum(self.tokens_charged(costs)), now, min(costs[0], tokens.capacity)))
+        if self.rate is not None:
+            wait = max(wait, self.rate.wait(len(costs), now))
+        return wait
+
+    def tokens_charged(self, costs: tuple[int, ...] | list[int]) -> list[int]:
+        """Each cost as the tokens window charges it: clamped to its capacity (the server, not the limiter,
+        rejects a request that can never fit)."""
+        capacity = self.tokens.capacity if self.tokens is not None else 0
+        return [min(max(cost, 0), capacity) for cost in costs]
+
+    def take(self, costs: tuple[int, ...] | list[int], now: float, key: int | None = None, *,
+             waited: bool = False) -> None:
+        """Count the requests of ``costs`` admitted at ``now`` in every window and the rate."""
+        if self.requests is not None:
+            self.requests.take(len(costs), now, key)
+        if self.tokens is not None:
+            charged = sum(self.tokens_charged(costs))
+            if charged:
+                self.tokens.take(charged, now, key)
+        if self.rate is not None:
+            self.rate.take(len(costs), now, waited=waited)
+
+    def give_back(self, key: int, requests: int, tokens: int) -> None:
+        """Unused requests and tokens of the admission ``key`` leave the windows."""
+        if self.requests is not None:
+            self.requests.give_back(key, requests)
+        if self.tokens is not None:
+            self.tokens.give_back(key, tokens)
