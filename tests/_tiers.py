@@ -112,6 +112,13 @@ SLOW = frozenset({
     "the_flag",  # four CLI processes
     "tests/view/test_cli.py::TestView",  # serving: a child on a port, Ctrl-C; TestReport and tests/view stay
     "tests/test_no_prints.py::TestSource::test_only_the_logging_setup_uses_structlog",  # a second scan of the source
+    "tests/cli/test_generate_runner.py::TestConsole",  # child generation runs; tests/mpcbench's generation stays
+    "tests/cli/test_sweep_budget_cli.py::TestLedgerSync",  # CLI sweeps; tests/sweep/test_ledger_sweep stays
+    "tests/test_readme.py::test_sweep_example_runs",  # a CLI sweep, as tests/cli's TestSweepCommand
+    "tests/test_startup.py::test_openai_sdk_waits_for_its_transport",  # a child importing the SDK
+    "tests/levels/test_generate.py::test_ten_times_the_original_sizes_are_valid_and_labelled_by_the_oracle",
+    "tests/sweep/test_sweep_v1_tasks.py::TestCommandLine",  # the CLI twin of TestLibrary
+    "tests/llm/test_transport_registry.py::TestConfig::test_cli_exits_2_on_an_unknown_transport",  # a CLI child
 })
 
 
