@@ -6,8 +6,9 @@ Markers, so the inner loop stays fast and each costly kind can be left out by na
 - ``browser``: drives Chromium (``tests/browser``);
 - ``subprocess``: launches Python or CLI child processes (``tests/test_tiers.py`` finds any file that does and
   is not listed, so the list cannot drift);
-- ``slow``: the costliest tests (chaos rounds, every command × transport, the wheel build, deep properties).
-  ``pytest -m "not slow"`` is the fast tier.
+- ``slow``: the costliest tests (chaos rounds, every command × transport, the wheel build, Ray, Chromium, child
+  sweeps with signals and kills, real-time pacing, CLI twins of in-process tests). ``pytest -m "not slow"`` is the
+  fast tier: each package and behaviour keeps at least one test in it (the reason beside an entry names it).
 
 A table rather than a ``pytestmark`` line in each file: one place to read and to change tiers.
 """
