@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import structlog
 from anyio.abc import Process
+from hypothesis import settings
 
 from mpcbench_async.llm import LLMClient, ModelConfig
 from mpcbench_async.records import LLMCallRecord
@@ -24,6 +25,14 @@ from ._tiers import TIER_MARKERS, markers_for
 # costs an interpreter start-up each). CLI tests' child processes inherit it. tests/sim/test_sim_process.py
 # covers the child-process mode.
 os.environ.setdefault("MPCBENCH_SIM", "inprocess")
+
+# Hypothesis example counts, one place for every property test (none sets its own max_examples). "default": few
+# examples, always the same ones (derandomized), so the inner loop is quick and a failure reruns as it was.
+# HYPOTHESIS_PROFILE=deep: fifty times as many, random each run (a failure prints the seed that reproduces it), for
+# the occasional search a change of a parser or a masking rule deserves.
+settings.register_profile("default", max_examples=20, deadline=None, derandomize=True)
+settings.register_profile("deep", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"

@@ -30,8 +30,7 @@ from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 ANSWERS = [
     "",
@@ -278,7 +277,7 @@ SOURCE_KEYS = [("slack", "messages"), ("slack", "users"), ("gmail", "threads"), 
                ("drive", "files")]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(world_key=st.sampled_from(WORLD_KEYS), source_key=st.sampled_from(SOURCE_KEYS), value=scalars(),
        in_world=st.booleans())
 def test_fuzzed_data_kinds_load_and_run_or_are_refused(tmp_path_factory, world_key, source_key, value, in_world):

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mpcbench_async import _redact
@@ -259,7 +259,6 @@ class TestShapes:
                       quote("/".join(key), safe=""), f"%{ord(key[0]):02X}" + key[1:]):
             assert "<***>" == mask_secrets(f"<{shape.removeprefix('b').strip(chr(34) + chr(39))}>"), shape
 
-    @settings(max_examples=150, deadline=None, derandomize=True)
     @given(seed=st.integers(0, 2**32), before=st.binary(max_size=7), after=st.binary(max_size=7),
            urlsafe=st.booleans(), wrap=st.booleans())
     def test_base64_at_any_offset(self, seed, before, after, urlsafe, wrap):
@@ -275,7 +274,6 @@ class TestShapes:
         assert "***" in masked
         assert [] == Scanner((key,)).find(masked)
 
-    @settings(max_examples=150, deadline=None, derandomize=True)
     @given(seed=st.integers(0, 2**32), start=st.integers(0, 12), before=st.binary(max_size=5),
            urlsafe=st.booleans())
     def test_any_eight_characters_in_base64(self, seed, start, before, urlsafe):
@@ -286,7 +284,6 @@ class TestShapes:
         blob = (base64.urlsafe_b64encode(data) if urlsafe else base64.b64encode(data)).decode()
         assert "***" in mask_secrets(f"x {blob} y")
 
-    @settings(max_examples=150, deadline=None, derandomize=True)
     @given(seed=st.integers(0, 2**32), data=st.data())
     def test_pieces_splits_and_encodings(self, seed, data):
         """A random key's substring of 12 or more characters, split at random places by whitespace, punctuation,
@@ -320,7 +317,6 @@ class TestNoFalsePositives:
         for text in [*texts, "".join(texts)]:
             assert mask_secrets(text) is text
 
-    @settings(max_examples=200, deadline=None, derandomize=True)
     @given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=300) | st.text(
         alphabet=KEY_CHARS + "%\\ -_.\n", max_size=300))
     def test_random_text_is_unchanged(self, text):

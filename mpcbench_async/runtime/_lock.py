@@ -3,9 +3,13 @@
 ``fcntl.flock`` is released by the kernel when its process dies (even by
 SIGKILL), so a lock file left by a dead process is simply taken over: there is
 no stale state to clean up. The lock is re-entrant within one process (the CLI
-holds it while it writes the manifest, the ``Runner`` inside takes it again),
-and the file is never deleted, so two processes can never lock two different
-inodes of the same path.
+holds it while it writes the manifest, the ``Runner`` inside takes it again).
+
+``abandon`` gives the lock back and removes what ``acquire`` made (a new lock
+file, new directories), so a sweep whose start fails leaves ``--out`` as it
+found it. Since a lock file may thus be deleted, ``acquire`` checks that the
+file it locked is still the one at the path (and otherwise opens the path
+again): two processes can never hold two different inodes of the same path.
 """
 
 from __future__ import annotations
@@ -29,9 +33,12 @@ class DirLock:
         self.directory = Path(directory)
         self.flag = flag
         self._key: Path | None = None
+        self._new_file: Path | None = None  # the lock file, if acquire created it
+        self._new_dirs: list[Path] = []  # the directories acquire created, deepest first
 
     def acquire(self) -> None:
         """Take the lock now (without blocking); a second process gets an error naming the holder's pid."""
+        new_dirs = [p for p in (self.directory, *self.directory.parents) if not p.exists()]
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -43,18 +50,29 @@ class DirLock:
             self._key = key
             return
         path = key / ".lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise InputError(f"{self.directory}: another sweep (pid {holder}) is writing to this directory "
-                             f"(lock {path}); wait for it to end or pass another {self.flag}") from None
+        new_file = not path.exists()
+        fd = _locked_fd(path, self.directory, self.flag)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         _HELD[key] = (fd, 1)
         self._key = key
+        self._new_file, self._new_dirs = (path if new_file else None), new_dirs
+
+    def abandon(self) -> None:
+        """Give the lock back and remove what ``acquire`` made: the lock file if it was new, the directories it
+        created if they are empty again. For a start that failed before writing anything (an existing lock file
+        stays, naming this pid; a holder elsewhere in this process keeps everything)."""
+        if self._key is None or _HELD[self._key][1] > 1:
+            self.release()
+            return
+        if self._new_file is not None:
+            self._new_file.unlink(missing_ok=True)  # while still locked: a process that opened it re-opens the path
+        self.release()
+        for directory in self._new_dirs:
+            try:
+                directory.rmdir()
+            except OSError:
+                return  # something else was put there meanwhile: leave it
 
     def release(self) -> None:
         """Give the lock back; the last holder in this process unlocks and closes the file."""
@@ -76,3 +94,22 @@ class DirLock:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+def _locked_fd(path: Path, directory: Path, flag: str) -> int:
+    """A descriptor of ``path`` holding its exclusive lock, re-opened if the file was deleted before it was locked."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise InputError(f"{directory}: another sweep (pid {holder}) is writing to this directory "
+                             f"(lock {path}); wait for it to end or pass another {flag}") from None
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # its holder abandoned it between our open and our lock: lock the path's new file

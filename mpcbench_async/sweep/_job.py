@@ -3,9 +3,12 @@
 First every input is checked, before anything is written (the suites asked
 for, the model config and prompts, the MPCBench plan's tasks and data, each
 tariff suite's cases and pack). Then, holding the output directory's lock
-(``runtime.DirLock``) from the manifest check to the summary: the manifest and
-the experiment check (``open_experiment``: a rerun with other settings is
-refused unless ``allow_changes``), the experiment's unit keys, one ``Runner``
+(``runtime.DirLock``) from the manifest check to the summary: the experiment
+check (``open_experiment``: a rerun with other settings is refused unless
+``allow_changes``) and every model's key (``_checked_start``, which writes
+nothing: a start that fails there leaves ``out`` as it found it, the lock file
+and directories it made removed by ``DirLock.abandon``, so the corrected rerun
+is no "changed experiment"); then the manifest, the experiment's unit keys, one ``Runner``
 driving every suite at once (``MPCBenchSuite`` and one ``TariffSuite`` per
 tariff suite × model), the manifest's end, and ``summary.json`` /
 ``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
@@ -57,6 +60,7 @@ from ..llm import (
     Budget,
     BudgetExceeded,
     CacheMode,
+    LLMClient,
     ModelConfig,
     ResponseCache,
     SettledCalls,
@@ -186,9 +190,22 @@ async def run_sweep(options: SweepOptions,
     executor = _executor(options, config, plan, tariff, levels)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
              if options.cache is not None and options.cache_mode != "off" else None)
-    with cache or nullcontext(), DirLock(options.out):  # one sweep per directory, from the manifest check to the end
-        async with executor or nullcontext():
-            return await _locked(options, config, prompts, plan, tariff, levels, progress, cache, executor)
+    lock = DirLock(options.out)
+    with cache or nullcontext(), lock:  # one sweep per directory, from the manifest check to the end
+        started = False
+        try:
+            async with executor or nullcontext():
+                runner = Runner(config, prompts=prompts, out_dir=options.out, concurrency=options.concurrency,
+                                retry_errors=options.retry_errors, handle_signals=options.handle_signals,
+                                budget=_budget(options, config, _models(plan, tariff, levels)), cache=cache,
+                                executor=executor, ledger_fsync=options.ledger_fsync)
+                manifest, new_experiment = await _checked_start(options, config, plan, tariff, levels, runner)
+                started = True
+                return await _locked(options, runner, plan, tariff, levels, progress, manifest, new_experiment)
+        except BaseException:
+            if not started:
+                lock.abandon()  # nothing was written: leave out as it was (no new lock file, no new directory)
+            raise
 
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite],
@@ -310,20 +327,34 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
                           retry_errors=options.retry_errors)
 
 
-async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, plan: SweepPlan | None,
-                  tariff: list[TariffSuite], levels: LevelsSuite | None, progress: Progress | None,
-                  cache: ResponseCache | None, executor: RayExecutor | None) -> SweepResult:
-    """The sweep proper, run while this process holds the output directory's lock (and the executor is up)."""
-    out = options.out
-    budget = _budget(options, config, _models(plan, tariff, levels))
-    runner = Runner(config, prompts=prompts, out_dir=out, concurrency=options.concurrency,
-                    retry_errors=options.retry_errors, handle_signals=options.handle_signals, budget=budget,
-                    cache=cache, executor=executor, ledger_fsync=options.ledger_fsync)
+async def _checked_start(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
+                         tariff: list[TariffSuite], levels: LevelsSuite | None,
+                         runner: Runner) -> tuple[Manifest, bool]:
+    """The last checks before anything is written into ``out``: the experiment (a rerun with other settings is
+    refused) and every model's key, here and on the Ray workers. Returns the manifest and whether a new experiment
+    begins; reads ``out``, writes nothing."""
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
     if fingerprint is not None and tariff:
         fingerprint.tariff_scoring = options.tariff_scoring
-    manifest, new_experiment = open_experiment(out, _manifest(options, config, plan, tariff), fingerprint,
-                                               allow_changes=options.allow_changes)
+    opened = open_experiment(options.out, _manifest(options, config, plan, tariff), fingerprint,
+                             allow_changes=options.allow_changes)
+    client = LLMClient(config)
+    try:
+        client.check_models(_models(plan, tariff, levels))
+    finally:
+        await client.aclose()
+    if runner.executor is not None:
+        await runner.executor.check_models(_models(plan, [], levels))
+    return opened
+
+
+async def _locked(options: SweepOptions, runner: Runner, plan: SweepPlan | None, tariff: list[TariffSuite],
+                  levels: LevelsSuite | None, progress: Progress | None, manifest: Manifest,
+                  new_experiment: bool) -> SweepResult:
+    """The sweep proper, run while this process holds the output directory's lock (and the executor is up), once
+    every input is checked: from here on it writes into ``out``."""
+    out, config, prompts, budget = options.out, runner.config, runner.prompts, runner.budget
+    assert prompts is not None
     if plan is not None:
         record_experiment_keys(out, plan, new_experiment=new_experiment)
     for suite in tariff:
@@ -339,9 +370,6 @@ async def _locked(options: SweepOptions, config: ModelConfig, prompts: PromptCon
         suites: list[Suite[Any, Any] | StagedSuite] = [*tariff, *([levels] if levels else [])]
         if plan is not None:
             suites.insert(0, runner.mpcbench_suite(plan))
-        assert runner.client is not None
-        # A missing key fails here, as itself: inside the task group below it would come wrapped in a group.
-        runner.client.check_models([model for suite in suites for model in suite.models])
         async with anyio.create_task_group() as tg:
             if progress is not None:
                 tg.start_soon(progress, runner)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -9,15 +11,35 @@ from pathlib import Path
 import orjson
 import pytest
 
+from mpcbench_async.cli import main
+
 from .reports import write_reports
 from .sweeps import sweep_a, sweep_b
 
 SUMMARY = "2 regression(s), 2 improvement(s), 2 new failure(s)"
 
 
-def compare(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def compare(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``mpcbench-async compare ARGS`` in this process (``cli.main``, what the console script calls): its exit code,
+    stdout and stderr. A child process only adds an interpreter start-up; ``in_a_process`` runs one."""
+    argv = ["compare", *map(str, args)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def in_a_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mpcbench_async", "compare", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+                          text=True, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def _logging(restored_logging: None) -> None:
+    """``cli.main`` configures logging: put it back after each test."""
 
 
 @pytest.fixture
@@ -27,8 +49,9 @@ def dirs(tmp_path):
 
 class TestExitCodes:
     def test_fail_on_regression_exits_1_and_names_each(self, dirs):
-        """Every regression and new failure is printed on stderr, after the counts; the Markdown is on stdout."""
-        proc = compare(*dirs, "--fail-on-regression")
+        """Every regression and new failure is printed on stderr, after the counts; the Markdown is on stdout (the
+        one run in a child process: the exit code CI sees)."""
+        proc = in_a_process(*dirs, "--fail-on-regression")
         assert 1 == proc.returncode
         assert [SUMMARY,
                 "regression: `m` / `t1` ARS: 4.50 → 2.50 (-2.00; 95% CI [-2.00, -2.00] excludes 0)",

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mpcbench_async.mpcbench import SOURCES, load_scenario_data, parse_timestamp
@@ -93,7 +93,6 @@ class TestSlackChannels:
                 "note": "no channel matches '#nope'; channels: C-ask-hr, general, main-product, random"} == _slack(
             channel="#nope")
 
-    @settings(max_examples=60, deadline=None, derandomize=True)
     @given(channels=st.lists(st.tuples(st.sampled_from(["C1", "C2", "c-x"]),
                                        st.sampled_from([None, "", "#", "dev", "#dev", "##Dev", " #ops ", "DM A-B"])),
                              max_size=4),

@@ -95,7 +95,7 @@ def oracle(calendar, zone, first, last, start_clock, end_clock, people, minimum,
             if e - s >= timedelta(minutes=minimum)]
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(calendars())
 def test_free_slots_match_the_minute_grid_oracle(case):
     """common_free_slots equals the brute-force answer on random calendars across zones and DST changes."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import anyio
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mpcbench_async import ToolWorkerTimeout
@@ -463,7 +463,6 @@ class TestResultCap:
         assert ("result cut to 822 bytes of 7,624 ($.content: 336 of 3,200 characters); narrow your query to "
                 "see the rest") == result["truncation_note"]
 
-    @settings(max_examples=150, deadline=None, derandomize=True)
     @given(doc=st.dictionaries(st.text(max_size=120), st.recursive(
         st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False)
         | st.text(max_size=3000),

@@ -121,3 +121,58 @@ class TestSweepTariffScoring:
         assert "tariff (original scoring)" in first.table
         assert (["original"] * 3 + ["project"] * 3, 6) == ([r["scoring"] for r in records], len({r["key"]
                                                                                               for r in records}))
+
+
+class TestFailedStart:
+    """A sweep writes nothing into ``--out`` until every input is checked and the first unit is about to run
+    (issue 27, point 6): a failed start leaves the directory as it found it, so the corrected rerun is no
+    "changed experiment"."""
+
+    @staticmethod
+    def keyed_models(root: Path, base_url: str) -> None:
+        """The workspace's agent and judge as models that need the key variable MPCB_JOB_TEST_KEY."""
+        path = root / "model_config.json"
+        models = {"gpt-agent": {"model": "sim/lazy-agent", "base_url": base_url, "api_key_env": "MPCB_JOB_TEST_KEY"},
+                  "gpt-judge": {"model": "sim/judge", "base_url": base_url, "api_key_env": "MPCB_JOB_TEST_KEY"}}
+        path.write_bytes(orjson.dumps({**orjson.loads(path.read_bytes()), "models": models,
+                                       "agent_models": ["gpt-agent"], "judge_models": ["gpt-judge"]}))
+
+    @pytest.mark.parametrize("before", ["absent", "empty", "other files"])
+    async def test_a_missing_key_leaves_out_as_it_was_and_the_corrected_rerun_runs(self, workspace, tmp_path,
+                                                                                   monkeypatch, before):
+        """A missing key fails the start: ``out`` (absent with its parent, empty, or holding someone's files) lists
+        the same before and after, no lock file, no manifest, no request. The rerun with the key and another
+        max_turns then runs every unit as experiment 1."""
+        from mpcbench_async import MissingAPIKeyError
+
+        out = tmp_path / "parent" / "out"
+        if before != "absent":
+            out.mkdir(parents=True)
+        if before == "other files":
+            (out / "notes.txt").write_text("mine")
+        listing = sorted(p.name for p in out.iterdir()) if out.exists() else None
+        monkeypatch.delenv("MPCB_JOB_TEST_KEY", raising=False)
+        async with SimServer(seed=44) as sim:
+            root = workspace(sim.base_url)
+            self.keyed_models(root, sim.base_url)
+            with pytest.raises(MissingAPIKeyError, match="^model 'gpt-agent' needs an API key"):
+                await run_sweep(options(root, out))
+            after = sorted(p.name for p in out.iterdir()) if out.exists() else None
+            parent_kept = (tmp_path / "parent").exists()
+            assert ({}, listing, before != "absent") == (sim.stats.received, after, parent_kept)
+            monkeypatch.setenv("MPCB_JOB_TEST_KEY", "sk-job-test-key")
+            result = await run_sweep(options(root, out, max_turns=8))
+        manifest = orjson.loads((out / "manifest.json").read_bytes())
+        assert result.outcome == Outcome(units=result.outcome.units, ok=result.outcome.units) and result.outcome.units
+        assert (8, 1, 1) == (manifest["fingerprint"]["max_turns"], manifest["experiment"], len(manifest["history"]))
+
+    async def test_a_refused_rerun_leaves_the_directory_byte_for_byte(self, workspace, tmp_path):
+        """A rerun refused as a changed experiment writes nothing: every file of the first sweep keeps its bytes."""
+        out = tmp_path / "out"
+        async with SimServer(seed=45) as sim:
+            root = workspace(sim.base_url)
+            await run_sweep(options(root, out))
+            files = {p.name: p.read_bytes() for p in out.iterdir()}
+            with pytest.raises(InputError, match="this sweep changes what its results depend on"):
+                await run_sweep(options(root, out, max_turns=8))
+        assert files == {p.name: p.read_bytes() for p in out.iterdir()}

@@ -96,6 +96,32 @@ class TestDirLock:
                     f"(lock {tmp_path.resolve() / '.lock'}); wait for it to end or pass another --out")
         assert (expected, "acquired") == (inside, after)
 
+    def test_abandon_removes_only_what_acquire_made(self, tmp_path):
+        """``abandon`` (a sweep whose start failed): a new lock file and the directories acquire created go; an
+        existing lock file, existing directories and other files stay; the lock is free again. Inside another
+        holder of this process, it only lets go."""
+        fresh = DirLock(tmp_path / "a" / "b")
+        fresh.acquire()
+        fresh.abandon()
+        kept = tmp_path / "kept"
+        kept.mkdir()
+        (kept / ".lock").write_text("")
+        (kept / "notes.txt").write_text("mine")
+        for directory in (kept, tmp_path / "nested"):
+            with DirLock(directory):
+                inner = DirLock(directory)
+                inner.acquire()
+                inner.abandon()
+                exists_inside = (directory / ".lock").exists()
+            again = DirLock(directory)
+            again.acquire()
+            again.abandon()
+            assert exists_inside
+        assert (["kept", "nested"], [".lock", "notes.txt"]) == (sorted(p.name for p in tmp_path.iterdir()),
+                                                                sorted(p.name for p in kept.iterdir()))
+        with DirLock(tmp_path / "a"):  # free, and a fresh file
+            assert [".lock"] == [p.name for p in (tmp_path / "a").iterdir()]
+
     def test_a_regular_file_as_the_directory_is_one_user_error(self, tmp_path):
         """--out naming a regular file is an InputError naming the flag and the path, not a traceback."""
         path = tmp_path / "file"

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -240,31 +239,38 @@ def chaos(request):
                                   "arguments": orjson.dumps(arguments).decode()} for _ in range(10)])
     return Reply(content='{"final_answer": "no idea", "rationale": "chaos"}')
 
+calls = {"entered": 0, "left": 0}  # tool calls in their worker thread: entered, and returned or raised
+limited = _execution._limited
+
+def counted(*args):
+    calls["entered"] += 1
+    try:
+        return limited(*args)
+    finally:
+        calls["left"] += 1
+
+_execution._limited = counted
 _execution._default_pool = ToolPool(timeout_s=0.5)
 code = main(["sweep", "--models", "sim/chaos-agent", "--judges", "sim/judge", "--tasks", "sc01_planning",
              "--out", sys.argv[1], "--quiet", "--config", "model_config.json", "--prompts", "prompt_config.json"])
-print("SWEEP-RETURNED", code, flush=True)
+print("SWEEP-RETURNED", code, calls["entered"] - calls["left"], flush=True)
 """
 
 
 class TestExit:
-    def test_a_sweep_exits_within_two_seconds_of_its_summary(self, tmp_path):
+    def test_no_tool_call_is_still_running_when_the_sweep_returns(self, tmp_path):
         """A one-unit sweep whose ten tool calls each run past their limit (0.5 s here; the search alone would
-        take about 15 s of CPU) exits within 2 s of ``main`` returning with its summary written: no tool
-        thread outlives its call. The one timing assertion of the suite: the documented bound of issue 25, about
-        ten times what it takes (bench/tool_isolation.py measures it at the default limit)."""
+        take about 15 s of CPU): when ``main`` returns, its summary written, every tool call has left its worker
+        thread (counted in the child: 0 still running), so no tool thread outlives its call and nothing holds up
+        the exit; the process exits 0. How soon it exits after the summary (issue 25's bound: within 2 s) is a
+        timing, measured by bench/tool_isolation.py and bench/chaos.py (the ``tools`` round), not asserted here."""
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path / "out"),
                                   orjson.dumps(chaos_search()).decode()],
                                  cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                  env=dict(os.environ, PYTHONUNBUFFERED="1"))
         assert child.stdout is not None
-        returned = None
-        for line in child.stdout:
-            if line.startswith("SWEEP-RETURNED"):
-                returned, code = time.monotonic(), line.split()[1]
+        returned = [line.split()[1:] for line in child.stdout if line.startswith("SWEEP-RETURNED")]
         assert 0 == child.wait()
-        exit_s = time.monotonic() - returned
-        assert ("0", True) == (code, (tmp_path / "out" / "summary.json").exists())
-        assert exit_s < 2.0, f"the process exited {exit_s:.2f} s after its summary"
+        assert ([["0", "0"]], True) == (returned, (tmp_path / "out" / "summary.json").exists())
         [run] = read_jsonl(tmp_path / "out" / "runs.jsonl")[0]
         assert [True] * 10 == [c["timed_out"] for c in run["run"]["raw_tool_calls"]]

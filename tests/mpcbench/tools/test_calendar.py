@@ -194,8 +194,7 @@ def oracle(calendar, asked, zone, first, last, workday_start, workday_end, min_m
 
 
 class TestCommonFreeSlotsProperty:
-    @settings(max_examples=150, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(free_slot_cases())
     def test_agrees_with_the_minute_grid_oracle(self, case):
         """Free slots equal the brute-force minute grid on random calendars across zones and DST changes."""
