@@ -31,7 +31,7 @@ from mpcbench_async.perf import sim_subprocess
 from mpcbench_async.testing import write_workspace
 
 TASKS = 10
-CPU: list[float] = []  # each sweep child's CPU s (user + system; an embedded sim's child is not in it)
+CPU: list[float] = []  # each sweep child's CPU s (user + system; wait4 adds an embedded sim child's)
 
 
 def run_sweep(root: Path, out: Path, trials: int, concurrency: int) -> tuple[float, float, int]:
