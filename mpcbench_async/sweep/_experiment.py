@@ -31,8 +31,8 @@ from ..runtime import atomic_write_bytes, iter_jsonl
 from ._plan import SweepPlan
 from ._records import Experiment, Fingerprint, Invocation, Manifest
 
-__all__ = ["KEYS_FILE", "fingerprint_changes", "open_experiment", "plan_fingerprint", "read_experiment_keys",
-           "read_manifest", "record_case_keys", "record_experiment_keys", "write_manifest"]
+__all__ = ["KEYS_FILE", "experiment_key_table", "fingerprint_changes", "open_experiment", "plan_fingerprint",
+           "read_experiment_keys", "read_manifest", "record_case_keys", "record_experiment_keys", "write_manifest"]
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +238,22 @@ def read_experiment_keys(out_dir: Path) -> set[str] | None:
     A list that is not one unit key a line is a user error naming the file. It is not rebuilt silently: it
     holds the keys of every invocation of the experiment, more than this sweep's plan can tell.
     """
+    words = _key_words(out_dir)
+    return None if words is None else set(words)
+
+
+def experiment_key_table(out_dir: Path) -> dict[str, str] | None:
+    """``read_experiment_keys`` with each key mapped to itself, for a reader that keeps an entry per unit key.
+
+    Keyed by these string objects (``table[line.key]``), its entries share the list's one copy of each key, and the
+    key each record line decodes is freed with the line: at 100k units, 200k key strings (14 MiB) fewer.
+    """
+    words = _key_words(out_dir)
+    return None if words is None else {key: key for key in words}
+
+
+def _key_words(out_dir: Path) -> list[str] | None:
+    """The words of the key list, each checked to be a unit key; None when there is no list."""
     path = out_dir / KEYS_FILE
     try:
         raw = path.read_bytes()
@@ -246,16 +262,17 @@ def read_experiment_keys(out_dir: Path) -> set[str] | None:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
     try:
-        lines = raw.decode().splitlines()
+        text = raw.decode()
     except UnicodeDecodeError:
         raise InputError(_damaged(path, "not UTF-8 text")) from None
-    keys: set[str] = set()
-    for number, line in enumerate(lines, 1):
+    del raw
+    keys: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
         words = line.split()  # one key a line is what we write; any whitespace between keys is read
         for key in words:
             if not _KEY.fullmatch(key):
                 raise InputError(_damaged(path, f"line {number} holds {key[:40]!r}, not a unit key"))
-        keys.update(words)
+        keys += words
     return keys
 
 

@@ -30,7 +30,7 @@ import msgspec
 from ..runtime import ReadReport, iter_jsonl, key_view
 from ..tariff import TariffCaseRecord
 from ._errors import ErrorTally
-from ._experiment import read_experiment_keys
+from ._experiment import experiment_key_table
 from ._names import CALLS, JUDGEMENTS, RUNS
 from ._records import AgentRunRecord, JudgeRecord
 
@@ -194,7 +194,7 @@ class Reader:
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
-        self.keys = read_experiment_keys(out_dir)
+        self.keys = experiment_key_table(out_dir)  # each key to itself: the one copy entries are keyed by
         # What was left out of the counts, and why (the summary reports these fields under the same names).
         self.other_experiments = self.duplicates_ignored = self.stale_judgements = self.orphan_judgements = 0
         self.skipped_lines: dict[str, int] = {}  # file -> lines that did not decode as their record type
@@ -211,24 +211,27 @@ class Reader:
             self.skipped_lines[name] = skipped
 
     def kept(self, lines: Iterable[Any], make: Callable[[Any], Entry | None], *,
-             keys: set[str] | None) -> dict[str, Any]:
-        """Each key's final entry: its last ``ok`` line, else its last error (``make`` returns None to drop a line)."""
+             keys: dict[str, str] | None) -> dict[str, Any]:
+        """Each key's final entry: its last ``ok`` line, else its last error (``make`` returns None to drop a line).
+
+        With the experiment's key table, entries are keyed by its string objects, not by the lines' own copies."""
         kept: dict[str, Any] = {}
         for line in lines:
-            if keys is not None and line.key not in keys:
+            key = line.key if keys is None else keys.get(line.key)
+            if key is None:
                 self.other_experiments += 1
                 continue
             entry = make(line)
             if entry is None:
                 continue
-            previous = kept.get(line.key)
+            previous = kept.get(key)
             if previous is not None and previous.ok:
                 self.duplicates_ignored += 1
                 if not entry.ok:
                     continue
-            kept[line.key] = entry
+            kept[key] = entry
             if not entry.ok:
-                self.examples[(entry.error_class, entry.model)] = (line.key, line.error_message or "")
+                self.examples[(entry.error_class, entry.model)] = (key, line.error_message or "")
         return kept
 
     def runs(self) -> dict[str, RunEntry]:

@@ -82,12 +82,16 @@ def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -
     by_model: dict[str, list[_Run]] = defaultdict(list)
     judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
     ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
+    # One tuple per distinct (ARS, SGR) mean, shared by the runs that have it: judges give a few scores, so at
+    # 100k runs this is a handful of tuples instead of 100k tuples and 200k floats (10 MiB).
+    distinct: dict[Scores, Scores] = {}
     for row in rows:
         given = sorted((judge, float(a), float(s)) for judge, (a, s) in row.scores.items()
                        if a is not None and s is not None)
         ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
+        mean = (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None
         by_model[row.agent_model].append((row.task_id, row.trial, row.passed, row.checks_passed, row.checks_total,
-                                          (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None))
+                                          distinct.setdefault(mean, mean) if mean is not None else None))
         if len(given) >= 2:
             ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
             for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):

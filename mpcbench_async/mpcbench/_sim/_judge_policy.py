@@ -26,6 +26,7 @@ required JSON format.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -69,11 +70,19 @@ def judge(request: dict[str, Any]) -> Reply:
     match = _BLOCK.search(text)
     if not match:
         return Reply(content="sim/judge: no JUDGE_INPUT block found")
+    return Reply(content=_judged(match.group(1)))
+
+
+@lru_cache(maxsize=1024)
+def _judged(block: str) -> str:
+    """The reply to one JUDGE_INPUT block, remembered: the rubric reads nothing else, so the trials of a task that
+    gave the same answer get the same reply, and the sim's CPU per judge call (1–2 ms of answer parsing, the
+    sim's bottleneck in a 10k-unit sweep of identical trials) is spent once per distinct input."""
     try:
-        judge_input = orjson.loads(match.group(1))
+        judge_input = orjson.loads(block)
     except orjson.JSONDecodeError as exc:
-        return Reply(content=f"sim/judge: JUDGE_INPUT is not JSON ({exc})")
-    return Reply(content=orjson.dumps(judge_scores(judge_input)).decode())
+        return f"sim/judge: JUDGE_INPUT is not JSON ({exc})"
+    return orjson.dumps(judge_scores(judge_input)).decode()
 
 
 @register_policy("lazy-agent")
