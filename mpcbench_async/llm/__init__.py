@@ -1,4 +1,4 @@
-"""LLM access: the client, its transports and their registry, model configuration and accounting."""
+"""LLM access: the client, its layers, its transports and their registry, model configuration and accounting."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ if TYPE_CHECKING:
         cache_path,
         cache_scope,
     )
-    from ._client import LLMClient, ModelTotals, is_sim_model
+    from ._client import DEFAULT_LAYERS, LLMClient, ModelTotals, is_sim_model
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
+    from ._layer import Call, Layer
     from ._ledger import LEDGER, CallLedger, LedgerStats, SettledCalls, unsettled_calls
     from ._mock import MockHandler, MockTransport
     from ._native import NativeTransport
@@ -41,12 +42,15 @@ __all__ = [
     "CacheError",
     "CacheMode",
     "CacheStats",
+    "Call",
     "CallLedger",
     "CallStore",
     "ChatRequest",
+    "DEFAULT_LAYERS",
     "Endpoint",
     "LEDGER",
     "LLMClient",
+    "Layer",
     "LedgerStats",
     "MockHandler",
     "MockTransport",

@@ -1,28 +1,40 @@
-"""``LLMClient``: chat with any configured model through one retry loop and its limiter.
+"""``LLMClient``: chat with any configured model through a chain of layers around one transport send.
 
 One client serves many models. Per model it keeps the resolved endpoint, a
-``ModelLimiter`` and running totals; per call it builds the request once,
-waits for the limiter, sends through the model's transport, retries transient
-failures (tenacity, ``runtime.retrying``) within the call's deadline and reports
-one ``LLMCallRecord`` to ``call_sink`` (e.g. a JSONL writer). A per-model circuit
-breaker (``_breaker``) makes a dead endpoint fail fast. The transport comes from
-the registry (``_registry``) by the model's configured name, or from the client's
-``transport=`` (a name for every model, or a ``Transport`` instance such as
-``MockTransport(handler)``). A model served by an in-process provider
-(``_providers``; the embedded sim for ``sim/...``) gets it started on its first
-call and stopped in ``aclose()``; each client owns its own. Calls are priced by
-``_prices`` (unknown: ``cost_usd`` null), their TPM reservation uses the model's
-calibrated ``TokenEstimator``, a ``ResponseCache`` answers repeats without sending
-them and a ``Budget`` refuses calls whose worst case would pass its limits. With a
-``CallLedger`` (``_ledger``), each request's intent — call id, key, attempt, model,
-worst-case cost — is durable on disk before the request is sent, and the call's
-record carries the same ``call_id``, which settles it. Usage::
+``ModelLimiter``, a circuit breaker, a token estimator and running totals
+(``_ModelState``). Per call, ``chat`` builds the request once and passes one
+``Call`` down the chain the client linked at construction (``_layer``), outermost
+first (``DEFAULT_LAYERS``), each layer a module of its own that says why it sits
+where it does:
+
+- ``cache`` (``_layer_cache``): a ``ResponseCache`` answers repeats, nothing sent;
+- the provider start (``_layer_send.ProviderStart``): a model served by an in-process
+  provider of the registry (``_providers``; the embedded sim for ``sim/...``) gets it
+  started on its first call and stopped in ``aclose()``; each client owns its own;
+- ``budget`` (``_layer_budget``): a ``Budget`` refuses calls whose worst case would pass its limits;
+- ``records`` (``_layer_records``): the call priced (``_prices``; unknown: ``cost_usd`` null), counted in
+  the model's totals and reported as one ``LLMCallRecord`` to ``call_sink`` (e.g. a JSONL writer);
+- ``breaker`` (``_layer_breaker``): a dead endpoint fails fast;
+- ``retry`` (``_layer_retry``): transient failures retried (tenacity, ``runtime.retrying``) within the
+  call's deadline;
+- ``limiter`` (``_layer_limiter``): each attempt waits for the model's limiter (TPM at the calibrated
+  ``TokenEstimator``'s estimate);
+- ``ledger`` (``_layer_ledger``): with a ``CallLedger``, each request's intent is durable before it is sent,
+  and the call's record carries the same ``call_id``, which settles it;
+- the send (``_layer_send.TransportSend``): one attempt through the model's transport, which comes from the
+  registry (``_registry``) by the model's configured name, or from the client's ``transport=`` (a name for
+  every model, or a ``Transport`` instance such as ``MockTransport(handler)``).
+
+Usage::
 
     async with LLMClient(load_model_config("model_config.json")) as client:
         result = await client.chat("gpt-4o-mini", [Message(role="user", content="hi")])
 
     # offline, from replies recorded earlier with transport="record" and the same store
     async with LLMClient(config, transport="replay", store="calls_store.jsonl") as client: ...
+
+    # another chain: no breaker, a layer of your own outside the retries
+    async with LLMClient(config, layers=["cache", "records", MyLayer(), "retry", "limiter"]) as client: ...
 """
 
 from __future__ import annotations
@@ -160,6 +172,7 @@ class LLMClient:
         self._retry = RetryLayer(self._clock, rng or random.Random())
         self._ledger_layer = LedgerLayer(ledger) if ledger is not None else None
         self._provider_start = ProviderStart(self._attach_provider)
+        self._waiting = 0  # models whose provider has not started yet: the chain holds the provider start
         self._send = TransportSend(self._clock)
         for item in layers:
             if isinstance(item, str) and item not in DEFAULT_LAYERS:
@@ -183,12 +196,19 @@ class LLMClient:
         return BreakerLayer() if name == "breaker" else LimiterLayer()
 
     def _relink(self) -> None:
-        """Build the chain once (and again when a resource is set): no per-call allocation of layers."""
+        """Build the chain once (and again when a resource is set): no per-call allocation of layers.
+
+        The provider start is in the chain only while a model waits for its provider (``_state`` relinks when
+        one does, ``_attach_provider`` once none does): once started, calls skip it.
+        """
         chain = [layer for item in self._layer_spec
                  if (layer := self._builtin(item) if isinstance(item, str) else item) is not None]
         inside_cache = max((i + 1 for i, layer in enumerate(chain) if isinstance(layer, CacheLayer)), default=0)
-        chain.insert(inside_cache, self._provider_start)
+        if self._waiting:
+            chain.insert(inside_cache, self._provider_start)
         self.layers: tuple[Layer, ...] = tuple(chain)
+        # the retry layer counts attempts; without one, each call is its one attempt
+        self._first_attempt = 0 if any(isinstance(layer, RetryLayer) for layer in chain) else 1
         self._head = link(chain, self._send)
 
     @property
@@ -286,6 +306,10 @@ class LLMClient:
                 # created now, started by the first call: a provider that cannot be made fails check_models
                 self._providers[pending] = create_provider(pending)
             self._models[name] = state
+            if pending is not None:
+                self._waiting += 1
+                if self._waiting == 1:
+                    self._relink()
         return state
 
     async def _attach_provider(self, state: _ModelState) -> None:
@@ -301,6 +325,9 @@ class LLMClient:
                 url = self._provider_urls[prefix] = await self._providers[prefix].start()
             state.set_endpoint(msgspec.structs.replace(state.endpoint, base_url=url))
             state.provider = None
+            self._waiting -= 1
+            if not self._waiting:
+                self._relink()
 
     def check_models(self, names: Iterable[str]) -> None:
         """Resolve every model now, so a missing key fails before any call is made."""
@@ -382,7 +409,7 @@ class LLMClient:
         state = self._state(model)
         request = self._request(state, messages, tools, params, key)
         body = request.body
-        call = Call(state=state, model=model, request=request, cache_extra=cache_extra,
+        call = Call(state=state, model=model, request=request, cache_extra=cache_extra, attempts=self._first_attempt,
                     estimated_prompt_tokens=state.estimator.estimate(len(request.payload)),
                     max_out=int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
         completion = await self._head.send(call)

@@ -2,7 +2,8 @@
 
 Outside the limiter so each attempt queues for its own slot, and a rate-limited
 attempt frees its slot while it waits; inside the breaker and the records so a
-call is counted and recorded once, with all its attempts. It counts the attempts.
+call is counted and recorded once, with all its attempts. It counts the attempts (a client without a
+retry layer starts each call at its one attempt).
 The first attempt runs with no retry machinery at all (the common case costs no
 tenacity objects); only its failure starts the loop.
 """
