@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         cache_path,
         cache_scope,
     )
-    from ._client import DEFAULT_LAYERS, LLMClient, ModelTotals, is_sim_model
+    from ._client import DEFAULT_LAYERS, LLMClient, ModelTotals
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
     from ._layer import Call, Layer
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
     from ._prices import PRICE_TABLE, PRICES_AS_OF, model_prices, table_prices
     from ._provider_protocol import Provider, ProviderFactory
-    from ._providers import register_provider
+    from ._providers import is_sim_model, register_provider
     from ._record_replay import RecordTransport, ReplayTransport
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
     from ._store import CallStore, StoredCall, request_hash

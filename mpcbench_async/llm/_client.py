@@ -77,18 +77,10 @@ from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import to_chat_result
 
-__all__ = ["DEFAULT_LAYERS", "LLMClient", "ModelTotals", "is_sim_model"]
+__all__ = ["DEFAULT_LAYERS", "LLMClient", "ModelTotals"]
 
 DEFAULT_LAYERS: tuple[str, ...] = ("cache", "budget", "records", "breaker", "retry", "limiter", "ledger")
 """The built-in layers, outermost first: today's order (each layer's module says why it sits where it does)."""
-
-_messages_encoder = msgspec.json.Encoder()
-
-
-def is_sim_model(name: str) -> bool:
-    """Models named ``sim/...`` are served by the embedded simulated provider."""
-    return name.startswith("sim/")
-
 
 class _ModelState:
     """What the client keeps per model: settings, prices, endpoint, limiter, transport, breaker, estimator, totals.
