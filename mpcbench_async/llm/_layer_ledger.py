@@ -32,12 +32,9 @@ class LedgerLayer(Layer):
         self._count = 0
 
     async def send(self, call: Call) -> WireCompletion:
-        if not call.state.transport.offline:
-            await self._intend(call)
-        return await self.inner.send(call)
-
-    async def _intend(self, call: Call) -> None:
         state = call.state
+        if state.transport.offline:
+            return await self.inner.send(call)
         reservation = call.reservation
         worst = (reservation.amount_usd if reservation is not None
                  else worst_case_usd(state.prices, call.estimated_prompt_tokens, call.max_out))
@@ -51,3 +48,4 @@ class LedgerLayer(Layer):
         except LedgerError as exc:  # the same failure, naming the endpoint the request was not sent to
             raise LedgerError(exc.detail, model=call.model, endpoint=state.endpoint.url) from exc.__cause__
         call.call_id = call_id  # from here on the call's record settles an intent
+        return await self.inner.send(call)
