@@ -125,8 +125,8 @@ class LLMClient:
     ``layers`` lists the chain, outermost first (default ``DEFAULT_LAYERS``): names of the built-in layers
     (``"cache"``, ``"budget"``, ``"records"``, ``"breaker"``, ``"retry"``, ``"limiter"``, ``"ledger"``; those
     whose resource — cache, budget, ledger — is ``None`` are left out) and ``Layer`` instances of your own.
-    Leave one out or reorder them to build another client; the provider start always sits right inside the
-    cache, and the transport send is always innermost.
+    Leave one out or reorder them to build another client; the provider start sits right inside the cache
+    while a model waits for its provider, and the transport send is always innermost.
     """
 
     def __init__(

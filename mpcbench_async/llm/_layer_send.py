@@ -2,7 +2,8 @@
 
 ``ProviderStart`` sits right inside the cache (a cached reply starts nothing) and
 outside everything that names the endpoint, so the breaker, the ledger and the
-records see the provider's final URL. ``TransportSend`` is the one ``send`` every
+records see the provider's final URL; the client links it in only while a model
+waits for its provider, so calls skip it once the provider runs. ``TransportSend`` is the one ``send`` every
 other layer wraps: it starts the call's deadline on the first send and cuts each
 attempt at it (or at the legacy per-attempt ``timeout_s``).
 """
