@@ -29,3 +29,13 @@ def test_sweep_example_runs(tmp_path):
     lines = proc.stdout.splitlines()
     assert 12 == len(lines)  # 3 sc01 tasks × 2 agents, each run and its judgement
     assert {"ok"} == {line.split()[-1] for line in lines}
+
+
+def test_client_layers_example_runs():
+    """The README's custom chain: the default layers without the breaker, a counting layer of one's own."""
+    text = (REPO / "README.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", text.split("### The client's layers", 1)[1], re.S)[0]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert 0 == proc.returncode, proc.stderr
+    assert ("echo: hello 1 ('cache', 'budget', 'records', 'breaker', 'retry', 'limiter', 'ledger')\n"
+            == proc.stdout)

@@ -1,4 +1,4 @@
-"""LLM access: the client, its transports and their registry, model configuration and accounting."""
+"""LLM access: the client, its layers, its transports and their registry, model configuration and accounting."""
 
 from __future__ import annotations
 
@@ -17,16 +17,17 @@ if TYPE_CHECKING:
         cache_path,
         cache_scope,
     )
-    from ._client import LLMClient, ModelTotals, is_sim_model
+    from ._client import DEFAULT_LAYERS, LLMClient, ModelTotals
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
+    from ._layer import Call, Layer
     from ._ledger import LEDGER, CallLedger, LedgerStats, SettledCalls, unsettled_calls
     from ._mock import MockHandler, MockTransport
     from ._native import NativeTransport
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
     from ._prices import PRICE_TABLE, PRICES_AS_OF, model_prices, table_prices
     from ._provider_protocol import Provider, ProviderFactory
-    from ._providers import register_provider
+    from ._providers import is_sim_model, register_provider
     from ._record_replay import RecordTransport, ReplayTransport
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
     from ._store import CallStore, StoredCall, request_hash
@@ -41,12 +42,15 @@ __all__ = [
     "CacheError",
     "CacheMode",
     "CacheStats",
+    "Call",
     "CallLedger",
     "CallStore",
     "ChatRequest",
+    "DEFAULT_LAYERS",
     "Endpoint",
     "LEDGER",
     "LLMClient",
+    "Layer",
     "LedgerStats",
     "MockHandler",
     "MockTransport",

@@ -17,7 +17,7 @@ from .._lazy import TYPE_CHECKING
 if TYPE_CHECKING:  # the package root imports this module at start-up: no typing (``_provider_protocol``) until used
     from ._provider_protocol import Provider, ProviderFactory
 
-__all__ = ["create_provider", "provider_prefix", "register_provider"]
+__all__ = ["create_provider", "is_sim_model", "provider_prefix", "register_provider"]
 
 _FACTORIES: dict[str, ProviderFactory] = {}
 
@@ -31,6 +31,12 @@ def provider_prefix(model: str) -> str | None:
     """The registered prefix of ``model``'s name, or ``None`` when no provider serves it."""
     prefix, slash, _ = model.partition("/")
     return prefix if slash and prefix in _FACTORIES else None
+
+
+def is_sim_model(name: str) -> bool:
+    """Models named ``sim/...`` are the embedded sim's (for the sweep's checks of sim policies; the client asks
+    the registry, ``provider_prefix``)."""
+    return name.startswith("sim/")
 
 
 def create_provider(prefix: str) -> Provider:

@@ -1,0 +1,99 @@
+"""What a client layer is: one job around the inner layer's ``send``, linked once per client (``LLMClient(layers=)``).
+
+``LLMClient.chat`` builds one ``Call`` per request and hands it to the outermost
+layer; each layer does its one job and awaits ``self.inner.send(call)``, and the
+innermost one (``TransportSend``) sends the request. The chain is linked once per
+client (``link``): a call allocates no layer objects, and each layer is one plain
+coroutine call on the way down — the hot path of issue 31 stays what it was.
+Layers talk to each other only through the ``Call`` (its timing, the budget's
+reservation, the ledger's call id, the priced result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .._exceptions import LLMError
+from ..records import ChatResult, LLMCallRecord, Usage
+
+if TYPE_CHECKING:
+    from ..runtime import Deadline
+    from ._breaker import CircuitBreaker
+    from ._budget import Reservation
+    from ._transport import ChatRequest
+    from ._wire import StreamTiming, WireCompletion
+
+__all__ = ["Call", "Layer", "link"]
+
+
+class Call(msgspec.Struct, kw_only=True):
+    """One ``chat`` call on its way through the layers: its request, its timing and what layers left for others.
+
+    A msgspec struct so making one per call runs no Python ``__init__`` (counted by ``tests/llm/test_call_costs``).
+    ``state`` is the client's per-model state (settings, endpoint, limiter, breaker, estimator, totals).
+    """
+
+    state: Any
+    model: str
+    request: ChatRequest
+    cache_extra: Mapping[str, Any] | None = None
+    estimated_prompt_tokens: int = 0
+    max_out: int = 0
+    started_at: float = 0.0
+    attempts: int = 0
+    queued_s: float = 0.0
+    retry_wait_s: float = 0.0
+    latency_s: float = 0.0
+    deadline: Deadline | None = None  # set by the first send: the call's deadline runs from there
+    breaker: CircuitBreaker | None = None  # set by a breaker layer: a retry below it checks it before each attempt
+    reservation: Reservation | None = None  # the budget's hold, if a budget layer made one
+    call_id: str | None = None  # set once an intent of the call is in the ledger: its record settles it
+    priced: tuple[ChatResult, float | None, int, int] | None = None  # the reply priced once (``_accounting``)
+    result: ChatResult | None = None  # the result the records layer made of the reply
+
+    def record(self, *, transport: str, usage: Usage | None = None, cost_usd: float | None = 0.0,
+               cached_tokens: int = 0, reasoning_tokens: int = 0, error: LLMError | None = None,
+               stream: StreamTiming | None = None, completion: WireCompletion | None = None) -> LLMCallRecord:
+        """The call's record: how it went, with TTFT/TPOT/ITL of a streamed reply."""
+        ttft = tpot = itl = None
+        if stream is not None and stream.chunks:  # no token chunk at all: no first token to time
+            # TPOT as vLLM defines it: the time after the first token per further token
+            ttft, itl = stream.ttft_s, stream.itl_s
+            tokens = usage.completion_tokens if usage is not None else 0
+            tpot = (self.latency_s - ttft) / (tokens - 1) if tokens > 1 else None
+        elif stream is not None:
+            itl = []
+        return LLMCallRecord(
+            model=self.model, key=self.request.key, status="error" if error else "ok", attempts=self.attempts,
+            started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,
+            retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, itl_s=itl, usage=usage or Usage(),
+            estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
+            reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
+            error_message=str(error) if error else None, transport=transport, call_id=self.call_id,
+            request_id=completion.request_id if completion is not None else None,
+            response_id=(completion.id or None) if completion is not None else None)
+
+
+class Layer:
+    """One job around ``inner``: override ``send``, do the job, ``return await self.inner.send(call)``.
+
+    A layer instance belongs to one client: ``link`` sets its ``inner`` when the client builds its chain.
+    """
+
+    inner: Layer
+
+    async def send(self, call: Call) -> WireCompletion:
+        """The reply to ``call``: by default, what the inner layer answers."""
+        return await self.inner.send(call)
+
+
+def link(layers: Sequence[Layer], innermost: Layer) -> Layer:
+    """Chain ``layers`` outermost first around ``innermost``; return the outermost (``innermost`` if none)."""
+    head = innermost
+    for layer in reversed(layers):
+        layer.inner = head
+        head = layer
+    return head
