@@ -12,7 +12,9 @@ stored in records and reports and printed::
     ├── InputError                  bad user input: a file, a field, a flag
     │   ├── ConfigError             model_config.json and friends
     │   │   └── MissingAPIKeyError  a non-sim model whose key variable is unset
-    │   └── RecordDecodeError       a JSON/JSONL document that does not fit its type
+    │   ├── RecordDecodeError       a JSON/JSONL document that does not fit its type
+    │   ├── CacheError              the response cache file cannot be used (not a cache, locked, missing)
+    │   └── MixedScoringError       two tariff reports scored under different modes
     ├── LLMError                    one model call failed (carries model and endpoint)
     │   ├── TransientLLMError       worth retrying
     │   │   ├── RateLimitError      HTTP 429
@@ -28,6 +30,9 @@ stored in records and reports and printed::
     │   ├── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     │   └── LedgerError             a request's intent could not be written to the call ledger: not sent
     ├── ToolWorkerTimeout           no tool worker came free in time (other units' calls held them all)
+    ├── BudgetExceeded              a call refused: its worst case would pass a budget (nothing sent)
+    ├── GenerationError             a model could not produce valid data within the repair budget
+    ├── WorkersLost                 every Ray worker died, or one lost the global limiter
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
 """
 
@@ -38,9 +43,12 @@ from ._redact import redact_text
 __all__ = [
     "BadResponseError",
     "BenchError",
+    "BudgetExceeded",
+    "CacheError",
     "CallDeadlineError",
     "CircuitOpenError",
     "ConfigError",
+    "GenerationError",
     "InputError",
     "HTMLReplyError",
     "Interrupted",
@@ -49,6 +57,7 @@ __all__ = [
     "LLMError",
     "LLMTimeoutError",
     "MissingAPIKeyError",
+    "MixedScoringError",
     "PermanentLLMError",
     "RateLimitError",
     "RecordDecodeError",
@@ -57,6 +66,7 @@ __all__ = [
     "ServerError",
     "ToolWorkerTimeout",
     "TransientLLMError",
+    "WorkersLost",
 ]
 
 
@@ -225,3 +235,28 @@ class ToolWorkerTimeout(BenchError):
     def __init__(self, message: str, *, tool: str = "", waited_s: float = 0.0) -> None:
         self.tool, self.waited_s = tool, waited_s
         super().__init__(message)
+
+
+class GenerationError(BenchError):
+    """A model could not produce valid data within the repair budget."""
+
+
+class CacheError(InputError):
+    """The response cache file cannot be used: not a cache, another schema, locked, or missing in read mode."""
+
+
+class BudgetExceeded(BenchError):
+    """A call was refused because its worst-case cost would pass a budget; nothing was sent."""
+
+    def __init__(self, message: str, *, model: str, spent_usd: float, limit_usd: float, scope: str) -> None:
+        super().__init__(message)
+        self.model, self.spent_usd, self.limit_usd, self.scope = model, spent_usd, limit_usd, scope
+
+
+class MixedScoringError(InputError):
+    """Two reports scored under different modes: their scores do not measure the same thing."""
+
+
+class WorkersLost(BenchError):
+    """No unit can run any more: every Ray worker died, or one lost the global limiter (the units recorded are
+    kept; a rerun resumes)."""

@@ -24,7 +24,7 @@ import pickle
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._exceptions import BenchError
+from .._exceptions import BenchError, WorkersLost
 from ..llm import LLMClient, ModelConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import unit_attempt
@@ -38,11 +38,6 @@ __all__ = ["UnitReply", "UnitWorker", "WorkersLost"]
 log = logging.getLogger(__name__)
 
 _unit_calls: ContextVar[list[LLMCallRecord] | None] = ContextVar("unit_calls", default=None)
-
-
-class WorkersLost(BenchError):
-    """No unit can run any more: every Ray worker died, or one lost the global limiter (the units recorded are
-    kept; a rerun resumes)."""
 
 
 class UnitReply(NamedTuple):

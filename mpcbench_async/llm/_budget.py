@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from .._exceptions import BenchError, ConfigError
+from .._exceptions import BudgetExceeded, ConfigError
 from ._config import ModelConfig, Prices
 
 __all__ = ["Budget", "BudgetExceeded", "Reservation", "worst_case_usd"]
@@ -44,14 +44,6 @@ def worst_case_usd(prices: Prices | None, prompt_tokens: int, max_output_tokens:
     if prices is None or (max_output_tokens <= 0 and max(prices.output_per_1m, prices.reasoning_per_1m or 0.0) > 0):
         return None
     return prices.worst_case(prompt_tokens, max_output_tokens)
-
-
-class BudgetExceeded(BenchError):
-    """A call was refused because its worst-case cost would pass a budget; nothing was sent."""
-
-    def __init__(self, message: str, *, model: str, spent_usd: float, limit_usd: float, scope: str) -> None:
-        super().__init__(message)
-        self.model, self.spent_usd, self.limit_usd, self.scope = model, spent_usd, limit_usd, scope
 
 
 class Reservation(msgspec.Struct, kw_only=True):

@@ -49,7 +49,7 @@ import anyio.to_thread
 import msgspec
 import orjson
 
-from .._exceptions import InputError, ReplyStoreError
+from .._exceptions import CacheError, ReplyStoreError
 from .._redact import is_secret_name
 from ._wire import WireCompletion
 
@@ -86,10 +86,6 @@ def cache_path(location: str | Path | None = None) -> Path:
     """The cache file for a ``--cache`` location: a directory (or a name without a suffix) holds ``CACHE_FILE``."""
     path = Path(location) if location is not None else DEFAULT_CACHE_DIR
     return path / CACHE_FILE if path.is_dir() or not path.suffix else path
-
-
-class CacheError(InputError):
-    """The response cache file cannot be used: not a cache, another schema, locked, or missing in read mode."""
 
 
 @contextmanager

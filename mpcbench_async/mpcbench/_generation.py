@@ -25,7 +25,7 @@ import anyio
 import msgspec
 import orjson
 
-from .._exceptions import BenchError, InputError
+from .._exceptions import BenchError, GenerationError, InputError
 from .._prompts import PromptConfig
 from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
@@ -43,10 +43,6 @@ log = logging.getLogger(__name__)
 SOURCE_TITLES = {"slack": "Slack workspace", "gmail": "Gmail mailbox", "calendar": "Google Calendar",
                  "contacts": "Google Contacts", "jira": "Jira", "drive": "Google Drive"}
 NOISE_EVENTS_AT_FULL_NOISE = 12
-
-
-class GenerationError(BenchError):
-    """A model could not produce valid data within the repair budget."""
 
 
 class GenerationOutcome(msgspec.Struct, kw_only=True):

@@ -34,9 +34,10 @@ BASELINE_ENTRY = (*CHECK_ENTRY, "mpcbench/_agent.py", "mpcbench/_sim/_oracle", "
 # The deterministic rubric judge: its rules and how it reads answers.
 SIM_JUDGE = "sim/judge"
 SIM_JUDGE_ENTRY = ("mpcbench/_sim/_judge_policy.py",)
-# Plumbing a score passes through but never computes (calls, records, files, the sim's HTTP server): not followed,
-# so a transport change does not read as "the check code changed" in ``verify``.
-PLUMBING = frozenset({"llm", "runtime", "records", "sim"})
+# Plumbing a score passes through but never computes (calls, records, files, the sim's HTTP server, the error
+# tree, secret masking): not followed, so a transport change or a new error class does not read as "the check code
+# changed" in ``verify``.
+PLUMBING = frozenset({"llm", "runtime", "records", "sim", "_exceptions", "_redact"})
 
 
 def _module_file(module: str) -> Path | None:

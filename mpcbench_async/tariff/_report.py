@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from .._exceptions import InputError
+from .._exceptions import InputError, MixedScoringError
 from ._cases import Case
 from ._hscodecomp import HSCODECOMP_PUBLISHED, HSCODECOMP_TAG, PublishedFigure
 from ._pipeline import VerificationResult
@@ -247,10 +247,6 @@ def _every_case(report: BenchmarkReport) -> dict[str, CaseScore]:
 def _errors(cases: Iterable[CaseScore], report: BenchmarkReport) -> dict[str, str]:
     return {s.case_id: report.error_cases.get(s.case_id, "; ".join(s.penalties))
             for s in cases if s.status == "error"}
-
-
-class MixedScoringError(InputError):
-    """Two reports scored under different modes: their scores do not measure the same thing."""
 
 
 def compare_reports(baseline: BenchmarkReport, current: BenchmarkReport, *,
