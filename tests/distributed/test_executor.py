@@ -190,13 +190,17 @@ class TestWorkerKilled:
         assert {"ok"} == {r["status"] for r in runs + records(out / "judgements.jsonl")}
         assert len(runs) < 16
 
-    async def test_the_limiter_actor_killed_stops_the_sweep_with_nothing_lost(self, workspace, tmp_path, ray_instance):
+    async def test_the_limiter_actor_killed_stops_the_sweep_with_nothing_lost(self, tmp_path, ray_instance):
         """The limiter actor killed after the 6th completed call: the sweep stops with WorkersLost, saying why; only
         ok records are on disk (no unit is left recorded as a failure a resume would skip), and a rerun with a new
         executor finishes every unit, each ok once."""
         out = tmp_path / "out"
         on_complete, executors = at_call(6, lambda executor: ray_instance.kill(executor.limiter, no_restart=True))
-        async with two_workers(workspace, 22, on_complete) as (root, config, executor):
+        # An rpm far above what runs makes every call take its credit from the actor (without one, a worker runs on
+        # the slots it leased until their TTL, and a fast sweep could end before it asks again).
+        paced = {**FAST_RETRY, "limits": {"rpm": 1_000_000}}
+        ws = lambda base_url: write_workspace(tmp_path / "ws", base_url=base_url, defaults=paced)  # noqa: E731
+        async with two_workers(ws, 22, on_complete) as (root, config, executor):
             executors.append(executor)
             with pytest.raises(WorkersLost) as raised:
                 await sweep(root, out, executor)
