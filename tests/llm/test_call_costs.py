@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mpcbench_async import _redact
 from mpcbench_async.llm import CallLedger, LLMClient, ModelConfig
 from mpcbench_async.records import Message
 from mpcbench_async.runtime import JsonlWriter
@@ -35,6 +36,13 @@ N = 512
 C = 64
 MESSAGES = [Message(role="user", content="Summarise the status of project ALPHA in one line.")]
 CONFIG = ModelConfig.from_dict({"defaults": {"limits": {"max_concurrency": C}, "params": {"max_tokens": 16}}})
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_of_other_tests(monkeypatch) -> None:
+    """Count the client's own work: the secrets other tests of the session registered (dozens of random keys)
+    make every masked text cost more Python calls, so the counts would depend on which tests ran first."""
+    monkeypatch.setattr(_redact, "_registry", _redact._Registry())
 
 
 @pytest.fixture
