@@ -123,7 +123,7 @@ def test_wheel_installs_and_runs_from_an_empty_directory(tmp_path):
     """The wheel holds the code, py.typed and every shipped file; installed alone, it runs the README's examples."""
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(PACKAGE, source / "mpcbench_async", symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -138,7 +138,7 @@ def test_wheel_installs_and_runs_from_an_empty_directory(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"mpcbench_async/_data/{p.relative_to(REPO).as_posix()}" for name in SHIPPED
                 for p in ([REPO / name] if (REPO / name).is_file() else (REPO / name).rglob("*")) if p.is_file()}
-    assert set() == (expected | {"mpcbench_async/py.typed"}) - names
+    assert set() == (expected | {"mpcbench_async/py.typed", "mpcbench_async-0.1.0.dist-info/licenses/LICENSE"}) - names
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
@@ -150,6 +150,9 @@ def test_wheel_installs_and_runs_from_an_empty_directory(tmp_path):
     where = subprocess.run([venv / "bin" / "python", "-c", "import mpcbench_async; print(mpcbench_async.__file__)"],
                            cwd=empty, capture_output=True, text=True, timeout=60)
     assert str(venv) in where.stdout  # the installed copy, not this checkout
+    version = subprocess.run([venv / "bin" / "mpcbench-async", "--version"], cwd=empty, capture_output=True,
+                             text=True, timeout=60)
+    assert (0, "mpcbench-async 0.1.0\n", "") == (version.returncode, version.stdout, version.stderr)
     run_from_empty_directory(venv / "bin" / "python", empty)
     workspace = subprocess.run([venv / "bin" / "python", "-c", "from mpcbench_async.testing import write_workspace; "
                                 "write_workspace('ws')"], cwd=tmp_path, capture_output=True, text=True, timeout=60)

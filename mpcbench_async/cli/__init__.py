@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         "from the copy shipped inside the package (tariff suites under storage/benchmarks/ are not shipped).",
         **_exit.with_epilog(),
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print the version and exit")
     parser.add_argument("--log-format", choices=("console", "json"), default="console",
                         help="log output format on stderr (default: console)")
     parser.add_argument("--log-level", default="warning",
@@ -68,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name, build, help in COMMANDS:
         commands.add_command(name, build, help=help)
     return parser
+
+
+def _version() -> str:
+    """The package's one version string (``pyproject.toml`` reads it too), already in memory: no metadata lookup."""
+    from .. import __version__
+
+    return __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

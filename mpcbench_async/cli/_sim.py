@@ -8,6 +8,7 @@ import sys
 
 from .._exceptions import BenchError
 from .._lazy import TYPE_CHECKING
+from . import _exit
 from ._commands import add_commands
 from ._compare import _positive
 
@@ -72,9 +73,10 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     async def run() -> None:
-        async with SimServer(seed=args.seed, defaults=spec, host=args.host, port=args.port) as server:
-            print(f"sim listening on {server.base_url}", flush=True)
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        # The signals are received before the ready line is printed: a stop sent as soon as it is read is a stop.
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with SimServer(seed=args.seed, defaults=spec, host=args.host, port=args.port) as server:
+                print(f"sim listening on {server.base_url}", flush=True)
                 async for _ in signals:
                     break
         print("sim stopped", file=sys.stderr)
@@ -83,4 +85,4 @@ def _serve(args: argparse.Namespace) -> int:
         anyio.run(run)
     except OSError as exc:
         raise BenchError(f"sim serve: cannot listen on {args.host}:{args.port} ({exc.strerror or exc})") from exc
-    return 0
+    return _exit.INTERRUPTED  # a server runs until stopped: Ctrl-C or SIGTERM, exit 130 like every command

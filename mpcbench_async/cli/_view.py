@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
+from . import _exit
 from ._paths import output_file
 
 if TYPE_CHECKING:
@@ -142,10 +143,10 @@ def cmd_view(args: argparse.Namespace) -> int:
             index.close()
             signal.signal(signal.SIGINT, signal.default_int_handler)
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how a viewer is stopped: a normal end
+        pass  # the Ctrl-C that stops the served viewer is below; one before serving lands here
     finally:
         sock.close()
-    return 0
+    return _exit.INTERRUPTED  # a viewer runs until Ctrl-C: exit 130, as every command on an interrupt
 
 
 async def _serve(index: BackgroundIndex | SweepIndex, chapters: dict[str, str], sock: socket.socket, *,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -25,6 +26,15 @@ class TestHelp:
             assert f"    {command} " in out
 
 
+    def test_version_is_the_package_version(self, capsys):
+        """`--version` prints the one version string the package and its metadata share, and exits 0."""
+        import mpcbench_async
+
+        with pytest.raises(SystemExit) as exc:
+            main(["--version"])
+        assert (0, f"mpcbench-async {mpcbench_async.__version__}\n") == (exc.value.code, capsys.readouterr().out)
+
+
 class TestSimServe:
     def test_serves_the_openai_sdk_on_loopback(self):
         """`sim serve` in its own process answers a real openai SDK client, tool calls included."""
@@ -35,6 +45,19 @@ class TestSimServe:
             reply = client.chat.completions.create(model="sim/echo", messages=[{"role": "user", "content": "yo"}])
         assert "sim/echo" in models
         assert "echo: yo" == reply.choices[0].message.content
+
+    @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+    def test_ctrl_c_or_sigterm_stops_it_with_130(self, stop):
+        """A server runs until stopped; stopping it is an interrupt, exit 130 as every command (README)."""
+        proc = subprocess.Popen([sys.executable, "-m", "mpcbench_async", "sim", "serve", "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().startswith("sim listening on ")
+            proc.send_signal(stop)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        assert (130, "sim stopped\n") == (proc.returncode, err)
 
     def test_busy_port_is_one_clear_error(self):
         """Binding a port that is taken fails with one line and exit code 2, no traceback."""

@@ -53,10 +53,10 @@ def _help(argv: list[str], capsys) -> str:
 
 class TestBuiltOnFirstUse:
     def test_help_builds_only_the_program_parser(self, built, capsys):
-        """``--help`` constructs one parser and its three options (-h, --log-format, --log-level), and lists every
-        command with its one-line help."""
+        """``--help`` constructs one parser and its four options (-h, --version, --log-format, --log-level), and lists
+        every command with its one-line help."""
         out = _help([], capsys)
-        assert {"parsers": 1, "arguments": 3} == built
+        assert {"parsers": 1, "arguments": 4} == built
         for name, _, text in COMMANDS:
             assert re.search(rf"^    {re.escape(name)} +{re.escape(text.split()[0])}", out, re.M), name
 
@@ -64,7 +64,7 @@ class TestBuiltOnFirstUse:
         """``sweep --help`` builds the program's parser and sweep's: two, never the other 25."""
         out = _help(["sweep"], capsys)
         assert 2 == built["parsers"]
-        assert 3 < built["arguments"] <= 3 + 50
+        assert 4 < built["arguments"] <= 4 + 50
         assert out.startswith("usage: mpcbench-async sweep ")
 
     def test_a_subcommand_builds_its_group_and_itself(self, built, capsys):

@@ -37,20 +37,20 @@ def fetch(url: str) -> str:
 
 
 class TestView:
-    def test_prints_its_address_serves_the_pages_and_stops_cleanly_on_ctrl_c(self, sweep_dir):
+    def test_prints_its_address_serves_the_pages_and_stops_on_ctrl_c_with_130(self, sweep_dir):
         with viewer(str(sweep_dir)) as (proc, url):
             assert url.endswith("/") and int(url.rsplit(":", 1)[1].rstrip("/")) > 0
             overview = parse(fetch(url))
             assert 2 == len(overview.one("table", id="leaderboard").one("tbody").all("tr"))
             assert "page 1 of 1 (18 runs)" == parse(fetch(url + "runs")).one(id="page-info").text
-        assert 0 == proc.returncode
+        assert 130 == proc.returncode  # stopped by Ctrl-C, as every command (README: exit codes)
         assert "" == proc.stdout.read()  # one line printed
         index = sweep_dir / ".view" / "index.sqlite"
         assert f"indexing {sweep_dir} (its files are new or changed since the last index; the index is kept in " \
                f"{index} for the next start) …\n" == proc.stderr.read()
         with viewer(str(sweep_dir)) as (proc, _):
             pass
-        assert (0, "") == (proc.returncode, proc.stderr.read())  # the cached index: nothing to say
+        assert (130, "") == (proc.returncode, proc.stderr.read())  # the cached index: nothing to say
 
     def test_listens_on_the_given_port(self, sweep_dir):
         with socket.socket() as s:
