@@ -11,6 +11,7 @@ reservation, the ledger's call id, the priced result).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,18 +59,22 @@ class Call(msgspec.Struct, kw_only=True):
                cached_tokens: int = 0, reasoning_tokens: int = 0, error: LLMError | None = None,
                stream: StreamTiming | None = None, completion: WireCompletion | None = None) -> LLMCallRecord:
         """The call's record: how it went, with TTFT/TPOT/ITL of a streamed reply."""
-        ttft = tpot = itl = None
+        ttft = tpot = itl = stream_end = None
         if stream is not None and stream.chunks:  # no token chunk at all: no first token to time
-            # TPOT as vLLM defines it: the time after the first token per further token
+            # TPOT: the time from the first token to the last per further token. The time after the last token
+            # (usage chunk, [DONE], a gateway's close) is no token's and is kept apart, as stream_end_s.
             ttft, itl = stream.ttft_s, stream.itl_s
             tokens = usage.completion_tokens if usage is not None else 0
-            tpot = (self.latency_s - ttft) / (tokens - 1) if tokens > 1 else None
+            tokens_s = math.fsum(itl)
+            tpot = tokens_s / (tokens - 1) if tokens > 1 else None
+            stream_end = round(max(0.0, self.latency_s - ttft - tokens_s), 6)
         elif stream is not None:
             itl = []
         return LLMCallRecord(
             model=self.model, key=self.request.key, status="error" if error else "ok", attempts=self.attempts,
             started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,
-            retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, itl_s=itl, usage=usage or Usage(),
+            retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, stream_end_s=stream_end, itl_s=itl,
+            usage=usage or Usage(),
             estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
             reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
             error_message=str(error) if error else None, transport=transport, call_id=self.call_id,

@@ -144,7 +144,8 @@ class _Run:
             return
         self.samples.append(RequestSample(
             start_s=start, end_s=end, ok=True, output_tokens=record.usage.completion_tokens, e2e_s=record.latency_s,
-            ttft_s=record.ttft_s, tpot_s=record.tpot_s, itl_s=tuple(record.itl_s or ())))
+            ttft_s=record.ttft_s, tpot_s=record.tpot_s, itl_s=tuple(record.itl_s or ()),
+            stream_end_s=record.stream_end_s))
 
 
 class _Levels:

@@ -64,10 +64,12 @@ def render_endpoint_profile(profile: EndpointProfile) -> tuple[str, str]:
              "SLO met | max in flight | mean in flight | capped | over-saturated |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
              *(_throughput_row(lv) for lv in profile.levels), "",
-             "Latency in ms, p50 / p90 / p95 / p99 (ITL: every gap between tokens of every request; TPOT and ITL "
-             "to the µs):", "",
-             "| load | TTFT | TPOT | ITL | E2E |", "|---|---|---|---|---|",
-             *(f"| {lv.load} | {_ms(lv.ttft)} | {_ms(lv.tpot, 3)} | {_ms(lv.itl, 3)} | {_ms(lv.e2e)} |"
+             "Latency in ms, p50 / p90 / p95 / p99 (ITL: every gap between tokens of every request; TPOT: first to "
+             "last token per further token; stream end: last token to the stream's end, which TPOT leaves out; "
+             "TPOT and ITL to the µs):", "",
+             "| load | TTFT | TPOT | ITL | stream end | E2E |", "|---|---|---|---|---|---|",
+             *(f"| {lv.load} | {_ms(lv.ttft)} | {_ms(lv.tpot, 3)} | {_ms(lv.itl, 3)} | {_ms(lv.stream_end)} | "
+               f"{_ms(lv.e2e)} |"
                for lv in profile.levels)]
     by_rate = sorted(profile.levels, key=lambda lv: lv.requests_per_s)
 

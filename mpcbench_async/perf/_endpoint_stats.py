@@ -24,7 +24,8 @@ class RequestSample(msgspec.Struct, kw_only=True, frozen=True):
     """One request as the profile saw it: when it started and ended (seconds from the level's start) and its timings.
 
     ``e2e_s`` is the duration of the request as sent (send to last byte); ``ttft_s``,
-    ``tpot_s`` and ``itl_s`` come from the streamed reply (``None``/empty when not streamed).
+    ``tpot_s``, ``itl_s`` and ``stream_end_s`` (last token to the stream's end) come from the streamed reply
+    (``None``/empty when not streamed).
     """
 
     start_s: float
@@ -36,6 +37,7 @@ class RequestSample(msgspec.Struct, kw_only=True, frozen=True):
     ttft_s: float | None = None
     tpot_s: float | None = None
     itl_s: tuple[float, ...] = ()
+    stream_end_s: float | None = None
 
 
 class Percentiles(msgspec.Struct, kw_only=True, frozen=True):
@@ -100,6 +102,7 @@ class LevelResult(msgspec.Struct, kw_only=True):
     ttft: Percentiles | None = None
     tpot: Percentiles | None = None
     itl: Percentiles | None = None
+    stream_end: Percentiles | None = None
     goodput_requests_per_s: float | None = None
     slo_met_fraction: float | None = None
     error_rate: float
@@ -216,6 +219,7 @@ def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: fl
         ttft=Percentiles.of(s.ttft_s for s in ok if s.ttft_s is not None),
         tpot=Percentiles.of(s.tpot_s for s in ok if s.tpot_s is not None),
         itl=Percentiles.of(gap for s in ok for gap in s.itl_s),
+        stream_end=Percentiles.of(s.stream_end_s for s in ok if s.stream_end_s is not None),
         goodput_requests_per_s=None if met is None else round(met / window, 2),
         slo_met_fraction=None if not slo else round(sum(id(s) in meeting for s in samples) / max(1, requests), 4),
         error_rate=round((requests - len(ok)) / max(1, requests), 4),

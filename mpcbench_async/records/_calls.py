@@ -31,10 +31,12 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     A streamed call (``stream: true``) also records ``ttft_s`` (time to its first content,
     reasoning or tool-call chunk), ``itl_s`` (the gaps between successive such chunks,
-    microsecond-rounded) and ``tpot_s`` (time per output token after the first: ``(latency_s -
-    ttft_s) / (completion_tokens - 1)``, vLLM's definition; null with fewer than 2 completion
-    tokens), all of its final attempt; ``ttft_s`` and ``tpot_s`` are null (``itl_s`` empty) when
-    no such chunk arrived.
+    microsecond-rounded), ``tpot_s`` (time per output token after the first: ``(last token -
+    first token) / (completion_tokens - 1)``; null with fewer than 2 completion tokens) and
+    ``stream_end_s`` (from the last token to the end of the stream: the usage chunk, ``[DONE]``,
+    the connection's close — a gateway can add hundreds of ms there, which is no token's time), all of its
+    final attempt; ``ttft_s``, ``tpot_s`` and ``stream_end_s`` are null (``itl_s`` empty) when no
+    such chunk arrived.
 
     ``call_id`` names the call in the call ledger (``ledger.jsonl``, see ``CallIntent``): the record of
     a call whose requests were announced there settles them; it is omitted for calls that sent nothing
@@ -54,6 +56,7 @@ class LLMCallRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     retry_wait_s: float = 0.0
     ttft_s: float | None = None
     tpot_s: float | None = None
+    stream_end_s: float | None = None
     itl_s: list[float] | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
     estimated_prompt_tokens: int = 0

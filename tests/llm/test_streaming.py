@@ -18,6 +18,7 @@ from mpcbench_async import (
     PermanentLLMError,
     RateLimitError,
     ServerError,
+    Usage,
 )
 from mpcbench_async.llm import (
     CallStore,
@@ -28,6 +29,7 @@ from mpcbench_async.llm import (
     StreamTiming,
     create_transport,
 )
+from mpcbench_async.llm._layer import Call
 from mpcbench_async.llm._stream import SSEParser, StreamAssembler
 
 TRANSPORTS = ["native", "openai"]
@@ -354,8 +356,9 @@ class TestAgainstTheSim:
         record = records[-1]
         assert (20, 19) == (record.usage.completion_tokens, len(record.itl_s))
         assert 0.3 <= record.ttft_s < record.latency_s
-        assert record.tpot_s == pytest.approx((record.latency_s - record.ttft_s) / 19)
+        assert record.tpot_s == pytest.approx(sum(record.itl_s) / 19)  # first to last token, over the 19 gaps
         assert 0 < sum(record.itl_s) <= record.latency_s - record.ttft_s  # first to last token, within the stream
+        assert record.stream_end_s == pytest.approx(record.latency_s - record.ttft_s - sum(record.itl_s), abs=2e-6)
         assert all(gap >= 0 and gap == round(gap, 6) for gap in record.itl_s)
         assert (result.ttft_s, result.tpot_s) == (record.ttft_s, record.tpot_s)
 
@@ -421,6 +424,17 @@ def request(model: str, *, stream: bool) -> ChatRequest:
 
 
 class TestRecords:
+    def test_tpot_spans_first_to_last_token_and_the_streams_end_is_apart(self):
+        """A gateway that holds the stream 880 ms after its last token (usage chunk, [DONE], close): TPOT is the
+        2 ms between tokens, (last − first) / (tokens − 1), and the 880 ms are stream_end_s, no token's time."""
+        call = Call(state=None, model="m", request=ChatRequest(body={}, payload=b"", key="k"), latency_s=1.0)
+        timing = StreamTiming(ttft_s=0.1, itl_s=[0.002] * 9, chunks=10)
+        record = call.record(transport="native", usage=Usage(completion_tokens=10), stream=timing)
+        assert (0.1, 0.002, 0.882) == (record.ttft_s, pytest.approx(record.tpot_s), record.stream_end_s)
+        one = call.record(transport="native", usage=Usage(completion_tokens=1),
+                          stream=StreamTiming(ttft_s=0.1, itl_s=[], chunks=1))
+        assert (None, 0.9) == (one.tpot_s, one.stream_end_s)  # one token: no time per further token
+
     def test_a_plain_call_record_is_unchanged_and_old_records_decode(self):
         """Non-streamed records carry no timing fields on the wire; records written before them decode."""
         old = b'{"model":"m","key":"k","status":"ok","latency_s":0.5,"usage":{}}'

@@ -345,7 +345,8 @@ def test_cli_modes_write_json_markdown_and_charts(argv, loads, tmp_path, capsys,
         assert level["slo_met_fraction"] == 1.0 and level["goodput_requests_per_s"] == level["requests_per_s"]
     assert profile["ttft_cdf"][-1][1] == 1.0 and profile["ttft_cdf_level"] in labels
     markdown = (out / f"{base}.md").read_text()
-    assert all(f"| {label} |" in markdown for label in labels) and "| load | TTFT | TPOT | ITL | E2E |" in markdown
+    assert all(f"| {label} |" in markdown for label in labels)
+    assert "| load | TTFT | TPOT | ITL | stream end | E2E |" in markdown
     for chart in (f"{base}.svg", f"{base}_ttft.svg"):
         svg = (out / chart).read_text()
         assert svg.startswith("<svg") and svg.count('class="tick x"') >= 2 and svg.count('class="tick y"') >= 2

@@ -42,6 +42,6 @@ def test_a_closed_loop_keeps_its_concurrency_in_flight_and_tpot_keeps_its_micros
     profile = EndpointProfile(model="m", prompt_tokens=1, max_tokens=5, duration_s=1.0, levels=[level],
                               peak_requests_per_s=16.0, knee_concurrency=4)
     markdown, _ = render_endpoint_profile(profile)
-    assert "| c=4 | 228.3 / 228.3 / 228.3 / 228.3 | 5.432 / 5.432 / 5.432 / 5.432 | – | 250.0 / 250.0 / 250.0 / " \
+    assert "| c=4 | 228.3 / 228.3 / 228.3 / 228.3 | 5.432 / 5.432 / 5.432 / 5.432 | – | – | 250.0 / 250.0 / 250.0 / " \
            "250.0 |" in markdown.splitlines()
     assert "| 4 | 4.0 | 0 |  |" in next(line for line in markdown.splitlines() if line.startswith("| c=4 | –"))
