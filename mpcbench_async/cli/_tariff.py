@@ -132,7 +132,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = anyio.run(run_tariff, options, progress)
     report, t = result.report, result.report.totals
     partial_run = f", partial: {report.not_run} not run" if report.not_run else ""
-    print(f"{args.suite} ({args.mode}, {result.model}, {args.scoring} scoring): {t.passed}/{t.cases} passed "
+    answered = f"replies recorded from {result.model}" if args.mode == "fixture" else result.model
+    print(f"{args.suite} ({args.mode}, {answered}, {args.scoring} scoring): {t.passed}/{t.cases} passed "
           f"({100 * t.pass_rate:.1f}%), average score {t.average_score:.3f}, {report.errors} error(s){partial_run}")
     for case_type, g in report.by_case_type.items():
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")

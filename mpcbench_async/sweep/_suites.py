@@ -59,7 +59,8 @@ class TariffSuite:
 
     ``name`` defaults to ``<suite>_<model>`` (a sweep's files); ``on_record`` sees each record as its case
     ends (``tariff run``'s progress lines). After ``finish``, ``report`` holds the report it wrote and ``records``
-    each case's latest record (in case order).
+    each case's latest record (in case order). ``answered_by`` is the model the report names (default ``model``): a
+    fixture run's client model is ``fixture``, its replies were recorded from a real one.
     """
 
     record_type = TariffCaseRecord
@@ -67,7 +68,7 @@ class TariffSuite:
     def __init__(self, suite: str, cases: Sequence[Case], *, pack: Pack, prompts: PromptConfig, model: str,
                  config: ModelConfig | None, mode: Mode = "live", fixtures_dir: Path | None = None,
                  name: str | None = None, report_base: Path | None = None, scoring: ScoringMode = "project",
-                 on_record: Callable[[TariffCaseRecord], None] | None = None) -> None:
+                 on_record: Callable[[TariffCaseRecord], None] | None = None, answered_by: str | None = None) -> None:
         if mode == "record" and fixtures_dir is None:
             raise ValueError("TariffSuite(mode='record') needs fixtures_dir, where the fixtures are written")
         self.suite, self.cases, self.pack, self.prompts, self.model = suite, list(cases), pack, prompts, model
@@ -78,6 +79,7 @@ class TariffSuite:
         self.report: BenchmarkReport | None = None
         self.records: list[TariffCaseRecord] = []
         self.scoring = scoring
+        self.answered_by = answered_by or model  # the report's model: a fixture run names whose replies it replayed
         self._keyed = case_keys(self.cases, mode=mode, model=model, config=config, prompts=prompts, scoring=scoring,
                                 fixtures_dir=fixtures_dir)
 
@@ -107,7 +109,7 @@ class TariffSuite:
         return record
 
     def finish(self, records: list[TariffCaseRecord], out_dir: Path) -> Outcome:
-        report = build_report(records, suite=self.suite, mode=self.mode, model=self.model,
+        report = build_report(records, suite=self.suite, mode=self.mode, model=self.answered_by,
                               created_at=datetime.now(UTC).isoformat(), cases=self.cases, scoring=self.scoring)
         base = self.report_base or out_dir / self.name
         atomic_write_bytes(base.parent / f"{base.name}.json", msgspec.json.format(msgspec.json.encode(report)) + b"\n",

@@ -23,7 +23,16 @@ from .._exceptions import InputError
 from .._prompts import load_prompts
 from ..llm import ModelConfig, Transport, load_model_config
 from ..mpcbench import safe_name
-from ..tariff import BenchmarkReport, FixtureTransport, Mode, ScoringMode, TariffCaseRecord, load_pack, load_suite
+from ..tariff import (
+    BenchmarkReport,
+    FixtureTransport,
+    Mode,
+    ScoringMode,
+    TariffCaseRecord,
+    load_pack,
+    load_suite,
+    recorded_models,
+)
 from ._runner import Runner
 from ._suites import TariffSuite
 
@@ -34,7 +43,8 @@ class TariffRunOptions(msgspec.Struct, kw_only=True):
     """What ``mpcbench-async tariff run`` takes, as plain values (its ``--help`` explains each; the defaults match).
 
     ``model`` (live and record modes) defaults to the config's first ``tariff_models``, else ``sim/tariff``;
-    ``path`` to ``storage/benchmarks/<suite>``; ``pack`` to ``storage/packs/<the cases' pack_id>``.
+    ``path`` to ``storage/benchmarks/<suite>`` (in a clone: suites are not shipped in the package);
+    ``pack`` to ``storage/packs/<the cases' pack_id>``; ``out`` to ``reports/benchmarks`` (ignored by git).
     """
 
     suite: str = "tariff"
@@ -54,7 +64,8 @@ class TariffRunOptions(msgspec.Struct, kw_only=True):
 class TariffRunResult(msgspec.Struct, kw_only=True):
     """How a tariff run ended: its report (written to ``report_base`` + ``.json`` / ``.md``), each case's latest
     record and the suite's number of cases; ``results`` is the JSONL file of every record, ``interrupted``
-    whether a signal stopped it."""
+    whether a signal stopped it. ``model`` is the model that answered: in fixture mode, the one(s) whose
+    recorded replies were replayed (``"fixture"`` when the fixtures name none)."""
 
     report: BenchmarkReport
     records: list[TariffCaseRecord]
@@ -73,6 +84,10 @@ async def run_tariff(options: TariffRunOptions,
     ``InputError`` for a bad input, before any call.
     """
     suite_dir = options.path or Path("storage/benchmarks") / options.suite
+    if options.path is None and not suite_dir.is_dir():
+        raise InputError(f"{suite_dir}: no such suite directory. Tariff suites are not shipped in the package (a "
+                         "clone of the repository has them under storage/benchmarks/): run from a clone, or set the "
+                         "suite's directory, one holding cases/ and fixtures/ (path; --path on the command line)")
     cases = load_suite(suite_dir / "cases")
     if not cases:
         raise InputError(f"{suite_dir / 'cases'}: no cases")
@@ -86,13 +101,15 @@ async def run_tariff(options: TariffRunOptions,
     pack = load_pack(options.pack or Path("storage/packs") / packs.pop())
     prompts = load_prompts(options.prompts)
     model, config = "fixture", ModelConfig()
+    answered_by = model
     transport: Transport | None = None
     if options.mode == "fixture":  # replay through the client, as a live run: its limits, retries and accounting
         transport = FixtureTransport(fixtures)
+        answered_by = _names(recorded_models(fixtures)) or model
     else:
         prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(options.config)
-        model = options.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
+        model = answered_by = options.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
     scored = "" if options.scoring == "project" else f"_{options.scoring}"  # project-scored runs keep their old file
     name = f"{safe_name(options.suite)}_{options.mode}_{safe_name(model)}{scored}"
     results = options.out / "runs" / f"{name}.jsonl"
@@ -100,6 +117,7 @@ async def run_tariff(options: TariffRunOptions,
     base = options.out / f"{safe_name(options.suite)}_benchmark_{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
     suite = TariffSuite(options.suite, cases, pack=pack, prompts=prompts, model=model, config=config,
                         mode=options.mode, fixtures_dir=fixtures, name=name, report_base=base, scoring=options.scoring,
+                        answered_by=answered_by,
                         on_record=None if on_record is None else lambda record: on_record(record, len(cases)))
     runner = Runner(config, out_dir=results.parent, concurrency=options.concurrency,
                     retry_errors=options.retry_errors, handle_signals=options.handle_signals,
@@ -107,6 +125,12 @@ async def run_tariff(options: TariffRunOptions,
     async with runner:
         await runner.run_suites([suite])
     assert suite.report is not None  # run_suites ends with the suite's finish
-    return TariffRunResult(report=suite.report, records=suite.records, model=model, cases=len(cases), results=results,
-                           report_base=base, interrupted=runner.stats.interrupted)
+    return TariffRunResult(report=suite.report, records=suite.records, model=answered_by, cases=len(cases),
+                           results=results, report_base=base, interrupted=runner.stats.interrupted)
 
+
+
+def _names(models: list[str], shown: int = 3) -> str:
+    """``a, b, c and 4 more``: a fixture suite may hold replies of many recorders (the original's one per chapter)."""
+    more = f" and {len(models) - shown} more" if len(models) > shown else ""
+    return ", ".join(models[:shown]) + more

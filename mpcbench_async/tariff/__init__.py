@@ -7,7 +7,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._cases import Case, CaseExpected, CaseInput, CaseNotes, CaseOptions, list_cases, load_case, load_suite
     from ._dossier import Citation, Dossier, GriStep, Lever, WhatIf, build_bundle
-    from ._fixtures import FixtureTransport, RecordingProposer
+    from ._fixtures import FixtureTransport, RecordingProposer, recorded_models
     from ._gates import CRITICAL_GATES, GateResult, GateStatus, run_gates
     from ._hscodecomp import (
         HSCODECOMP_PUBLISHED,
@@ -100,6 +100,7 @@ __all__ = [
     "score_original",
     "verify",
     "write_hscodecomp",
+    "recorded_models",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

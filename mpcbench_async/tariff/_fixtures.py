@@ -24,7 +24,7 @@ from ..records import Message
 from ..runtime import atomic_write_bytes
 from ._pipeline import LLMProposer, parse_call_key
 
-__all__ = ["FixtureTransport", "RecordingProposer", "fixture_path", "read_reply"]
+__all__ = ["FixtureTransport", "RecordingProposer", "fixture_path", "read_reply", "recorded_models"]
 
 
 class _Fixture(msgspec.Struct, kw_only=True):
@@ -46,6 +46,26 @@ def fixture_path(fixtures_dir: Path, case_id: str) -> Path:
     if problem is not None:
         raise InputError(f"{fixtures_dir}: case id {case_id[:80]!r} cannot name a fixture file: {problem}")
     return path
+
+
+class _Recorder(msgspec.Struct):
+    model: str = ""
+
+
+def recorded_models(fixtures_dir: Path) -> list[str]:
+    """The models whose replies ``fixtures_dir`` holds, most cases first: what a fixture run replays and reports.
+
+    A fixture that does not decode is skipped here; the run reports it, naming the file, when its case replays it.
+    """
+    counts: dict[str, int] = {}
+    for path in sorted(fixtures_dir.glob("*.json")):
+        try:
+            model = msgspec.json.decode(path.read_bytes(), type=_Recorder).model
+        except (OSError, msgspec.DecodeError):
+            continue
+        if model:
+            counts[model] = counts.get(model, 0) + 1
+    return sorted(counts, key=lambda m: (-counts[m], m))
 
 
 def read_reply(fixtures_dir: Path, case_id: str, iteration: int) -> str:

@@ -93,7 +93,7 @@ class TestRunTariff:
         t = result.report.totals
         assert (37, 72, 72, 0, False) == (t.passed, t.cases, result.cases, result.report.errors, result.interrupted)
         assert sorted(r.case_id for r in result.records) == sorted(case for case, _ in seen)
-        assert ({72}, "fixture", tmp_path / "runs" / "tariff_fixture_fixture.jsonl") == (
+        assert ({72}, "sim/tariff", tmp_path / "runs" / "tariff_fixture_fixture.jsonl") == (
             {cases for _, cases in seen}, result.model, result.results)
         assert result.report_base.with_suffix(".json").exists() and result.report_base.with_suffix(".md").exists()
 

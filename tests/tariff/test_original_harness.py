@@ -74,7 +74,8 @@ def _run(suite: Path, out: Path, scoring: str) -> tuple[subprocess.CompletedProc
 class TestOriginalAnswers:
     def test_they_score_72_of_72_as_the_original_reports_them(self, suite, tmp_path):
         done, report = _run(suite, tmp_path, "original")
-        assert (0, "tariff (fixture, fixture, original scoring): 72/72 passed (100.0%), average score 1.000, "
+        assert (0, "tariff (fixture, replies recorded from original:fixture_positive.json, original:fixture_ch85.json, "
+                "original:fixture_ch84.json and 4 more, original scoring): 72/72 passed (100.0%), average score 1.000, "
                 "0 error(s)") == (done.returncode, done.stdout.splitlines()[0])
         cases = {c.id: c for c in load_suite(suite / "cases")}
         expected = {cid: (1.0, True, FINAL_CODE[_fixture_of(cid, c.notes.tags, c.case_type)], [])

@@ -96,7 +96,8 @@ class TestTariffRunCommand:
         A rerun resumes: no progress lines, the same summary."""
         command = [sys.executable, "-m", "mpcbench_async", "tariff", "run", "--out", str(tmp_path)]
         first = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
-        summary = "tariff (fixture, fixture, project scoring): 37/72 passed (51.4%), average score 0.549, 0 error(s)"
+        summary = ("tariff (fixture, replies recorded from sim/tariff, project scoring): 37/72 passed (51.4%), average "
+                   "score 0.549, 0 error(s)")
         assert (0, summary, 72) == (first.returncode, first.stdout.splitlines()[0], len(first.stderr.splitlines()))
         assert {".lock", "tariff_fixture_fixture.jsonl", "tariff_fixture_fixture.keys"} == {
             p.name for p in (tmp_path / "runs").iterdir()}
@@ -104,3 +105,30 @@ class TestTariffRunCommand:
         assert {"runs", report.name, report.with_suffix(".md").name} == {p.name for p in tmp_path.iterdir()}
         again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
         assert (0, summary, "") == (again.returncode, again.stdout.splitlines()[0], again.stderr)
+
+
+class TestFromAnEmptyDirectory:
+    async def test_no_suite_directory_says_suites_are_not_shipped(self, tmp_path, monkeypatch):
+        """Run where no storage/benchmarks/ is (as from a wheel): one error that says why and what to do."""
+        from mpcbench_async._exceptions import InputError
+        from mpcbench_async.sweep import TariffRunOptions, run_tariff
+
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(InputError) as exc:
+            await run_tariff(TariffRunOptions())
+        assert ("storage/benchmarks/tariff: no such suite directory. Tariff suites are not shipped in the package (a "
+                "clone of the repository has them under storage/benchmarks/): run from a clone, or set the suite's "
+                "directory, one holding cases/ and fixtures/ (path; --path on the command line)") == str(exc.value)
+        assert [] == list(tmp_path.iterdir())  # nothing written
+
+
+class TestRecordedModels:
+    def test_most_cases_first_and_unreadable_fixtures_skipped(self, tmp_path):
+        from mpcbench_async.tariff import recorded_models
+
+        for name, model in (("a", "m2"), ("b", "m1"), ("c", "m1"), ("d", "")):
+            (tmp_path / f"{name}.json").write_text(msgspec.json.encode(
+                {"case_id": name, "model": model, "replies": []}).decode())
+        (tmp_path / "torn.json").write_text('{"case_id": "x", "mod')
+        assert ["m1", "m2"] == recorded_models(tmp_path)
+        assert ["sim/tariff"] == recorded_models(REPO / "storage" / "benchmarks" / "tariff" / "fixtures")
