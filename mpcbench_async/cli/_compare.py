@@ -97,7 +97,7 @@ def _base(path: Path) -> Path:
 def cmd_compare(args: argparse.Namespace) -> int:
     import msgspec
 
-    from ..compare import compare_paths, failure_line, finding_line, render_markdown
+    from ..compare import SweepComparison, compare_paths, failure_line, finding_line, render_markdown
     from ..runtime import atomic_write_bytes
 
     result = compare_paths(args.a, args.b, min_delta=args.min_delta, confidence=args.confidence,
@@ -110,6 +110,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         atomic_write_bytes(base.parent / f"{base.name}.json", data, fsync=False)
         print(f"compare -> {base}.md and {base}.json", file=sys.stderr)
     sys.stdout.write(data.decode() if args.json else markdown)
+    differ = result.settings_differ if isinstance(result, SweepComparison) else []  # reports carry no manifest
+    if differ:
+        print(f"warning: the sweeps ran with different settings ({len(differ)}): {'; '.join(differ)}",
+              file=sys.stderr)
     print(f"{len(result.regressions)} regression(s), {len(result.improvements)} improvement(s), "
           f"{len(result.new_failures)} new failure(s)", file=sys.stderr)
     if args.fail_on_regression and (result.regressions or result.new_failures):

@@ -97,6 +97,18 @@ def _model(m: ModelComparison, confidence: float) -> list[str]:
              f"Tasks only in A: {_names(m.tasks_only_in_a)}  ", f"Tasks only in B: {_names(m.tasks_only_in_b)}", ""]
 
 
+def _settings(differ: list[str], unknown: list[str]) -> list[str]:
+    """The settings B ran with that differ from A's, before any delta: a change there is no change of the model."""
+    if unknown:
+        return [f"Settings not compared: {' and '.join(unknown)} {'has' if len(unknown) == 1 else 'have'} no "
+                "readable manifest.json.", ""]
+    if not differ:
+        return ["Both sweeps ran with the same settings (models' parameters, prompts, max_turns, judges, versions).",
+                ""]
+    return [f"## Settings that differ ({len(differ)})", "",
+            "A delta below may come from these rather than from the model.", "", *(f"- {line}" for line in differ), ""]
+
+
 def _points(value: float) -> str:
     return f"{value:g} point" + ("" if value == 1 else "s")
 
@@ -111,6 +123,7 @@ def _sweep_markdown(c: SweepComparison) -> str:
              "the checks go from all passing to not (or back)."
              + (" Tariff reports both sweeps wrote are compared case by case (a score change of at least "
                 f"{CHANGE_THRESHOLD:g} counts; errors are failures scoring 0)." if c.tariff else ""), "",
+             *_settings(c.settings_differ, c.settings_unknown),
              *_findings("Regressions", c.regressions), *_findings("Improvements", c.improvements),
              *_failures(c.new_failures)]
     for model in c.models:

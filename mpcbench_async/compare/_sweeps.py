@@ -37,6 +37,7 @@ from ..sweep import RunRow, kept_runs
 from ._findings import Finding, NewFailure, interval_text
 from ._levels import LevelsComparison, compare_levels, has_levels
 from ._reports import ReportComparison, compare_tariff_reports
+from ._settings import setting_differences
 
 __all__ = ["Delta", "ModelComparison", "OverTasks", "Side", "SweepComparison", "TaskComparison", "compare_sweeps"]
 
@@ -99,6 +100,8 @@ class SweepComparison(msgspec.Struct, kw_only=True):
     b: str
     min_delta: float
     confidence: float
+    settings_differ: list[str] = []  # B's settings that differ from A's (manifests): why deltas may not be the model's
+    settings_unknown: list[str] = []  # the sides ("A", "B") without a manifest.json: their settings are not compared
     models: list[ModelComparison] = []
     models_only_in_a: list[str] = []
     models_only_in_b: list[str] = []
@@ -279,12 +282,14 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0, conf
     """Compare sweep directory ``b`` against ``a`` (see the module docstring for what counts)."""
     a, b = Path(a), Path(b)
     cells_a, cells_b = _cells(a), _cells(b)
+    differ, unknown = setting_differences(a, b)
     reports_a, reports_b = _reports(a), _reports(b)
     for path, cells, reports in ((a, cells_a, reports_a), (b, cells_b, reports_b)):
         if not cells and not reports and not has_levels(path):
             raise InputError(f"{path}: nothing to compare (runs.jsonl holds no agent run of the current experiment, "
                              "there is no tariff report and no levels.jsonl)")
     out = SweepComparison(a=str(a), b=str(b), min_delta=min_delta, confidence=confidence,
+                          settings_differ=differ, settings_unknown=unknown,
                           models_only_in_a=sorted(cells_a.keys() - cells_b.keys()),
                           models_only_in_b=sorted(cells_b.keys() - cells_a.keys()),
                           tariff_only_in_a=sorted(reports_a - reports_b),

@@ -8,9 +8,11 @@ if TYPE_CHECKING:
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import hint_for
     from ._experiment import (
+        fingerprint_changes,
         open_experiment,
         plan_fingerprint,
         read_experiment_keys,
+        read_manifest,
         record_case_keys,
         record_experiment_keys,
         write_manifest,
@@ -82,6 +84,7 @@ __all__ = [
     "Unit",
     "Verification",
     "build_plan",
+    "fingerprint_changes",
     "hint_for",
     "kept_levels_records",
     "kept_runs",
@@ -95,6 +98,7 @@ __all__ = [
     "plan_fingerprint",
     "plan_outcome",
     "read_experiment_keys",
+    "read_manifest",
     "record_case_keys",
     "record_experiment_keys",
     "render_dry_run",
