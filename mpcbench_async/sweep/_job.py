@@ -186,6 +186,7 @@ async def run_sweep(options: SweepOptions,
     ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
+    began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     config, prompts, plan, tariff, levels = _inputs(options)
     executor = _executor(options, config, plan, tariff, levels)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
@@ -199,7 +200,8 @@ async def run_sweep(options: SweepOptions,
                                 retry_errors=options.retry_errors, handle_signals=options.handle_signals,
                                 budget=_budget(options, config, _models(plan, tariff, levels)), cache=cache,
                                 executor=executor, ledger_fsync=options.ledger_fsync)
-                manifest, new_experiment = await _checked_start(options, config, plan, tariff, levels, runner)
+                manifest, new_experiment = await _checked_start(options, config, plan, tariff, levels, runner,
+                                                                began=began)
                 started = True
                 return await _locked(options, runner, plan, tariff, levels, progress, manifest, new_experiment)
         except BaseException:
@@ -329,14 +331,14 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
 
 async def _checked_start(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
                          tariff: list[TariffSuite], levels: LevelsSuite | None,
-                         runner: Runner) -> tuple[Manifest, bool]:
+                         runner: Runner, *, began: str) -> tuple[Manifest, bool]:
     """The last checks before anything is written into ``out``: the experiment (a rerun with other settings is
-    refused) and every model's key, here and on the Ray workers. Returns the manifest and whether a new experiment
-    begins; reads ``out``, writes nothing."""
+    refused) and every model's key, here and on the Ray workers. Returns the manifest (``began``: when the
+    invocation started) and whether a new experiment begins; reads ``out``, writes nothing."""
     fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
     if fingerprint is not None and tariff:
         fingerprint.tariff_scoring = options.tariff_scoring
-    opened = open_experiment(options.out, _manifest(options, config, plan, tariff), fingerprint,
+    opened = open_experiment(options.out, _manifest(options, config, plan, tariff, began), fingerprint,
                              allow_changes=options.allow_changes)
     client = LLMClient(config)
     try:
@@ -440,8 +442,9 @@ def _budget_line(stop: BudgetExceeded | None, budget: Budget | None, outcome: Ou
 
 
 def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
-              tariff: list[TariffSuite]) -> Manifest:
-    """This invocation's manifest: what it runs, with which files and versions, and each model's cap."""
+              tariff: list[TariffSuite], began: str) -> Manifest:
+    """This invocation's manifest: what it runs, with which files and versions, and each model's cap; its wall time
+    runs from ``began`` (the invocation's start, before the inputs are read and an executor starts)."""
     agents = plan.agent_models if plan else []
     judges = plan.judge_models if plan else []
     tariff_models = {model for suite in tariff for model in suite.models}
@@ -449,7 +452,7 @@ def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None
         command=options.command,
         config_hash=hashlib.sha256(options.config.read_bytes()).hexdigest()[:16],
         prompts_hash=hashlib.sha256(options.prompts.read_bytes()).hexdigest()[:16],
-        versions=_versions(), started_at=datetime.now(UTC).isoformat(),
+        versions=_versions(), started_at=began,
         agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
         trials=options.trials,
         units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,

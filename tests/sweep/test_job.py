@@ -70,6 +70,35 @@ class TestRunSweep:
         assert ("mpcbench_async.sweep.run_sweep", [False, False]) == (
             manifest["command"], [entry["interrupted"] for entry in manifest["history"]])
 
+    async def test_the_wall_time_runs_from_the_invocations_start(self, workspace, tmp_path, monkeypatch):
+        """The manifest's start is the first moment of run_sweep, before the inputs are read and an executor (a Ray
+        instance: 20 s) starts, not when the manifest is built: a Ray sweep of 27 s said "wall time 3.1 s"."""
+        import datetime as real
+
+        from mpcbench_async.sweep import _job
+
+        ticks: list[str] = []
+
+        class Clock(real.datetime):
+            @classmethod
+            def now(cls, tz=None):  # each reading 10 s after the last, from 2026-01-01
+                moment = real.datetime(2026, 1, 1, tzinfo=real.UTC) + real.timedelta(seconds=10 * len(ticks))
+                ticks.append(moment.isoformat())
+                return moment
+
+        monkeypatch.setattr(_job, "datetime", Clock)
+        inputs = _job._inputs
+
+        def slow_inputs(options):  # 10 s pass before the manifest is built, as while Ray starts
+            Clock.now()
+            return inputs(options)
+
+        monkeypatch.setattr(_job, "_inputs", slow_inputs)
+        async with SimServer(seed=41) as sim:
+            await run_sweep(options(workspace(sim.base_url), tmp_path / "out", certificate=False))
+        [invocation] = orjson.loads((tmp_path / "out" / "manifest.json").read_bytes())["history"]
+        assert (ticks[0], ticks[-1]) == (invocation["started_at"], invocation["finished_at"])
+
     async def test_bad_options_are_refused_before_anything_is_written(self, tmp_path):
         """An unknown suite or a concurrency below 1 is an InputError naming the option; --out stays absent."""
         out = tmp_path / "out"
