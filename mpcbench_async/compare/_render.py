@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..stats import format_p
 from ..tariff import CHANGE_THRESHOLD, render_diff
 from ._findings import (
     Finding,
@@ -77,7 +78,7 @@ def _task_row(t: TaskComparison) -> str:
 def _over_row(label: str, metric: str, o: OverTasks) -> str:
     p = o.paired
     ci = "–" if p.ci is None else bounds_text(metric, p.ci)
-    sign = "–" if p.sign_p is None else f"{p.sign_p:.3f}"
+    sign = format_p(p.sign_p)
     return (f"| {label} | {p.n} | {value_text(metric, o.a)} | {value_text(metric, o.b)} | "
             f"{change_text(metric, p.mean_diff)} | {ci} | {p.wins} / {p.losses} / {p.ties} | {sign} |")
 

@@ -12,7 +12,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._agreement import spearman, weighted_kappa
     from ._bootstrap import bootstrap_mean_ci
-    from ._paired import paired_difference, sign_test_p
+    from ._paired import format_p, paired_by_task, paired_difference, sign_test_p
     from ._passk import pass_hat_k, pass_ks
     from ._results import Interval, Paired
 
@@ -20,6 +20,8 @@ __all__ = [
     "Interval",
     "Paired",
     "bootstrap_mean_ci",
+    "format_p",
+    "paired_by_task",
     "paired_difference",
     "pass_hat_k",
     "pass_ks",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..stats import Interval, Paired
+from ..stats import Interval, Paired, format_p
 from ._summary_types import Estimate, Summary
 
 __all__ = ["Section", "pct", "stat_sections"]
@@ -119,5 +119,4 @@ def _signed(value: float | None) -> str:
 
 
 def _p(paired: Paired) -> str:
-    p = paired.sign_p
-    return "–" if p is None else "< 0.001" if p < 0.001 else f"{p:.3f}"
+    return format_p(paired.sign_p)

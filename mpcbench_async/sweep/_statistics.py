@@ -38,7 +38,7 @@ from ..stats import (
     Interval,
     Paired,
     bootstrap_mean_ci,
-    paired_difference,
+    paired_by_task,
     pass_hat_k,
     pass_ks,
     spearman,
@@ -127,17 +127,16 @@ def _model(runs: list[_Run], pass_k: Sequence[int] | None) -> ModelStats:
 
 
 def _paired(by_model: dict[str, list[_Run]]) -> list[ModelPair]:
-    """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``groups``)."""
+    """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``stats.paired_by_task``)."""
     cells = {model: {(run[0], run[1]): run[5] for run in runs if run[5] is not None}
              for model, runs in by_model.items()}
     pairs = []
     for a, b in itertools.combinations(sorted(by_model), 2):
-        shared = sorted(cells[a].keys() & cells[b].keys())
-        if shared:
-            tasks = [task for task, _ in shared]
+        if cells[a].keys() & cells[b].keys():
             pairs.append(ModelPair(model_a=a, model_b=b, **{
-                axis: _rounded(paired_difference([cells[a][c][i] for c in shared], [cells[b][c][i] for c in shared],
-                                                 groups=tasks)) for i, axis in enumerate(AXES)}))
+                axis: _rounded(paired_by_task({c: v[i] for c, v in cells[a].items()},
+                                              {c: v[i] for c, v in cells[b].items()}))
+                for i, axis in enumerate(AXES)}))
     return pairs
 
 

@@ -112,8 +112,10 @@ def heatmap_section(summary: Summary) -> str:
 
 
 def _paired(p: Paired) -> str:
+    from ..stats import format_p
+
     return (_num(p.n) + _estimate(p.mean_diff, p.ci) + _num(f"{p.wins}/{p.losses}/{p.ties}")
-            + _num(fmt(p.sign_p, 4)))
+            + _num(format_p(p.sign_p)))
 
 
 def _paired_tables(summary: Summary) -> str:
@@ -351,7 +353,7 @@ def run_body(index: SweepIndex, key: str) -> str | None:
 
 def compare_body(index: SweepIndex, a: str, b: str) -> str:
     """Two agent models on the same tasks: per-task means and deltas, then the paired difference per axis."""
-    from ..stats import paired_difference  # numpy: imported by the compare page only
+    from ..stats import paired_by_task  # numpy: imported by the compare page only
 
     models = index.distinct("model")
     picker = ('<form id="pickers" method="get" action="/compare">' + _select("a", "model a", models, a)
@@ -374,16 +376,15 @@ def compare_body(index: SweepIndex, a: str, b: str) -> str:
             cells.append(_num(fmt(mean_a)) + _num(fmt(mean_b)) + f'<td class="num delta">{fmt(delta)}</td>')
         rows.append(f'<tr data-task="{esc(task)}"><td>{esc(task)}</td>{"".join(cells)}</tr>')
     summary_rows = []
-    for axis, label in AXES:
-        pairs = [(r[axis], scores[(b, t, trial)][axis]) for (m, t, trial), r in sorted(scores.items())
-                 if m == a and (b, t, trial) in scores and r[axis] is not None
-                 and scores[(b, t, trial)][axis] is not None]
-        p = paired_difference([x for x, _ in pairs], [y for _, y in pairs])
+    for axis, label in AXES:  # the summary's statistic (stats.paired_by_task): pairs by task × trial, resamples tasks
+        by_side = {side: {(t, trial): r[axis] for (m, t, trial), r in scores.items()
+                          if m == side and r[axis] is not None} for side in (a, b)}
+        p = paired_by_task(by_side[a], by_side[b])
         summary_rows.append(f'<tr data-axis="{axis}"><td>{esc(label)}</td>{_paired(p)}</tr>')
     paired = table(None, ["axis", "pairs", "mean Δ (b − a) [95% CI]", "wins/losses/ties", "sign-test p"],
                    summary_rows)
     return (picker + "<h2>Per task (mean over trials)</h2>" + table("paired", header, rows)
-            + "<h2>Paired over the same task × trial (mean over judges per run)</h2>"
+            + "<h2>Paired over the same task × trial (mean over judges per run; 95% CI resampling tasks)</h2>"
             + f'<div id="paired-summary">{paired}</div>')
 
 
