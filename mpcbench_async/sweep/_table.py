@@ -42,6 +42,7 @@ class RunRow(msgspec.Struct, kw_only=True):
     passed: bool | None
     unverified: bool = False
     scores: dict[str, list[float | None]] = {}
+    error_class: str | None = None  # an error's class (its message is in the record)
 
 
 def kept_runs(out_dir: str | Path) -> list[RunRow]:
@@ -76,4 +77,4 @@ def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
                      status="ok" if run.ok else "error", infra_error=not run.ok and run.retryable,
                      checks_passed=run.checks_passed, checks_total=run.checks_applied, passed=run.passed,
                      unverified=run.unverified,
-                     scores=dict(sorted(scores.items())))
+                     scores=dict(sorted(scores.items())), error_class=run.error_class)

@@ -136,7 +136,7 @@ def build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progres
     progress.stage = "writing"
     for batch in _batches(_run_values(runs, judges)):
         progress.check()
-        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
     keys = {id(run): key for key, run in runs.items()}
     for batch in _batches((key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF)
                           for key, j in judges.items() if j.ok and j.at is not None):
@@ -163,7 +163,7 @@ def _run_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Ite
         yield (r.key, r.agent_model, r.task_id, r.task_type, r.trial, r.status, int(r.infra_error), r.checks_passed,
                r.checks_total, None if r.passed is None else int(r.passed), *_axes(r.scores),
                msgspec.json.encode(r.scores).decode(), offset, length, tokens, None if math.isnan(cost) else cost,
-               None if math.isnan(latency) else latency)
+               None if math.isnan(latency) else latency, r.error_class)
 
 
 def _axes(scores: dict[str, list[float | None]]) -> tuple[float | None, float | None]:

@@ -45,18 +45,18 @@ __all__ = ["RUN_COLUMNS", "BuildCancelled", "Progress", "SweepIndex", "fresh_sum
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 INDEX_DIR, INDEX_FILE, SUMMARY = ".view", "index.sqlite", "summary.json"
 BATCH = 5000  # rows per executemany: a bounded list, whatever the sweep's size
 
 RUN_COLUMNS = ("key", "model", "task", "family", "trial", "status", "infra_error", "checks_passed", "checks_total",
-               "passed", "ars", "sgr", "scores", "offset", "length", "tokens", "cost", "latency")
+               "passed", "ars", "sgr", "scores", "offset", "length", "tokens", "cost", "latency", "error")
 
 SCHEMA = """
 CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB);
 CREATE TABLE runs(key TEXT PRIMARY KEY, model TEXT, task TEXT, family TEXT, trial INTEGER, status TEXT,
   infra_error INTEGER, checks_passed INTEGER, checks_total INTEGER, passed INTEGER, ars REAL, sgr REAL, scores TEXT,
-  offset INTEGER, length INTEGER, tokens INTEGER, cost REAL, latency REAL);
+  offset INTEGER, length INTEGER, tokens INTEGER, cost REAL, latency REAL, error TEXT);
 CREATE TABLE judges(key TEXT PRIMARY KEY, run_key TEXT, judge_model TEXT, offset INTEGER, length INTEGER)
   WITHOUT ROWID;
 """
@@ -171,6 +171,33 @@ class SweepIndex:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
 
+    def answer_matches(self, where: str, params: tuple[Any, ...], text: str) -> set[str]:
+        """The keys of the kept runs (of ``where``) whose final answer contains ``text``, ignoring case.
+
+        Answers are not in the index (they would double its size); each candidate's line is read at its offset, in
+        file order, and only its answer decoded: a search over 100k runs reads their lines once.
+        """
+        needle, found = text.casefold(), set[str]()
+        decoder = msgspec.json.Decoder(_AnswerLine)
+        rows = self.db.execute(f"SELECT key, offset, length FROM runs {('WHERE ' + where) if where else ''} "
+                               "ORDER BY offset", params).fetchall()
+        try:
+            fh = (self.out_dir / RUNS).open("rb")
+        except FileNotFoundError:
+            return found
+        with fh:
+            for key, offset, length in rows:
+                if offset is None:
+                    continue
+                fh.seek(offset)
+                try:
+                    line = decoder.decode(fh.read(length))
+                except msgspec.DecodeError:  # the file was rewritten since the index was built: the next start rebuilds
+                    continue
+                if line.run is not None and needle in line.run.final_answer.casefold():
+                    found.add(key)
+        return found
+
     def judgements(self, row: sqlite3.Row) -> list[JudgeRecord]:
         """The kept judgements of a kept run (the ok ones the sweep counts: one per judge model), by judge model."""
         from ..sweep import JudgeRecord
@@ -179,6 +206,16 @@ class SweepIndex:
                                 (row["key"],)).fetchall()
         return [msgspec.json.decode(_read(self.out_dir / JUDGEMENTS, line[0], line[1]), type=JudgeRecord)
                 for line in found]
+
+
+class _Answer(msgspec.Struct):
+    final_answer: str = ""
+
+
+class _AnswerLine(msgspec.Struct):
+    """What a search reads of a run's line: its final answer (every other field skipped unparsed)."""
+
+    run: _Answer | None = None
 
 
 def _read(path: Path, offset: int, length: int) -> bytes:

@@ -177,6 +177,15 @@ class RunsQuery(msgspec.Struct, kw_only=True):
     status: str = ""
     page: int = 1
     per_page: int = PER_PAGE
+    sort: str = ""  # a column of _SORTS ("": the sweep's order: model, family, task, trial)
+    desc: bool = False
+    q: str = ""  # text the final answer contains (any case)
+
+    def order(self) -> str:
+        default = "model, family, task, trial, key"
+        if self.sort not in _SORTS:
+            return default
+        return f"{_SORTS[self.sort]} {'DESC' if self.desc else 'ASC'}, {default}"
 
     def where(self) -> tuple[str, tuple[Any, ...]]:
         clauses, params = [], []
@@ -190,6 +199,14 @@ class RunsQuery(msgspec.Struct, kw_only=True):
             clauses.append(status)
         return " AND ".join(clauses), tuple(params)
 
+
+# The runs list's sortable columns: the query parameter -> its SQL (whitelisted: never a user's text in SQL).
+_SORTS = {"model": "model", "task": "task", "family": "family", "trial": "trial", "status": "status, infra_error",
+          "error": "error", "ars": "ars", "sgr": "sgr", "checks": "checks_passed * 1.0 / NULLIF(checks_total, 0)",
+          "pass": "passed"}
+_RUN_HEADER = (("run", ""), ("model", "model"), ("task", "task"), ("family", "family"), ("trial", "trial"),
+               ("status", "status"), ("error", "error"), ("ARS", "ars"), ("SGR", "sgr"), ("judges (ARS/SGR)", ""),
+               ("checks", "checks"), ("pass", "pass"))
 
 _STATUS_FILTERS = {"ok": "status = 'ok'", "error": "status = 'error' AND infra_error = 0",
                    "infra": "status = 'error' AND infra_error = 1", "passed": "passed = 1", "failed": "passed = 0",
@@ -221,33 +238,58 @@ def run_row(row: sqlite3.Row) -> str:
     return (f'<tr data-key="{esc(row["key"])}"><td><a href="{href("/run/" + row["key"])}">{esc(row["key"])}</a></td>'
             f'<td>{esc(row["model"])}</td><td>{esc(row["task"])}</td><td>{esc(row["family"])}</td>'
             f'{_num(row["trial"])}<td class="status-{esc(row["status"])}">{esc(status_text(row))}</td>'
-            f'{_num(fmt(row["ars"]))}{_num(fmt(row["sgr"]))}<td class="scores">{esc(_scores_text(row))}</td>'
+            f'<td class="error">{esc(row["error"] or "")}</td>{_num(fmt(row["ars"]))}{_num(fmt(row["sgr"]))}'
+            f'<td class="scores">{esc(_scores_text(row))}</td>'
             f'{_num(checks)}<td>{passed}</td></tr>')
+
+
+def _sort_header(query: RunsQuery, keep: dict[str, Any]) -> str:
+    """The runs table's header: each sortable column a link (again: the other direction), the current one marked."""
+    cells = []
+    for label, key in _RUN_HEADER:
+        if not key:
+            cells.append(f"<th>{esc(label)}</th>")
+            continue
+        on = query.sort == key
+        mark = (" ▼" if query.desc else " ▲") if on else ""
+        link = href("/runs", **keep, sort=key, desc=1 if on and not query.desc else None)
+        cells.append(f'<th data-sort="{key}"{" aria-sort" if on else ""}><a href="{link}">{esc(label)}{mark}</a></th>')
+    return "<thead><tr>" + "".join(cells) + "</tr></thead>"
 
 
 def runs_body(index: SweepIndex, query: RunsQuery) -> str:
     where, params = query.where()
-    total = index.count(where, params)
     per_page = max(1, query.per_page)
+    matches = index.answer_matches(where, params, query.q) if query.q else None
+    total = index.count(where, params) if matches is None else len(matches)
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, query.page), pages)
-    rows = index.runs(where, params, limit=per_page, offset=(page - 1) * per_page)
+    if matches is None:
+        rows = index.runs(where, params, order=query.order(), limit=per_page, offset=(page - 1) * per_page)
+    else:  # the matching runs in the chosen order, then this page of them
+        found = [r for r in index.runs(where, params, order=query.order()) if r["key"] in matches]
+        rows = found[(page - 1) * per_page:page * per_page]
     keep = {"model": query.model, "task": query.task, "family": query.family, "status": query.status,
-            "per_page": per_page if per_page != PER_PAGE else None}
+            "q": query.q, "per_page": per_page if per_page != PER_PAGE else None}
     form = ('<form id="filters" method="get" action="/runs">'
             + _select("model", "model", index.distinct("model"), query.model)
             + _select("task", "task", index.distinct("task"), query.task)
             + _select("family", "family", index.distinct("family"), query.family)
             + _select("status", "status", list(_STATUS_FILTERS), query.status)
+            + f'<label>answer contains <input type="search" name="q" value="{esc(query.q)}"></label>'
+            + (f'<input type="hidden" name="sort" value="{esc(query.sort)}">' if query.sort in _SORTS else "")
+            + ('<input type="hidden" name="desc" value="1">' if query.sort in _SORTS and query.desc else "")
             + (f'<input type="hidden" name="per_page" value="{per_page}">' if per_page != PER_PAGE else "")
             + '<button type="submit">filter</button></form>')
+    keep |= {"sort": query.sort if query.sort in _SORTS else None, "desc": 1 if query.desc else None}
     prev = (f'<a id="prev-page" href="{href("/runs", **keep, page=page - 1)}">← previous</a>' if page > 1
             else '<a id="prev-page" class="disabled muted">← previous</a>')
     nxt = (f'<a id="next-page" href="{href("/runs", **keep, page=page + 1)}">next →</a>' if page < pages
            else '<a id="next-page" class="disabled muted">next →</a>')
     pager = f'<p class="pager">{prev} <span id="page-info">page {page} of {pages} ({total} runs)</span> {nxt}</p>'
-    header = ["run", "model", "task", "family", "trial", "status", "ARS", "SGR", "judges (ARS/SGR)", "checks", "pass"]
-    return form + pager + table("runs", header, [run_row(r) for r in rows])
+    head = _sort_header(query, {k: v for k, v in keep.items() if k not in ("sort", "desc")})
+    return form + pager + f'<table id="runs">{head}<tbody>{"".join(run_row(r) for r in rows)}</tbody></table>'
+
 
 
 # -- one run -------------------------------------------------------------------------------------------------
@@ -331,13 +373,23 @@ def _retries(record: AgentRunRecord) -> str:
     return "retryable error" if record.retryable else "0 recorded (call-level retries are in calls.jsonl)"
 
 
+def _outcome(row: sqlite3.Row, record: AgentRunRecord) -> str:
+    """What a reader asks first: did it run, and if not, why (the error and its message, not below a transcript)."""
+    status = status_text(row)
+    error = (f'<p id="run-error" class="status-error"><b>{esc(record.error_class)}</b>: {esc(record.error_message)}'
+             "</p>") if record.status == "error" else ""
+    return f'<div id="outcome"><p>status <b class="status-{esc(row["status"])}">{esc(status)}</b></p>{error}</div>'
+
+
 def run_details(row: sqlite3.Row, record: AgentRunRecord, judgements: Sequence[JudgeRecord]) -> str:
-    """A run's transcript, checks, judgements and timings (the run page and each report ``.run`` block)."""
+    """A run's outcome, judgements (scores), checks, then its transcript and timings (the run page and each report
+    ``.run`` block): what matters first, the long transcript below it."""
     judged = "".join(_judgement(j) for j in judgements) or '<p class="muted">No kept judgement.</p>'
     return (f'<p class="run-meta">model <b>{esc(row["model"])}</b> · task <b>{esc(row["task"])}</b> '
             f'({esc(row["family"])}) · trial {esc(row["trial"])} · {esc(status_text(row))}</p>'
-            f"<h2>Transcript</h2>{transcript(record)}<h2>Checks</h2>{checks_table(record)}"
-            f'<h2>Judgements</h2><div id="judgements">{judged}</div><h2>Timings</h2>{_timings(record)}')
+            f'{_outcome(row, record)}<h2>Scores</h2><div id="judgements">{judged}</div>'
+            f"<h2>Checks</h2>{checks_table(record)}<h2>Transcript</h2>{transcript(record)}"
+            f"<h2>Timings</h2>{_timings(record)}")
 
 
 def run_body(index: SweepIndex, key: str) -> str | None:

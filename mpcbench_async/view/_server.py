@@ -142,7 +142,8 @@ async def runs(request: web.Request) -> web.Response:
     q = request.query
     query = RunsQuery(model=q.get("model", ""), task=q.get("task", ""), family=q.get("family", ""),
                       status=q.get("status", ""), page=_int(request, "page", 1),
-                      per_page=min(1000, _int(request, "per_page", PER_PAGE)))
+                      per_page=min(1000, _int(request, "per_page", PER_PAGE)), sort=q.get("sort", ""),
+                      desc=q.get("desc", "") not in ("", "0"), q=q.get("q", "")[:200])
     return _html(page("Runs", runs_body(index, query)))
 
 

@@ -45,9 +45,10 @@ def test_one_row_per_kept_run_with_its_kept_judgements(tmp_path):
         RunRow(key="r4", agent_model="m", task_id="t2", task_type="planning", trial=1, **ok, checks_passed=0,
                checks_total=0, passed=None, unverified=True, scores={"jb": [3, 3]}),
         RunRow(key="r5", agent_model="m2", task_id="t1", task_type="planning", trial=0, status="error",
-               infra_error=True, checks_passed=0, checks_total=0, passed=None, scores={}),
+               infra_error=True, checks_passed=0, checks_total=0, passed=None, scores={},
+               error_class="RateLimitError"),
         RunRow(key="r6", agent_model="m2", task_id="t1", task_type="planning", trial=1, status="error",
-               infra_error=False, checks_passed=0, checks_total=0, passed=False, scores={}),
+               infra_error=False, checks_passed=0, checks_total=0, passed=False, scores={}, error_class="AgentError"),
     ] == kept_runs(tmp_path)
 
 

@@ -135,11 +135,35 @@ class TestRuns:
         want = next(r for r in kept_runs(sweep_dir) if r.agent_model == "sim/oracle-agent")
         tr = (await get(client, "/runs")).one("tr", data_key=want.key)
         cells = [td.text for td in tr.all("td")]
-        assert [want.key, want.agent_model, want.task_id, want.task_type, str(want.trial), "ok"] == cells[:6]
+        assert [want.key, want.agent_model, want.task_id, want.task_type, str(want.trial), "ok", ""] == cells[:7]
         assert f"/run/{want.key}" == tr.one("a").attrs["href"]
         judges = "; ".join(f"{j}: {s[0]}/{s[1]}" for j, s in sorted(want.scores.items()))
-        assert judges == cells[8]
-        assert ("–", "unverified") == (cells[9], cells[10])  # the workspace's tasks have nothing to check
+        assert judges == cells[9]
+        assert ("–", "unverified") == (cells[10], cells[11])  # the workspace's tasks have nothing to check
+
+    async def test_an_error_row_names_its_class(self, client):
+        cells = [td.text for td in (await get(client, "/runs")).one("tr", data_key=ERROR_KEY).all("td")]
+        assert ("error", "ContentFilterError") == (cells[5], cells[6])
+
+    async def test_sorting_by_a_column_and_back(self, client, sweep_dir):
+        kept = kept_runs(sweep_dir)
+        doc = await get(client, "/runs?sort=trial&desc=1")
+        trials = {r.key: r.trial for r in kept}
+        assert sorted(trials.values(), reverse=True) == [trials[k] for k in row_keys(doc)]
+        header = doc.one("table", id="runs").one("th", data_sort="trial")
+        assert ("trial ▼", "/runs?sort=trial") == (header.text, header.one("a").attrs["href"])
+        errors = row_keys(await get(client, "/runs?sort=error&desc=1"))
+        assert {ERROR_KEY, INFRA_KEY} == set(errors[:2])  # classes before the runs without one
+        assert "/runs?sort=model" == doc.one("th", data_sort="model").one("a").attrs["href"]
+
+    async def test_search_over_the_final_answers(self, client, sweep_dir):
+        """The newer record's answer is the kept one of its run: searching its words finds exactly that run."""
+        doc = await get(client, "/runs?q=NEWER+record")
+        [newer] = [r.key for r in kept_runs(sweep_dir) if (r.agent_model, r.task_id, r.trial) == ("sim/echo", "t0", 0)]
+        assert [newer] == row_keys(doc)
+        assert "page 1 of 1 (1 runs)" == doc.one(id="page-info").text
+        assert "NEWER record" == doc.one("input", name="q").attrs["value"]
+        assert [] == row_keys(await get(client, "/runs?q=no+answer+says+this"))
 
     async def test_paging_by_per_page(self, client):
         everything = row_keys(await get(client, "/runs"))
