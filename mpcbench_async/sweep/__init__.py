@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ._names import CALLS, JUDGEMENTS, RUNS
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
-    from ._records import AgentRunRecord, Fingerprint, JudgeRecord, Manifest
+    from ._records import AgentRunRecord, Experiment, Fingerprint, Invocation, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
     from ._render_certificate import certificate_notes, certificate_sections, certificate_status
     from ._runner import Runner, SweepStats, SweepStream
@@ -48,9 +48,11 @@ __all__ = [
     "Certificate",
     "CostRange",
     "DryRun",
+    "Experiment",
     "FamilyCertificate",
     "Fingerprint",
     "GenerationSuite",
+    "Invocation",
     "JudgeJob",
     "JudgeRecord",
     "JudgeStage",

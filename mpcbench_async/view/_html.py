@@ -79,7 +79,8 @@ def page(title: str, body: str, *, nav: bool = True, refresh_s: int | None = Non
     ``refresh_s``: the browser reloads it after that many seconds (the page shown while the index is built);
     ``assets``: CSS and JS inline (the offline report) or linked from ``STYLESHEET_PATH`` and ``SCRIPT_PATH``
     (the viewer, whose CSP forbids inline ones)."""
-    links = ('<nav id="nav"><a href="/">Overview</a><a href="/runs">Runs</a><a href="/compare">Compare</a></nav>'
+    links = ('<nav id="nav"><a href="/">Overview</a><a href="/runs">Runs</a><a href="/compare">Compare</a>'
+             '<a href="/settings">Settings</a></nav>'
              if nav else '<nav id="nav"><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'
              '<a href="#worst">Worst runs</a><a href="#best">Best runs</a></nav>')
     linked = assets == "linked"

@@ -425,8 +425,10 @@ def compare_body(index: SweepIndex, a: str, b: str) -> str:
             mean_a = _mean([r[axis] for r in runs.get(a, [])])
             mean_b = _mean([r[axis] for r in runs.get(b, [])])
             delta = None if mean_a is None or mean_b is None else mean_b - mean_a
-            cells.append(_num(fmt(mean_a)) + _num(fmt(mean_b)) + f'<td class="num delta">{fmt(delta)}</td>')
-        rows.append(f'<tr data-task="{esc(task)}"><td>{esc(task)}</td>{"".join(cells)}</tr>')
+            cells.append(_runs_link(a, task, fmt(mean_a)) + _runs_link(b, task, fmt(mean_b))
+                         + f'<td class="num delta"><a href="{href("/runs", task=task)}">{fmt(delta)}</a></td>')
+        rows.append(f'<tr data-task="{esc(task)}"><td><a href="{href("/runs", task=task)}">{esc(task)}</a></td>'
+                    f'{"".join(cells)}</tr>')
     summary_rows = []
     for axis, label in AXES:  # the summary's statistic (stats.paired_by_task): pairs by task × trial, resamples tasks
         by_side = {side: {(t, trial): r[axis] for (m, t, trial), r in scores.items()
@@ -438,6 +440,11 @@ def compare_body(index: SweepIndex, a: str, b: str) -> str:
     return (picker + "<h2>Per task (mean over trials)</h2>" + table("paired", header, rows)
             + "<h2>Paired over the same task × trial (mean over judges per run; 95% CI resampling tasks)</h2>"
             + f'<div id="paired-summary">{paired}</div>')
+
+
+def _runs_link(model: str, task: str, text: str) -> str:
+    """A compare cell that opens the runs it averages: the model's trials of the task, in the runs list."""
+    return f'<td class="num"><a href="{href("/runs", model=model, task=task)}">{esc(text)}</a></td>'
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

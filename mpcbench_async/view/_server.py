@@ -166,6 +166,12 @@ async def compare(request: web.Request) -> web.Response:
     return _html(page("Compare agent models", compare_body(index, a, b)))
 
 
+async def settings(request: web.Request) -> web.Response:
+    from ._settings import settings_body
+
+    return _html(page("Settings", settings_body(request.app[STATE_KEY].out_dir)))
+
+
 async def levels_runs(request: web.Request) -> web.Response:
     q = request.query
     body = levels_runs_body(request.app[STATE_KEY].out_dir, model=q.get("model", ""), level=q.get("level", ""))
@@ -214,6 +220,7 @@ def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | 
     app.router.add_get("/runs", runs)
     app.router.add_get("/run/{key}", run)
     app.router.add_get("/compare", compare)
+    app.router.add_get("/settings", settings)
     app.router.add_get("/levels", levels_runs)
     app.router.add_get("/levels/{key}", levels_run)
     app.router.add_get(STYLESHEET_PATH, _asset(STYLESHEET, "text/css"))

@@ -110,7 +110,7 @@ class TestWhileBuilding:
             assert indexing_text(sweep_dir) == doc.one("p", id="indexing").text
             assert "1" == doc.one("head").one("meta", http_equiv="refresh").attrs["content"]
             assert "Indexing the sweep" == doc.one("head").one("title").text
-            assert ["/", "/runs", "/compare"] == [a.attrs["href"] for a in doc.one("nav").all("a")]
+            assert ["/", "/runs", "/compare", "/settings"] == [a.attrs["href"] for a in doc.one("nav").all("a")]
             assert [] == doc.all("table", id="runs")
             build.release.set()
             assert await state.wait(60)

@@ -35,13 +35,13 @@ def row_keys(doc: Element) -> list[str]:
 
 
 class TestEveryPage:
-    @pytest.mark.parametrize("path", ["/", "/runs", "/compare", f"/run/{ERROR_KEY}"])
+    @pytest.mark.parametrize("path", ["/", "/runs", "/compare", "/settings", f"/run/{ERROR_KEY}"])
     async def test_has_a_title_a_nav_and_no_external_reference(self, client, path):
         response = await client.get(path)
         text = await response.text()
         doc = parse(text)
         assert doc.one("head").one("title").text
-        assert ["/", "/runs", "/compare"] == [a.attrs["href"] for a in doc.one("nav").all("a")]
+        assert ["/", "/runs", "/compare", "/settings"] == [a.attrs["href"] for a in doc.one("nav").all("a")]
         assert not any(e.attrs.get(a, "").startswith(("http:", "https:", "//"))
                        for e in doc.all() for a in ("src", "href", "action"))
 
@@ -286,6 +286,10 @@ class TestCompare:
         doc = await get(client, f"/compare?a={a}&b={b}")
         rows = doc.one("table", id="paired").one("tbody").all("tr")
         assert ["t0", "t1", "t2", "t3"] == [tr.attrs["data-task"] for tr in rows]
+        links = [a.attrs["href"] for a in doc.one("tr", data_task="t2").all("a")]
+        # every cell opens the runs it stands for: the task, each model's trials of it (ARS, then SGR)
+        by_model = [f"/runs?model={m.replace('/', '%2F')}&task=t2" for m in (a, b)]
+        assert ["/runs?task=t2", *by_model, "/runs?task=t2", *by_model, "/runs?task=t2"] == links
         kept = [r for r in kept_runs(sweep_dir) if r.status == "ok"]
 
         def ars(r):
