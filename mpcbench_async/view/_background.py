@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,9 +26,17 @@ __all__ = ["BackgroundIndex"]
 log = logging.getLogger(__name__)
 
 
+CHECK_EVERY_S = 1.0  # how often a live viewer looks at the sweep's files (a few stat calls)
+
+
 class BackgroundIndex:
     """The index of ``out_dir`` as it becomes available: ``summary`` (at once from a fresh ``summary.json``, else
-    once built), ``index`` (None until ready), ``error`` (why the build failed), ``progress`` (bytes read)."""
+    once built), ``index`` (None until ready), ``error`` (why the build failed), ``progress`` (bytes read).
+
+    Live: ``refresh`` notices a sweep that is still writing (its files changed since the index was built) and builds
+    the next index in a thread while the pages keep the current one; the new one replaces it when ready, and
+    ``version`` counts the replacements (the pages poll it and reload).
+    """
 
     def __init__(self, out_dir: str | Path, *, on_build: Callable[[], None] | None = None,
                  index: SweepIndex | None = None) -> None:
@@ -42,6 +51,36 @@ class BackgroundIndex:
         if index is not None:
             self._done.set()
         self._thread = threading.Thread(target=self._open, name=f"view-index {self.out_dir}", daemon=True)
+        self.version = 0
+        self._next: SweepIndex | None = None  # a newer index built by ``refresh``'s thread, not yet in use
+        self._rebuilding: threading.Thread | None = None
+        self._checked_at = -CHECK_EVERY_S
+
+    def refresh(self) -> int:
+        """Take a newer index if one is ready; start building one if the sweep's files changed (at most one build
+        at a time, the files looked at once a second). Call it from the event loop's thread only: the index it
+        replaces is closed here, between pages. Returns ``version``."""
+        if self._next is not None:
+            old, self.index, self._next = self.index, self._next, None
+            self._summary = self.index.summary
+            self.version += 1
+            if old is not None:
+                old.close()
+        now = time.monotonic()
+        idle = self._rebuilding is None or not self._rebuilding.is_alive()
+        if self.index is not None and idle and now - self._checked_at >= CHECK_EVERY_S:
+            self._checked_at = now
+            if self.index.changed():
+                self._rebuilding = threading.Thread(target=self._rebuild, name=f"view-refresh {self.out_dir}",
+                                                    daemon=True)
+                self._rebuilding.start()
+        return self.version
+
+    def _rebuild(self) -> None:
+        try:
+            self._next = open_index(self.out_dir)
+        except Exception:  # the current index stays; the next look tries again
+            log.exception("view.refresh_failed", extra={"dir": str(self.out_dir)})
 
     def start(self) -> BackgroundIndex:
         """Start the build's thread (once; nothing to start for an index already open)."""
@@ -73,8 +112,11 @@ class BackgroundIndex:
         """Close the index; a build still running is stopped and its temporary file removed (Ctrl-C leaves none)."""
         if not self._done.is_set():
             self.progress.cancel()
-        if self.index is not None:
-            self.index.close()
+        if self._rebuilding is not None:
+            self._rebuilding.join()  # a refresh's build: let it end, then close what it made
+        for index in (self.index, self._next):
+            if index is not None:
+                index.close()
 
     def _open(self) -> None:
         try:

@@ -39,6 +39,24 @@ form#filters label{margin-right:10px}.muted{color:#777}section{margin-bottom:22p
 _JS = """
 document.querySelectorAll('form#filters select').forEach(function(s){
   s.addEventListener('change',function(){s.form.submit();});});
+(function(){
+  if(location.protocol!=='http:'){return;}  /* the viewer only: a report opened from a file has nothing to poll */
+  var seen=null;
+  function poll(){
+    fetch('/live',{cache:'no-store'}).then(function(r){return r.json();}).then(function(d){
+      if(seen===null){seen=d.version;return;}
+      if(d.version===seen){return;}
+      seen=d.version;
+      var path=location.pathname;
+      if(path==='/'||path==='/runs'||path==='/compare'){location.reload();return;}
+      if(document.getElementById('live-banner')){return;}
+      var p=document.createElement('p');p.id='live-banner';
+      var a=document.createElement('a');a.href=location.href;a.textContent='New records arrived: reload';
+      p.appendChild(a);document.querySelector('main').prepend(p);
+    }).catch(function(){});
+  }
+  poll();setInterval(poll,2000);
+})();
 """
 
 

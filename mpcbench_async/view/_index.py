@@ -135,6 +135,12 @@ class SweepIndex:
         self.db.row_factory = sqlite3.Row
         raw = self.db.execute("SELECT value FROM meta WHERE name = 'summary'").fetchone()[0]
         self.summary = msgspec.json.decode(bytes(raw), type=Summary)  # summarize's, stored with the index
+        stamp = self.db.execute("SELECT value FROM meta WHERE name = 'stamp'").fetchone()
+        self.stamp = bytes(stamp[0]) if stamp is not None else b""  # the files it was built from (``changed``)
+
+    def changed(self) -> bool:
+        """Whether the sweep's files differ from those the index was built from (a live sweep appended records)."""
+        return _stamp(self.out_dir) != self.stamp
 
     def close(self) -> None:
         self.db.close()

@@ -39,8 +39,8 @@ HOSTS_KEY: web.AppKey[frozenset[str]] = web.AppKey("hosts", frozenset)
 REFRESH_S = 1  # how often the indexing page reloads itself
 _MB = 1024 * 1024
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'")
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
                     "Cross-Origin-Resource-Policy": "same-origin"}
@@ -121,7 +121,16 @@ async def _index(request: web.Request) -> SweepIndex | web.Response:
     state = request.app[STATE_KEY].start()  # a page needs it: open or build it now, if not yet started
     if state.index is None:
         await state.wait(request.app[GRACE_KEY])
+    state.refresh()  # a live sweep: the newest index that is ready
     return state.index if state.index is not None else _waiting(state)
+
+
+async def live(request: web.Request) -> web.Response:
+    """``{"version": N}``: N grows each time records a running sweep appended are in the index; the pages poll it
+    and reload (or offer to) when it changes."""
+    state = request.app[STATE_KEY]
+    version = state.refresh() if state.done else 0
+    return web.json_response({"version": version}, headers={"Cache-Control": "no-store"})
 
 
 async def overview(request: web.Request) -> web.Response:
@@ -130,6 +139,8 @@ async def overview(request: web.Request) -> web.Response:
         await state.start().wait(request.app[GRACE_KEY])
         if not state.has_summary:
             return _waiting(state)
+    if state.done:
+        state.refresh()  # a live sweep: the summary of the newest index that is ready
     body = overview_body(state, request.app[CHAPTERS_KEY])
     state.start()  # rendered: the index's build may take the CPU now (until then it would halve this page's share)
     return _html(page(f"Sweep {state.out_dir.name}", body))
@@ -221,6 +232,7 @@ def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | 
     app.router.add_get("/run/{key}", run)
     app.router.add_get("/compare", compare)
     app.router.add_get("/settings", settings)
+    app.router.add_get("/live", live)
     app.router.add_get("/levels", levels_runs)
     app.router.add_get("/levels/{key}", levels_run)
     app.router.add_get(STYLESHEET_PATH, _asset(STYLESHEET, "text/css"))

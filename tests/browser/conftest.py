@@ -128,9 +128,13 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
 @pytest.fixture(scope="package")
 def viewer(sweep: Sweep, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``mpcbench-async view DIR --port 0`` in a child process; its base URL, from the line it prints."""
-    stderr = tmp_path_factory.mktemp("viewer") / "stderr.txt"
+    yield from serve(sweep.out, tmp_path_factory.mktemp("viewer") / "stderr.txt")
+
+
+def serve(out: Path, stderr: Path) -> Iterator[str]:
+    """The viewer of ``out`` in a child process while the generator runs; its base URL. Stopped with Ctrl-C."""
     with stderr.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", CLI, "view", str(sweep.out), "--port", "0"],
+        proc = subprocess.Popen([sys.executable, "-c", CLI, "view", str(out), "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=err)
     assert proc.stdout is not None
     try:

@@ -12,7 +12,17 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import AGENTS, INJECTED, JUDGES, REBOUND, TRIALS, Sweep, Watched, browser_missing
+from tests.browser.conftest import (
+    AGENTS,
+    INJECTED,
+    JUDGES,
+    REBOUND,
+    TRIALS,
+    Sweep,
+    Watched,
+    browser_missing,
+    serve,
+)
 from tests.browser.dom import assert_leaderboard, assert_run, cells_by_header, run_ars
 
 MISSING = browser_missing()
@@ -178,3 +188,31 @@ def test_the_csp_blocks_inline_script_and_a_rebound_host_name_is_refused(watched
     response = page.goto(rebound)
     assert 421 == response.status
     assert page.locator("body").inner_text().startswith("421 Misdirected Request")
+
+
+def test_records_a_running_sweep_appends_appear_without_a_restart(watched: Watched, sweep: Sweep, tmp_path: Path):
+    """A viewer on a sweep that is still writing: a run appended to runs.jsonl (its key in the experiment's list,
+    as a sweep writes it) shows up in the open runs list, which reloads itself once the viewer's next index is
+    ready; no restart, no click."""
+    import shutil
+    from contextlib import contextmanager
+
+    import orjson
+
+    out = tmp_path / "live"
+    shutil.copytree(sweep.out, out, ignore=shutil.ignore_patterns(".view", ".lock"))
+    page = watched.page
+    with contextmanager(serve)(out, tmp_path / "stderr.txt") as viewer:
+        page.goto(viewer + "runs")
+        before = page_info(watched)
+        first = orjson.loads((out / "runs.jsonl").read_bytes().splitlines()[0])
+        with (out / "experiment_keys.txt").open("a") as keys:
+            keys.write("run-f000000000000001\n")
+        with (out / "runs.jsonl").open("ab") as runs:
+            runs.write(orjson.dumps({**first, "key": "run-f000000000000001", "trial": 7}) + b"\n")
+        page.locator('table#runs tr[data-key="run-f000000000000001"]').wait_for(timeout=30_000)
+        after = page_info(watched)
+        page.screenshot(path=tmp_path / "live.png", full_page=True)
+    total = len(sweep.runs)
+    assert (f"page 1 of 1 ({total} runs)", f"page 1 of 1 ({total + 1} runs)") == (before, after)
+    assert [] == watched.errors
