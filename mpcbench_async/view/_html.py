@@ -34,11 +34,42 @@ pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:12px;max-h
 .status-pass,.status-ok{color:#070}.status-fail,.status-error{color:#b00}.status-n\\/a{color:#777}
 form#filters label{margin-right:10px}.muted{color:#777}section{margin-bottom:22px}
 .run{border-top:2px solid #234;margin-top:18px;padding-top:6px}
+.fold pre.foldable{max-height:16em;overflow:hidden}.fold.open pre.foldable{max-height:none;overflow:visible}
+.show-all{font-size:12px;margin:2px 0 6px}mark.hit{background:#ffe066}
 """
 
 _JS = """
 document.querySelectorAll('form#filters select').forEach(function(s){
   s.addEventListener('change',function(){s.form.submit();});});
+document.querySelectorAll('.fold .show-all').forEach(function(b){
+  b.addEventListener('click',function(){
+    var open=b.parentNode.classList.toggle('open');b.textContent=open?'show less':b.dataset.label;});});
+(function(){  /* search this transcript: mark every match, unfold the texts that hold one */
+  var box=document.getElementById('transcript-search'),root=document.getElementById('transcript');
+  if(!box||!root){return;}
+  function clear(){
+    root.querySelectorAll('mark.hit').forEach(function(m){m.replaceWith(document.createTextNode(m.textContent));});
+    root.normalize();}
+  box.addEventListener('input',function(){
+    clear();var q=box.value.toLowerCase(),n=0,nodes=[];
+    if(q){
+      var walk=document.createTreeWalker(root,NodeFilter.SHOW_TEXT);
+      while(walk.nextNode()){if(!walk.currentNode.parentNode.closest('button')){nodes.push(walk.currentNode);}}
+      nodes.forEach(function(node){
+        var text=node.nodeValue,lower=text.toLowerCase(),i=lower.indexOf(q),last=0;
+        if(i<0){return;}
+        var frag=document.createDocumentFragment();
+        while(i>=0){
+          frag.appendChild(document.createTextNode(text.slice(last,i)));
+          var m=document.createElement('mark');m.className='hit';m.textContent=text.slice(i,i+q.length);
+          frag.appendChild(m);n++;last=i+q.length;i=lower.indexOf(q,last);}
+        frag.appendChild(document.createTextNode(text.slice(last)));
+        var fold=node.parentNode.closest('.fold');
+        if(fold&&!fold.classList.contains('open')){fold.querySelector('.show-all').click();}
+        node.parentNode.replaceChild(frag,node);});}
+    document.getElementById('search-count').textContent=q?(n+(n===1?' match':' matches')):'';
+    var first=root.querySelector('mark.hit');if(first){first.scrollIntoView({block:'center'});}});
+})();
 (function(){
   if(location.protocol!=='http:'){return;}  /* the viewer only: a report opened from a file has nothing to poll */
   var seen=null;

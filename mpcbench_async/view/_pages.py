@@ -295,9 +295,18 @@ def runs_body(index: SweepIndex, query: RunsQuery) -> str:
 # -- one run -------------------------------------------------------------------------------------------------
 
 
+FOLD_LINES, FOLD_CHARS = 20, 1500  # a longer text shows its first lines folded, with "show all"
+
+
 def _pre(value: Any) -> str:
+    """A text as preformatted; a long one (a 50 kB tool result) folded to its first lines, with "show all"."""
     text = value if isinstance(value, str) else msgspec.json.format(msgspec.json.encode(value)).decode()
-    return f"<pre>{esc(text)}</pre>"
+    lines = text.count("\n") + 1
+    if lines <= FOLD_LINES and len(text) <= FOLD_CHARS:
+        return f"<pre>{esc(text)}</pre>"
+    label = f"show all ({lines:,} lines, {len(text):,} characters)"
+    return (f'<div class="fold"><pre class="foldable">{esc(text)}</pre>'
+            f'<button type="button" class="show-all" data-label="{esc(label)}">{esc(label)}</button></div>')
 
 
 def _message(role: str, body: str) -> str:
@@ -381,15 +390,24 @@ def _outcome(row: sqlite3.Row, record: AgentRunRecord) -> str:
     return f'<div id="outcome"><p>status <b class="status-{esc(row["status"])}">{esc(status)}</b></p>{error}</div>'
 
 
-def run_details(row: sqlite3.Row, record: AgentRunRecord, judgements: Sequence[JudgeRecord]) -> str:
+def run_details(row: sqlite3.Row, record: AgentRunRecord, judgements: Sequence[JudgeRecord], *,
+                search: bool = False) -> str:
     """A run's outcome, judgements (scores), checks, then its transcript and timings (the run page and each report
-    ``.run`` block): what matters first, the long transcript below it."""
+    ``.run`` block): what matters first, the long transcript below it; ``search``: a box to search the transcript
+    (the run page: one transcript on the page)."""
     judged = "".join(_judgement(j) for j in judgements) or '<p class="muted">No kept judgement.</p>'
     return (f'<p class="run-meta">model <b>{esc(row["model"])}</b> · task <b>{esc(row["task"])}</b> '
             f'({esc(row["family"])}) · trial {esc(row["trial"])} · {esc(status_text(row))}</p>'
             f'{_outcome(row, record)}<h2>Scores</h2><div id="judgements">{judged}</div>'
-            f"<h2>Checks</h2>{checks_table(record)}<h2>Transcript</h2>{transcript(record)}"
+            f"<h2>Checks</h2>{checks_table(record)}<h2>Transcript</h2>{_search_box() if search else ''}"
+            f"{transcript(record)}"
             f"<h2>Timings</h2>{_timings(record)}")
+
+
+def _search_box() -> str:
+    """Search within the transcript: the page's script marks every match (and unfolds the texts holding one)."""
+    return ('<p id="transcript-tools"><label>search this transcript <input id="transcript-search" type="search">'
+            '</label> <span id="search-count" class="muted"></span></p>')
 
 
 def run_body(index: SweepIndex, key: str) -> str | None:
@@ -397,7 +415,7 @@ def run_body(index: SweepIndex, key: str) -> str | None:
     record = index.record(row) if row is not None else None
     if row is None or record is None:
         return None
-    return run_details(row, record, index.judgements(row))
+    return run_details(row, record, index.judgements(row), search=True)
 
 
 # -- compare -------------------------------------------------------------------------------------------------

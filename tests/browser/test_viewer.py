@@ -216,3 +216,43 @@ def test_records_a_running_sweep_appends_appear_without_a_restart(watched: Watch
     total = len(sweep.runs)
     assert (f"page 1 of 1 ({total} runs)", f"page 1 of 1 ({total + 1} runs)") == (before, after)
     assert [] == watched.errors
+
+
+def test_long_texts_fold_and_the_transcript_search_marks_matches(watched: Watched, sweep: Sweep, tmp_path: Path):
+    """A 60-line tool result shows folded, with "show all" (its box then as tall as its text); the search box marks
+    every match in the transcript, unfolding the result that holds one, and counts them."""
+    import shutil
+    from contextlib import contextmanager
+
+    import orjson
+
+    out = tmp_path / "fold"
+    shutil.copytree(sweep.out, out, ignore=shutil.ignore_patterns(".view", ".lock"))
+    record = next(r for r in sweep.runs if r["run"] and r["run"]["raw_tool_calls"])
+    long_result = "\n".join(f"line {i}: zebra-{i}" if i % 20 == 0 else f"line {i}" for i in range(60))
+    calls = [{**record["run"]["raw_tool_calls"][0], "result": long_result}, *record["run"]["raw_tool_calls"][1:]]
+    newer = {**record, "run": {**record["run"], "raw_tool_calls": calls}}  # a newer record of the run: the kept one
+    with (out / "runs.jsonl").open("ab") as runs:
+        runs.write(orjson.dumps(newer) + b"\n")
+    page = watched.page
+    with contextmanager(serve)(out, tmp_path / "stderr.txt") as viewer:
+        page.goto(viewer + f"run/{record['key']}")
+        fold = page.locator(".fold").first
+        text = fold.locator("pre.foldable")
+        folded = text.evaluate("e => [e.clientHeight, e.scrollHeight]")
+        button = fold.locator("button.show-all")
+        assert "show all (60 lines, " in button.inner_text()
+        assert folded[0] < folded[1]  # cut to its first lines
+        button.click()
+        opened = text.evaluate("e => [e.clientHeight, e.scrollHeight]")
+        assert opened[0] == opened[1] and "show less" == button.inner_text()
+        button.click()  # folded again
+        page.fill("#transcript-search", "ZEBRA")
+        marks = page.locator("#transcript mark.hit")
+        assert ["zebra"] * 3 == marks.all_inner_texts()
+        assert "3 matches" == page.locator("#search-count").inner_text()
+        assert "show less" == button.inner_text()  # the result holding the matches unfolded itself
+        page.screenshot(path=tmp_path / "search.png", full_page=True)
+        page.fill("#transcript-search", "")
+        assert 0 == marks.count() and "" == page.locator("#search-count").inner_text()
+    assert [] == watched.errors
