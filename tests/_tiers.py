@@ -97,6 +97,7 @@ SLOW = frozenset({
     "tests/sweep/test_summary_report.py::TestWallTime::test_summarize_command_with_a_corrupt_manifest_exits_0",
     "tests/cli/test_cli.py::TestBenchClient",  # the client benchmark, every transport
     "tests/cli/test_cli.py::TestSimServe::test_busy_port_is_one_clear_error",  # tests/view's busy port is alike
+    "tests/cli/test_cli.py::TestCtrlC",  # Ctrl-C to three CLI children; sim serve's Ctrl-C test stays
     "tests/cli/test_generate_runner.py::TestConsole::test_force_regenerates_and_a_crashing_scenario_fails_alone",
     "tests/cli/test_generate_runner.py::TestInterrupt",  # Ctrl-C to a child; the first-run console test stays
     "tests/cli/test_sweep_budget_cli.py::TestSweepMaxCost",  # CLI sweeps; tests/sweep/test_budget_sweep stays

@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str]
     from ..llm import load_model_config
     from ..mpcbench import load_prompts, load_schemas
     from ..runtime import DirLock
-    from ..sweep import GenerationSuite, Runner
+    from ..sweep import GenerationSuite, Runner, check_models
 
     config = load_model_config(args.config)
     model = args.model or config.data_generation_model
@@ -147,13 +147,14 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str]
                             on_record=progress.record)
 
     async def main() -> bool:
-        async with Runner(config, out_dir=args.logs_dir, concurrency=concurrency, handle_signals=True,
-                          grace_period=10.0) as runner:
-            await runner.run_suites([suite])
-            return runner.stats.interrupted
+        await check_models(config, [model])  # a missing key fails before --logs-dir is taken: it stays as it was
+        with DirLock(args.logs_dir, flag="--logs-dir"):  # the Runner takes it again; a clash names --logs-dir
+            async with Runner(config, out_dir=args.logs_dir, concurrency=concurrency, handle_signals=True,
+                              grace_period=10.0) as runner:
+                await runner.run_suites([suite])
+                return runner.stats.interrupted
 
-    with DirLock(args.logs_dir, flag="--logs-dir"):  # the Runner takes it again; a clash names --logs-dir
-        interrupted = anyio.run(main)
+    interrupted = anyio.run(main)
     if interrupted:
         raise Interrupted(f"generation stopped; {progress.counts['written']} files written are kept; rerun the "
                           "same command to resume")

@@ -35,7 +35,8 @@ def _add_endpoint(commands: Commands) -> None:
         "closed-loop concurrency levels (--mode concurrency), open-loop request rates (--mode rate: Poisson or "
         "constant arrivals), or a sweep (--mode sweep: concurrency 1 and --max-concurrency, then --sweep-points "
         "rates between, stopping at the first over-saturated rate). Reports requests/s, output tokens/s, "
-        "TTFT/TPOT/ITL/E2E p50/p90/p95/p99, errors and 429s, goodput under --slo, the knee. Writes "
+        "TTFT/TPOT/ITL/E2E p50/p90/p95/p99 (TPOT: first to last token per further token; the time from the last "
+        "token to the stream's end is reported apart), errors and 429s, goodput under --slo, the knee. Writes "
         "<out>/endpoint_<model>.{json,md,svg} and endpoint_<model>_ttft.svg (TTFT distribution).")
     endpoint.add_argument("--model", required=True)
     endpoint.add_argument("--mode", choices=["concurrency", "rate", "sweep"], default="concurrency",

@@ -5,11 +5,12 @@ SIGKILL), so a lock file left by a dead process is simply taken over: there is
 no stale state to clean up. The lock is re-entrant within one process (the CLI
 holds it while it writes the manifest, the ``Runner`` inside takes it again).
 
-``abandon`` gives the lock back and removes what ``acquire`` made (a new lock
-file, new directories), so a sweep whose start fails leaves ``--out`` as it
-found it. Since a lock file may thus be deleted, ``acquire`` checks that the
-file it locked is still the one at the path (and otherwise opens the path
-again): two processes can never hold two different inodes of the same path.
+``abandon`` gives the lock back and undoes what ``acquire`` did (a new lock
+file and new directories removed, an existing lock file's bytes and times put
+back), so a sweep whose start fails leaves ``--out`` as it found it, byte for
+byte. Since a lock file may thus be deleted, ``acquire`` checks that the file
+it locked is still the one at the path (and otherwise opens the path again):
+two processes can never hold two different inodes of the same path.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class DirLock:
         self._key: Path | None = None
         self._new_file: Path | None = None  # the lock file, if acquire created it
         self._new_dirs: list[Path] = []  # the directories acquire created, deepest first
+        self._old: tuple[bytes, int, int] | None = None  # an existing lock file's bytes, atime and mtime (ns)
 
     def acquire(self) -> None:
         """Take the lock now (without blocking); a second process gets an error naming the holder's pid."""
@@ -52,6 +54,8 @@ class DirLock:
         path = key / ".lock"
         new_file = not path.exists()
         fd = _locked_fd(path, self.directory, self.flag)
+        old = os.fstat(fd)
+        self._old = None if new_file else (os.pread(fd, old.st_size, 0), old.st_atime_ns, old.st_mtime_ns)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         _HELD[key] = (fd, 1)
@@ -59,14 +63,19 @@ class DirLock:
         self._new_file, self._new_dirs = (path if new_file else None), new_dirs
 
     def abandon(self) -> None:
-        """Give the lock back and remove what ``acquire`` made: the lock file if it was new, the directories it
-        created if they are empty again. For a start that failed before writing anything (an existing lock file
-        stays, naming this pid; a holder elsewhere in this process keeps everything)."""
+        """Give the lock back and undo what ``acquire`` did: the lock file removed if it was new, else its bytes and
+        times put back (the pid of an earlier sweep); the directories it created removed if they are empty again.
+        For a start that failed before writing anything (a holder elsewhere in this process keeps everything)."""
         if self._key is None or _HELD[self._key][1] > 1:
             self.release()
             return
         if self._new_file is not None:
             self._new_file.unlink(missing_ok=True)  # while still locked: a process that opened it re-opens the path
+        elif self._old is not None:
+            fd, (content, atime, mtime) = _HELD[self._key][0], self._old
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, content, 0)
+            os.utime(fd, ns=(atime, mtime))
         self.release()
         for directory in self._new_dirs:
             try:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._names import CALLS, JUDGEMENTS, RUNS
     from ._outcome import Outcome, plan_outcome, tariff_outcome
-    from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_output_dir
+    from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_models, check_output_dir
     from ._records import AgentRunRecord, Experiment, Fingerprint, Invocation, JudgeRecord, Manifest
     from ._render import render_markdown, render_table
     from ._render_certificate import certificate_notes, certificate_sections, certificate_status
@@ -93,6 +93,7 @@ __all__ = [
     "certificate_notes",
     "certificate_sections",
     "certificate_status",
+    "check_models",
     "check_output_dir",
     "dry_run_sweep",
     "estimate_sweep",

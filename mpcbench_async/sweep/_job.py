@@ -60,7 +60,6 @@ from ..llm import (
     Budget,
     BudgetExceeded,
     CacheMode,
-    LLMClient,
     ModelConfig,
     ResponseCache,
     SettledCalls,
@@ -79,7 +78,7 @@ from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._levels_suite import LevelsSuite
 from ._outcome import Outcome
-from ._plan import SweepPlan, build_plan, check_output_dir, sim_model_problem
+from ._plan import SweepPlan, build_plan, check_models, check_output_dir, sim_model_problem
 from ._records import Manifest
 from ._render import render_markdown, render_table
 from ._runner import Runner
@@ -340,11 +339,7 @@ async def _checked_start(options: SweepOptions, config: ModelConfig, plan: Sweep
         fingerprint.tariff_scoring = options.tariff_scoring
     opened = open_experiment(options.out, _manifest(options, config, plan, tariff, began), fingerprint,
                              allow_changes=options.allow_changes)
-    client = LLMClient(config)
-    try:
-        client.check_models(_models(plan, tariff, levels))
-    finally:
-        await client.aclose()
+    await check_models(config, _models(plan, tariff, levels))
     if runner.executor is not None:
         await runner.executor.check_models(_models(plan, [], levels))
     return opened

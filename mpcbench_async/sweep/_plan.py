@@ -27,11 +27,12 @@ import msgspec
 from .._exceptions import InputError
 from .._resources import workspace_path
 from .._validate import output_dir_problem
-from ..llm import ModelConfig, is_sim_model
+from ..llm import LLMClient, ModelConfig, is_sim_model
 from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, list_tasks, load_task, load_task_data
 from ..records import unit_key
 
-__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_output_dir", "load_inputs", "sim_model_problem"]
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_models", "check_output_dir", "load_inputs",
+           "sim_model_problem"]
 
 MAX_LISTED = 10  # problems shown in full in one error; the rest are counted
 
@@ -169,6 +170,16 @@ def check_output_dir(path: str | Path) -> Path:
     if (problem := output_dir_problem(path)) is not None:
         raise InputError(f"--out: {problem}")
     return Path(path)
+
+
+async def check_models(config: ModelConfig, names: Sequence[str]) -> None:
+    """Resolve every model of ``names`` now (its key, its provider), making no call and writing no file: a missing
+    key fails a command before it takes its output directory, which then stays as it was."""
+    client = LLMClient(config)
+    try:
+        client.check_models(names)
+    finally:
+        await client.aclose()
 
 
 def sim_model_problem(name: str) -> str | None:

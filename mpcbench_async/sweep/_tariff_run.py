@@ -33,6 +33,7 @@ from ..tariff import (
     load_suite,
     recorded_models,
 )
+from ._plan import check_models
 from ._runner import Runner
 from ._suites import TariffSuite
 
@@ -110,6 +111,7 @@ async def run_tariff(options: TariffRunOptions,
         prompts.require("tariff_proposer", "tariff_critique")
         config = load_model_config(options.config)
         model = answered_by = options.model or (config.tariff_models[0] if config.tariff_models else "sim/tariff")
+        await check_models(config, [model])  # a missing key fails here, before --out is taken: it stays as it was
     scored = "" if options.scoring == "project" else f"_{options.scoring}"  # project-scored runs keep their old file
     name = f"{safe_name(options.suite)}_{options.mode}_{safe_name(model)}{scored}"
     results = options.out / "runs" / f"{name}.jsonl"

@@ -70,6 +70,40 @@ class TestSimServe:
         assert "Traceback" not in proc.stderr
 
 
+class TestCtrlC:
+    @pytest.mark.parametrize("command", [
+        ["run-task", "--task", "tasks/planning/t0.json", "--agent-model", "sim/lazy-agent"],
+        ["run-and-judge", "--task", "tasks/planning/t0.json"],
+        ["profile", "endpoint", "--model", "sim/echo", "--concurrency", "1", "--duration", "60", "--out", "prof"],
+    ], ids=["run-task", "run-and-judge", "profile endpoint"])
+    async def test_a_command_waiting_for_a_reply_exits_130(self, tmp_path, command):
+        """Ctrl-C while the command waits for the model (its request held at the sim): exit 130 and one
+        "interrupted" line, as the README says of every command (sweep, tariff run, generate, view and sim serve have
+        their own tests)."""
+        import anyio
+
+        from mpcbench_async.sim import SimServer
+        from mpcbench_async.testing import write_workspace
+
+        arrived, release = anyio.Event(), anyio.Event()
+
+        async def gate(key: str) -> None:
+            arrived.set()
+            await release.wait()
+
+        async with SimServer(seed=1, gate=gate) as sim:
+            root = write_workspace(tmp_path, base_url=sim.base_url)
+            async with await anyio.open_process([sys.executable, "-m", "mpcbench_async", *command], cwd=root) as proc:
+                with anyio.fail_after(60):
+                    await arrived.wait()
+                proc.send_signal(signal.SIGINT)
+                code = await proc.wait()
+                assert proc.stderr is not None
+                err = b"".join([chunk async for chunk in proc.stderr]).decode()
+            release.set()
+        assert (130, "interrupted") == (code, err.splitlines()[-1]), err
+
+
 class TestBenchClient:
     def test_prints_a_table_for_each_transport(self, tmp_path):
         """A tiny `bench client` run prints medians for both transports and their ratio."""

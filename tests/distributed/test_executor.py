@@ -7,6 +7,7 @@ import os
 import signal
 from collections import Counter
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -360,6 +361,39 @@ class TestLevelsSuite:
         assert local == remote
         assert all(r["metrics"]["exact_match"] for r in local.values())
         assert calls[0] == calls[1]
+
+
+class TestWallTime:
+    async def test_a_ray_sweeps_wall_time_counts_the_workers_start(self, workspace, tmp_path, monkeypatch):
+        """``run_sweep(executor="ray")``: the invocation's span in the manifest starts before the executor starts
+        its workers and ends after the last unit, and the summary's wall time is that span (a 27 s Ray sweep said
+        "wall time 3.1 s": its start was stamped once Ray was up)."""
+        import orjson
+
+        from mpcbench_async.sweep import SweepOptions, run_sweep
+
+        starts: list[datetime] = []
+        start = RayExecutor.__aenter__
+
+        async def stamped(executor: RayExecutor) -> RayExecutor:
+            starts.append(datetime.now(UTC))
+            return await start(executor)
+
+        monkeypatch.setattr(RayExecutor, "__aenter__", stamped)
+        out = tmp_path / "out"
+        async with SimServer(seed=22) as sim:
+            root = workspace(sim.base_url)
+            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
+                                         out=out, tasks_dir=root / "tasks", data_dir=root / "data",
+                                         scenarios_dir=root / "scenarios", handle_signals=False, certificate=False,
+                                         executor="ray", workers=1))
+        [span] = orjson.loads((out / "manifest.json").read_bytes())["history"]
+        began, ended = (datetime.fromisoformat(span[k]) for k in ("started_at", "finished_at"))
+        last_unit = max(datetime.fromtimestamp(r["finished_at"], UTC) for name in ("runs.jsonl", "judgements.jsonl")
+                        for r in records(out / name))
+        wall_s = orjson.loads((out / "summary.json").read_bytes())["wall_s"]
+        assert (1, True, True) == (len(starts), began <= starts[0], last_unit <= ended)
+        assert round((ended - began).total_seconds(), 3) == wall_s
 
 
 @asynccontextmanager

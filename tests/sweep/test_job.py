@@ -196,11 +196,13 @@ class TestFailedStart:
         assert (8, 1, 1) == (manifest["fingerprint"]["max_turns"], manifest["experiment"], len(manifest["history"]))
 
     async def test_a_refused_rerun_leaves_the_directory_byte_for_byte(self, workspace, tmp_path):
-        """A rerun refused as a changed experiment writes nothing: every file of the first sweep keeps its bytes."""
+        """A rerun refused as a changed experiment writes nothing: every file of the first sweep keeps its bytes,
+        the lock file naming the earlier sweep's pid too."""
         out = tmp_path / "out"
         async with SimServer(seed=45) as sim:
             root = workspace(sim.base_url)
             await run_sweep(options(root, out))
+            (out / ".lock").write_text("99999\n")  # as a sweep of another process leaves it
             files = {p.name: p.read_bytes() for p in out.iterdir()}
             with pytest.raises(InputError, match="this sweep changes what its results depend on"):
                 await run_sweep(options(root, out, max_turns=8))

@@ -98,15 +98,19 @@ class TestDirLock:
 
     def test_abandon_removes_only_what_acquire_made(self, tmp_path):
         """``abandon`` (a sweep whose start failed): a new lock file and the directories acquire created go; an
-        existing lock file, existing directories and other files stay; the lock is free again. Inside another
-        holder of this process, it only lets go."""
+        existing lock file gets its bytes back (an earlier sweep's pid), existing directories and other files stay;
+        the lock is free again. Inside another holder of this process, it only lets go."""
         fresh = DirLock(tmp_path / "a" / "b")
         fresh.acquire()
         fresh.abandon()
         kept = tmp_path / "kept"
         kept.mkdir()
-        (kept / ".lock").write_text("")
+        (kept / ".lock").write_text("99999\n")
         (kept / "notes.txt").write_text("mine")
+        earlier = DirLock(kept)
+        earlier.acquire()
+        earlier.abandon()
+        restored = (kept / ".lock").read_text()
         for directory in (kept, tmp_path / "nested"):
             with DirLock(directory):
                 inner = DirLock(directory)
@@ -117,8 +121,8 @@ class TestDirLock:
             again.acquire()
             again.abandon()
             assert exists_inside
-        assert (["kept", "nested"], [".lock", "notes.txt"]) == (sorted(p.name for p in tmp_path.iterdir()),
-                                                                sorted(p.name for p in kept.iterdir()))
+        assert (["kept", "nested"], [".lock", "notes.txt"], "99999\n") == (
+            sorted(p.name for p in tmp_path.iterdir()), sorted(p.name for p in kept.iterdir()), restored)
         with DirLock(tmp_path / "a"):  # free, and a fresh file
             assert [".lock"] == [p.name for p in (tmp_path / "a").iterdir()]
 
