@@ -111,6 +111,11 @@ class EndpointProfile(msgspec.Struct, kw_only=True):
     ttft_cdf: list[tuple[float, float]] = msgspec.field(default_factory=list)
     ttft_cdf_level: str | None = None
 
+    @property
+    def all_failed(self) -> bool:
+        """Every request sent failed (a wrong key, an unknown model, a dead endpoint): nothing was measured."""
+        return all(level.ok == 0 for level in self.levels) and any(level.errors for level in self.levels)
+
 
 class _Run:
     """One level's requests through one client: launches them, turns each call record into a sample."""
@@ -140,7 +145,10 @@ class _Run:
             self.in_flight -= 1
         end, record = self.now(), self.records.pop(key, None)
         if record is None or record.status != "ok":
-            self.samples.append(RequestSample(start_s=start, end_s=end, ok=False, rate_limited=rate_limited))
+            self.samples.append(RequestSample(
+                start_s=start, end_s=end, ok=False, rate_limited=rate_limited,
+                error_class=record.error_class if record else None,
+                error_message=record.error_message if record else None))
             return
         self.samples.append(RequestSample(
             start_s=start, end_s=end, ok=True, output_tokens=record.usage.completion_tokens, e2e_s=record.latency_s,
