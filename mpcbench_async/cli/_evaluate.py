@@ -197,7 +197,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     out = args.output or args.input.with_name(f"{stem}__judge-{safe_name(args.model)}_judge_result.json")
     _write(out, judgement)
     print(_score_line(judgement) + f" -> {out}")
-    if judgement.verdict == "error":
+    if judgement.error_class is not None:  # a failed call, or no parsable judgement in every try
         print(f"judge failed: {judgement.error_class}: {judgement.error}", file=sys.stderr)
         return _exit.FAILED
     return _exit.OK
