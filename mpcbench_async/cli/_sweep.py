@@ -257,6 +257,8 @@ def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:
     async def show(runner: Runner) -> None:
         line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: runner.retries,
                             in_flight=lambda: runner.in_flight)
+        if runner.client is not None:
+            runner.client.add_retry_listener(line.retried)
         try:
             await line.run()
         finally:
