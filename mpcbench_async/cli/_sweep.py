@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError, Interrupted
 from .._resources import workspace_path
+from .._validate import sweep_dir_problem
 from . import _exit
 from ._bench import _int_list
 from ._levels import DATA as LEVELS_DATA
@@ -282,7 +283,7 @@ def _exit_code(outcome: Outcome) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from ..sweep import write_summary
 
-    if not any((args.dir / name).exists() for name in ("runs.jsonl", "manifest.json")):
-        raise InputError(f"{args.dir}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
+    if (problem := sweep_dir_problem(args.dir)) is not None:
+        raise InputError(problem)
     print(write_summary(args.dir, pass_k=args.pass_k))
     return 0
