@@ -12,7 +12,6 @@ naming the setting (``InputError.setting``; the CLI shows the flag) otherwise.
 
 from __future__ import annotations
 
-import math
 import os
 import types
 import typing
@@ -80,9 +79,9 @@ def _fit(value: Any, hint: Any) -> Any:
             return value
         raise _Bad(f"must be a whole number, got {_shown(value)}")
     if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return value
-        raise _Bad(f"must be a finite number, got {_shown(value)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value  # inf and nan are the domain checks' to refuse, in the words the CLI uses too
+        raise _Bad(f"must be a number, got {_shown(value)}")
     if hint is str:
         if isinstance(value, str):
             return value
@@ -102,7 +101,13 @@ def _fit(value: Any, hint: Any) -> Any:
         if not isinstance(value, dict):
             raise _Bad(f"must be a mapping, got {_shown(value)}")
         key, item = args if args else (Any, Any)
-        return {_fit(k, key): _fit(v, item) for k, v in value.items()}
+        fitted_map = {}
+        for k, v in value.items():
+            try:
+                fitted_map[_fit(k, key)] = _fit(v, item)
+            except _Bad as exc:
+                raise _Bad(exc.problem, f"[{k!r}]{exc.where}") from None
+        return fitted_map
     return value  # a type with no rule here: its own checks apply
 
 
@@ -121,6 +126,6 @@ def checked_options(options: S) -> S:
             fitted = _fit(value, hints[name])
         except _Bad as exc:
             raise setting_error(name, f"{name}{exc.where} {exc.problem}") from None
-        if fitted != value or type(fitted) is not type(value):
+        if type(fitted) is not type(value) or (fitted is not value and fitted != value):  # nan is itself
             changes[name] = fitted
     return msgspec.structs.replace(options, **changes) if changes else options

@@ -14,6 +14,7 @@ import pytest
 
 from mpcbench_async import InputError
 from mpcbench_async.cli import main
+from mpcbench_async.perf import ProfileOptions
 from mpcbench_async.sweep import SweepOptions, check_sweep_options, dry_run_sweep
 from mpcbench_async.testing import write_workspace
 from mpcbench_async.view import open_index
@@ -71,7 +72,8 @@ def test_an_output_path_that_is_a_file(tmp_path, capsys):
     ({"retry_errors": "yes"}, "retry_errors must be True or False, got str 'yes'"),
     ({"cache_mode": "sometimes"}, "cache_mode must be one of 'read', 'write', 'readwrite', 'off', got str "
                                   "'sometimes'"),
-    ({"max_cost": float("nan")}, "max_cost must be a finite number, got float nan"),
+    ({"max_cost": "5"}, "max_cost must be a number, got str '5'"),
+    ({"max_cost": float("nan")}, "max_cost must be a positive amount of USD, got nan"),
 ])
 def test_values_only_a_library_caller_can_pass(settings: dict[str, Any], message: str):
     """Wrong types are named by setting, with the value given, before anything is read or written."""
@@ -119,3 +121,16 @@ def test_run_sweep_checks_before_anything(tmp_path):
     with pytest.raises(InputError, match="^max_turns must be at least 1, got 0$"):
         anyio.run(run_sweep, SweepOptions(out=tmp_path / "out", max_turns=0))
     assert not Path(tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"rates": "1,5"}, "rates must be a list of values, got str '1,5'"),
+    ({"slo": {"ttft": "fast"}}, "slo['ttft'] must be a number, got str 'fast'"),
+    ({"max_concurrency": 2.5}, "max_concurrency must be a whole number, got float 2.5"),
+    ({"mode": "burst"}, "mode must be one of 'concurrency', 'rate', 'sweep', got str 'burst'"),
+])
+def test_profile_options_of_the_wrong_type(settings: dict[str, Any], message: str):
+    """``profile endpoint``'s options checked by the same rule: the setting named, never a TypeError."""
+    with pytest.raises(InputError) as caught:
+        ProfileOptions(**settings)
+    assert (message, next(iter(settings))) == (str(caught.value), caught.value.setting)

@@ -31,6 +31,7 @@ import anyio
 import msgspec
 
 from .._exceptions import InputError, LLMError, RateLimitError
+from .._options import checked_options
 from ..llm import LLMClient, ModelConfig, is_sim_model
 from ..records import LLMCallRecord, Message
 from ..sim import SimProvider
@@ -48,7 +49,7 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     ``warmup``/``cooldown``: seconds at the start and end of each level (the CLI also takes
     a fraction of ``--duration`` below 1 and passes seconds).
     ``slo``: limits in seconds on ``ttft``, ``tpot`` and ``e2e`` (any subset) for goodput.
-    Invalid values raise ``InputError`` naming the flag.
+    Invalid values raise ``InputError`` naming the flag; a value of the wrong type names the setting.
     """
 
     mode: Mode = "concurrency"
@@ -63,6 +64,7 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     stream: bool = True
 
     def __post_init__(self) -> None:
+        checked_options(self)  # the declared types first: a library caller's rates="1,5" is named, not a TypeError
         if not all(math.isfinite(value) for value in (*self.rates, *self.slo.values(), self.warmup, self.cooldown)):
             raise InputError("--rates, --slo, --warmup and --cooldown take finite numbers (not inf or nan)")
         if self.mode == "rate" and not self.rates:
