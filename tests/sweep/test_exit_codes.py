@@ -16,6 +16,7 @@ import orjson
 from mpcbench_async.cli import main
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
+from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 
 CLI = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
@@ -105,6 +106,24 @@ class TestSweepExitCodes:
             text = capsys.readouterr().out
             assert "exit codes:\n  0    every unit asked for has an ok result" in text
             assert "\n  130  interrupted (Ctrl-C, SIGTERM)" in text
+
+
+class TestRetriesShow:
+    async def test_the_progress_line_shows_a_retry_as_it_starts(self, tmp_path):
+        """Every agent model answering its first request of each call with HTTP 500: the sweep's progress line
+        (stderr, not a terminal: plain lines) shows the retry at once — model, attempt, the sim's message —
+        where it used to retry silently; the sweep then succeeds (exit 0)."""
+        async with SimServer(seed=45, defaults=FaultSpec(fault="500", fail_first=1)) as sim:
+            root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=1, agent_models=("sim/echo",),
+                                   judge_models=(), defaults={"retry": {"initial_backoff": 0.01,
+                                                                        "max_backoff": 0.02}})
+            args = [a for a in sweep_args(root, tmp_path / "out") if a != "--quiet"]
+            code, _, err = await cli(*args, "--no-certificate")
+        assert 0 == code, err
+        shown = [line.split(" | retrying ", 1)[1] for line in err.splitlines() if " | retrying " in line]
+        assert shown, err
+        assert shown[0].startswith("sim/echo: attempt 1/8 failed (ServerError: …")
+        assert "HTTP 500: simulated: internal server error); next try in " in shown[0]
 
 
 class TestOtherCommands:
