@@ -256,7 +256,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
         if run.stop_reason == "error":
             failures.append(f"run failed: {agent}: {run.error_class}: {run.error}")
         failures.extend(f"judge failed: {agent} judged by {j.judge_model}: {j.error_class}: {j.error}"
-                        for j in evaluation.judgements if j.verdict == "error")
+                        for j in evaluation.judgements if j.error_class is not None)
         rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied), run.cost_usd))
 
     async def main() -> None:

@@ -127,6 +127,24 @@ class TestRetriesShow:
 
 
 class TestOtherCommands:
+    async def test_judge_without_a_parsable_judgement_says_so_and_exits_1(self, workspace, tmp_path, capsys):
+        """`judge` with a model that never replies with scores (sim/echo): exit 1 and, on stderr, the
+        UnparsableJudgement class with the last reply's problem (it used to print "unscored" and exit 0)."""
+        judge_input = tmp_path / "t0_judge_input.json"
+        judge_input.write_bytes(orjson.dumps({"task_id": "t0", "final_answer": "a", "answer_requirements": ["r"],
+                                              "tool_trace": [], "agent_model": "m", "scenario_id": "sc_a"}))
+        async with SimServer(seed=46) as sim:
+            root = workspace(sim.base_url)
+            code = await anyio.to_thread.run_sync(main, [
+                "judge", "--input", str(judge_input), "--model", "sim/echo",
+                "--config", str(root / "model_config.json"), "--prompts", str(root / "prompt_config.json")])
+        out, err = capsys.readouterr()
+        assert 1 == code
+        assert "t0 agent=m judge=sim/echo: unscored cost_usd=0.0000 -> " in out
+        assert ("judge failed: UnparsableJudgement: judge sim/echo gave no parsable judgement in 3 tries; the last "
+                "reply: the reply is not a JSON object (unexpected character, expected a JSON value: line 1 column "
+                "1 (char 0))") in err.splitlines()
+
     async def test_run_task_says_why_the_run_failed(self, workspace, tmp_path, capsys):
         """`run-task` whose model call is refused prints stop=error and, on stderr, the error class and message;
         exit 1."""
