@@ -23,7 +23,7 @@ import msgspec
 
 from ._exceptions import InputError
 
-__all__ = ["checked_options", "setting_error"]
+__all__ = ["checked_options", "setting_error", "sweep_dir_problem"]
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -129,3 +129,15 @@ def checked_options(options: S) -> S:
         if type(fitted) is not type(value) or (fitted is not value and fitted != value):  # nan is itself
             changes[name] = fitted
     return msgspec.structs.replace(options, **changes) if changes else options
+
+
+def sweep_dir_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a sweep's output directory to read (absent, not a directory, or holding neither
+    ``runs.jsonl`` nor ``manifest.json``); ``None`` when it is one. The viewer, the report and ``summarize`` read
+    such directories: an empty report of a mistyped path would look like a sweep that ran nothing."""
+    path = Path(path)
+    if not path.is_dir():
+        return f"{path}: no such directory" if not path.exists() else f"{path} is a file, not a sweep directory"
+    if not any((path / name).exists() for name in ("runs.jsonl", "manifest.json")):
+        return f"{path}: no runs.jsonl or manifest.json here; is it a sweep output directory?"
+    return None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_ID_BYTES", "MAX_NESTING", "MAX_UTC_OFFSET", "id_problem", "json_problem", "name_problem",
-           "output_dir_problem", "sweep_dir_problem", "timestamp_problem"]
+           "output_dir_problem", "timestamp_problem"]
 
 MAX_ID_BYTES = 200  # a file name holds 255 bytes; room is left for prefixes and suffixes such as ``.json``
 MAX_NESTING = 32  # objects and arrays inside one free-form field (a structured-output JSON schema needs ~25)
@@ -99,18 +99,6 @@ def output_dir_problem(path: str | Path) -> str | None:
         return f"{path}: cannot create the directory there, {base} is a file"
     if not os.access(base, os.W_OK | os.X_OK):
         return f"{path}: {base} is not writable"
-    return None
-
-
-def sweep_dir_problem(path: str | Path) -> str | None:
-    """Why ``path`` is not a sweep's output directory to read (absent, not a directory, or holding neither
-    ``runs.jsonl`` nor ``manifest.json``); ``None`` when it is one. The viewer, the report and ``summarize`` read
-    such directories: an empty report of a mistyped path would look like a sweep that ran nothing."""
-    path = Path(path)
-    if not path.is_dir():
-        return f"{path}: no such directory" if not path.exists() else f"{path} is a file, not a sweep directory"
-    if not any((path / name).exists() for name in ("runs.jsonl", "manifest.json")):
-        return f"{path}: no runs.jsonl or manifest.json here; is it a sweep output directory?"
     return None
 
 

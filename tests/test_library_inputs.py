@@ -134,3 +134,11 @@ def test_profile_options_of_the_wrong_type(settings: dict[str, Any], message: st
     with pytest.raises(InputError) as caught:
         ProfileOptions(**settings)
     assert (message, next(iter(settings))) == (str(caught.value), caught.value.setting)
+
+
+def test_tariff_run_options_of_the_wrong_type(tmp_path):
+    """``run_tariff`` checks its options by the same rule before reading anything."""
+    from mpcbench_async.sweep import TariffRunOptions, run_tariff
+
+    with pytest.raises(InputError, match=r"^path must be a path \(str or pathlib\.Path\), got int 5$"):
+        anyio.run(run_tariff, TariffRunOptions(path=5))  # type: ignore[arg-type]

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError, Interrupted
+from .._options import sweep_dir_problem
 from .._resources import workspace_path
-from .._validate import sweep_dir_problem
 from . import _exit
 from ._bench import _int_list
 from ._levels import DATA as LEVELS_DATA

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
-from .._validate import sweep_dir_problem
+from .._options import sweep_dir_problem
 from . import _exit
 from ._paths import output_file
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._exceptions import InputError
-from .._validate import sweep_dir_problem
+from .._options import sweep_dir_problem
 from ..llm import LEDGER
 from ..runtime import pid_alive
 from ..sweep import CALLS, JUDGEMENTS, RUNS, Summary
@@ -224,7 +224,7 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
 
     ``on_build`` is called before a build starts (reading a large sweep takes a while: the CLI says so);
     ``progress`` is advanced as the build reads (the viewer's page shown meanwhile says how far it is).
-    Raises ``InputError`` when ``out_dir`` is not a sweep's output directory (``_validate.sweep_dir_problem``).
+    Raises ``InputError`` when ``out_dir`` is not a sweep's output directory (``_options.sweep_dir_problem``).
     """
     from ._build import build  # the sweep's reader and summary: imported when a build needs them
 
