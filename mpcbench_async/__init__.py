@@ -34,10 +34,10 @@ if TYPE_CHECKING:
         TransientLLMError,
     )
     from ._prompts import PromptConfig, load_prompts
-    from .llm import LLMClient, ModelConfig, ModelSettings, load_model_config
+    from .llm import LLMClient, ModelConfig, ModelSettings, RetryEvent, load_model_config
     from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
     from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
-    from .sweep import Runner, SweepPlan, build_plan, summarize
+    from .sweep import Runner, SweepOptions, SweepPlan, build_plan, run_sweep, summarize
 
 __version__ = "0.1.0"
 
@@ -73,9 +73,11 @@ __all__ = [
     "ReplayMissError",
     "ReplyStoreError",
     "ResumeIndex",
+    "RetryEvent",
     "RetryPolicy",
     "Runner",
     "ServerError",
+    "SweepOptions",
     "SweepPlan",
     "ToolCall",
     "ToolSchema",
@@ -87,6 +89,7 @@ __all__ = [
     "build_plan",
     "load_model_config",
     "load_prompts",
+    "run_sweep",
     "summarize",
 ]
 

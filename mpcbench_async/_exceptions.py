@@ -78,7 +78,15 @@ class BenchError(Exception):
 
 
 class InputError(BenchError):
-    """A user-supplied file, field or flag is invalid."""
+    """A user-supplied file, field, setting or flag is invalid.
+
+    ``setting`` names the library setting at fault (``max_turns``, ``out``), which the message names too; the CLI
+    prints the flag that sets it in its place (``--max-turns``), so both speak of what their user typed.
+    """
+
+    def __init__(self, *args: object, setting: str | None = None) -> None:
+        super().__init__(*args)
+        self.setting = setting
 
 
 class ConfigError(InputError):

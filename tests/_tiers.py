@@ -41,6 +41,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/compare/test_real_sweeps.py",
     "tests/llm/test_transport_registry.py",
     "tests/mpcbench/test_generation_pipeline.py",
+    "tests/perf/test_endpoint_errors.py",
     "tests/perf/test_endpoint_modes.py",
     "tests/runtime/test_files.py",
     "tests/runtime/test_jsonl.py",

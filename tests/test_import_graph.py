@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mpcbench_async"
 # Layer of each top-level part of the package, lowest first (DESIGN.md §3). Parts of one layer
 # may import each other except where listed in APART. Shared helpers sit below records.
 LAYERS: list[set[str]] = [
-    {"_redact", "_exceptions", "_answers", "_rows", "_numbers", "_text", "_replies", "_validate", "_lazy", "_resources",
-     "_checkpoint", "stats"},
+    {"_redact", "_exceptions", "_answers", "_rows", "_numbers", "_text", "_replies", "_validate", "_options", "_lazy",
+     "_resources", "_checkpoint", "stats"},
     {"records"},
     {"_prompts", "runtime"},
     {"llm"},

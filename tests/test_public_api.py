@@ -6,8 +6,32 @@ import importlib
 
 import pytest
 
-PACKAGES = ["mpcbench_async", "mpcbench_async.records", "mpcbench_async.runtime", "mpcbench_async.llm",
-            "mpcbench_async.sim", "mpcbench_async.perf", "mpcbench_async.stats"]
+from tests.conftest import REPO
+
+SUBPACKAGES = ["records", "runtime", "llm", "sim", "stats", "mpcbench", "tariff", "levels", "sweep", "perf", "view",
+               "compare", "distributed", "testing"]
+PACKAGES = ["mpcbench_async", *(f"mpcbench_async.{name}" for name in SUBPACKAGES)]
+
+
+def api_section() -> str:
+    """The README's ``### API`` section."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split("\n### API\n", 1)[1].split("\n### ", 1)[0]
+
+
+def test_the_readme_names_every_top_level_name_and_package():
+    """Every name of the top-level ``__all__`` is in the README's API section, and every sub-package is too."""
+    import mpcbench_async
+
+    section = api_section()
+    assert [] == [name for name in mpcbench_async.__all__ if f"`{name}`" not in section]
+    assert [] == [name for name in SUBPACKAGES if f"`{name}`" not in section]
+
+
+def test_every_package_of_the_tree_is_covered():
+    """A new sub-package is added to SUBPACKAGES (and so to the checks below and the README)."""
+    found = {path.parent.name for path in (REPO / "mpcbench_async").glob("*/__init__.py")}
+    assert set() == found - set(SUBPACKAGES) - {"cli", "evaluation", "generator"}  # entry points: no library API
 
 
 @pytest.mark.parametrize("name", PACKAGES)

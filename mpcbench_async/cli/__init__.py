@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return _exit.INTERRUPTED
     except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_flagged(exc)}", file=sys.stderr)
         return _exit.USER_ERROR
     except OSError as exc:
         if exc.errno not in _USER_OS_ERRORS:
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _exit.INTERRUPTED
         if not all(_is_user_error(e) for e in leaves):
             raise
-        messages = list(dict.fromkeys(_os_error(e) if isinstance(e, OSError) else str(e) for e in leaves))
+        messages = list(dict.fromkeys(_os_error(e) if isinstance(e, OSError) else _flagged(e) for e in leaves))
         more = f" (and {len(messages) - 1} more error(s) like it)" if len(messages) > 1 else ""
         print(f"error: {messages[0]}{more}", file=sys.stderr)
         return _exit.USER_ERROR
@@ -123,6 +123,24 @@ _USER_OS_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.
 def _os_error(exc: OSError) -> str:
     where = exc.filename if exc.filename is not None else "output"
     return f"{where}: {exc.strerror or exc}"
+
+
+# Settings whose flag is not ``--`` and the setting's name with dashes (``max_turns`` → ``--max-turns``).
+_FLAGS = {"suites": "--suite", "tariff_scoring": "--scoring", "ledger_fsync": "--ledger-sync",
+          "certificate": "--no-certificate"}
+
+
+def _flagged(exc: BaseException) -> str:
+    """A library error's text as the CLI's user should read it: the setting it starts with named by its flag.
+
+    The library names settings (``max_turns must be at least 1``); here the flag that sets it is put in its place
+    (``--max-turns must be at least 1``). Other errors are printed as they are.
+    """
+    text = str(exc)
+    setting = getattr(exc, "setting", None)
+    if setting and text.startswith(setting):
+        return _FLAGS.get(setting, "--" + setting.replace("_", "-")) + text[len(setting):]
+    return text
 
 
 def _is_user_error(exc: BaseException) -> bool:

@@ -18,7 +18,7 @@ from . import _exit
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..llm import LLMClient
+    from ..llm import LLMClient, ModelConfig
     from ..mpcbench import Judgement, RunLog
     from ._commands import Commands
 
@@ -92,11 +92,14 @@ def _write(path: Path, value: Any) -> None:
     path.write_bytes(orjson.dumps(msgspec.to_builtins(value), option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def _client(args: argparse.Namespace, models: list[str]) -> LLMClient:
+def _client(args: argparse.Namespace, models: list[str], config: ModelConfig | None = None) -> LLMClient:
+    """The command's client for ``models`` (checked), printing each retry on stderr as it starts its wait: a dead
+    endpoint or a gateway's 500s must not leave a command sitting silent through a minute of backoff."""
     from ..llm import LLMClient, load_model_config
 
-    client = LLMClient(load_model_config(args.config))
+    client = LLMClient(config or load_model_config(args.config))
     client.check_models(models)
+    client.add_retry_listener(lambda event: print(event.describe(), file=sys.stderr, flush=True))
     return client
 
 
@@ -197,7 +200,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     out = args.output or args.input.with_name(f"{stem}__judge-{safe_name(args.model)}_judge_result.json")
     _write(out, judgement)
     print(_score_line(judgement) + f" -> {out}")
-    if judgement.verdict == "error":
+    if judgement.error_class is not None:  # a failed call, or no parsable judgement in every try
         print(f"judge failed: {judgement.error_class}: {judgement.error}", file=sys.stderr)
         return _exit.FAILED
     return _exit.OK
@@ -227,7 +230,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
     import anyio
     import msgspec
 
-    from ..llm import LLMClient, load_model_config
+    from ..llm import load_model_config
     from ..mpcbench import evaluate_task, load_prompts, load_task, load_task_data, safe_name
 
     config = load_model_config(args.config)
@@ -236,8 +239,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
     task = load_task(args.task, scenario_id=args.scenario_id)
     data = load_task_data(task, args.data_dir, args.scenarios_dir)
     prompts = load_prompts(args.prompts)
-    client = LLMClient(config)
-    client.check_models(agents + judges)
+    client = _client(args, agents + judges, config)
     rows: list[tuple[str, list[Judgement], int, int, float | None]] = []
     failures: list[str] = []
 
@@ -254,7 +256,7 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
         if run.stop_reason == "error":
             failures.append(f"run failed: {agent}: {run.error_class}: {run.error}")
         failures.extend(f"judge failed: {agent} judged by {j.judge_model}: {j.error_class}: {j.error}"
-                        for j in evaluation.judgements if j.verdict == "error")
+                        for j in evaluation.judgements if j.error_class is not None)
         rows.append((agent, evaluation.judgements, sum(c.passed for c in applied), len(applied), run.cost_usd))
 
     async def main() -> None:

@@ -36,7 +36,8 @@ def _add_endpoint(commands: Commands) -> None:
         "constant arrivals), or a sweep (--mode sweep: concurrency 1 and --max-concurrency, then --sweep-points "
         "rates between, stopping at the first over-saturated rate). Reports requests/s, output tokens/s, "
         "TTFT/TPOT/ITL/E2E p50/p90/p95/p99 (TPOT: first to last token per further token; the time from the last "
-        "token to the stream's end is reported apart), errors and 429s, goodput under --slo, the knee. Writes "
+        "token to the stream's end is reported apart), errors and 429s (the commonest error classes of each level "
+        "with the provider's message), goodput under --slo, the knee; exits 1 when every request failed. Writes "
         "<out>/endpoint_<model>.{json,md,svg} and endpoint_<model>_ttft.svg (TTFT distribution).")
     endpoint.add_argument("--model", required=True)
     endpoint.add_argument("--mode", choices=["concurrency", "rate", "sweep"], default="concurrency",
@@ -130,6 +131,8 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
         print(f"{level.load:<12} {level.requests_per_s:8.2f} req/s  E2E p95 {level.e2e.p95 if level.e2e else '–'} s"
               f"{ttft}  errors {100 * level.error_rate:.1f}%{'  over-saturated' if level.oversaturated else ''}",
               file=sys.stderr, flush=True)
+        for error in level.error_classes:
+            print(f"{'':<12} {error.error_class} ×{error.count}: {error.message}", file=sys.stderr, flush=True)
 
     profile = anyio.run(lambda: profile_endpoint(config, args.model, concurrencies=args.concurrency,
                                                  duration=args.duration, prompt_tokens=args.prompt_tokens,
@@ -143,6 +146,10 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
     atomic_write_bytes(base.parent / f"{base.name}_ttft.svg", render_ttft_cdf(profile).encode(), fsync=False)
     print(markdown)
     print(f"written {base}.json, .md, .svg and _ttft.svg")
+    if profile.all_failed:
+        print(f"error: every request to {args.model} failed; nothing was measured (why: the error classes above)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

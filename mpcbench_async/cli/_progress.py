@@ -1,7 +1,10 @@
 """Live progress on stderr: one line redrawn on a terminal, periodic plain lines otherwise.
 
 It reads the runner's counters on a timer (every 0.5 s on a terminal, 10 s
-otherwise), so the cost is a few string formats per tick, never per unit.
+otherwise), so the cost is a few string formats per tick, never per unit. A retry
+(``retried``, the client's retry listener) is shown at once — model, attempt, why,
+the next try — and stays on the line until its wait is over; at most one such
+immediate redraw a second, so a storm of 429s does not flood a log.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 import anyio
 
 if TYPE_CHECKING:
+    from ..llm import RetryEvent
     from ..sweep import SweepStats
 
 __all__ = ["ProgressLine"]
@@ -35,6 +39,16 @@ class ProgressLine:
         self.in_flight = in_flight
         self.retries = retries
         self._t0 = time.monotonic()
+        self._retry: tuple[RetryEvent, float] | None = None  # the latest retry and when its wait ends
+        self._retry_shown = float("-inf")
+
+    def retried(self, event: RetryEvent) -> None:
+        """A call is being retried: show it now (at most once a second) and on every line until its wait ends."""
+        now = time.monotonic()
+        self._retry = (event, now + event.wait_s)
+        if now - self._retry_shown >= 1.0:
+            self._retry_shown = now
+            self.emit()
 
     def line(self) -> str:
         s = self.stats
@@ -50,7 +64,14 @@ class ProgressLine:
         return (f"{' '.join(units) or 'starting'} (skipped {skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
                 f"in-flight {self.in_flight()} retries {self.retries()} errors {s.errors} | "
                 f"{s.tokens:,} tok ${s.cost_text()}{cached} | {elapsed:.0f}s "
-                f"ETA {_eta(done, runs_todo + judges_todo + cases_todo, elapsed)}")
+                f"ETA {_eta(done, runs_todo + judges_todo + cases_todo, elapsed)}{self._retrying()}")
+
+    def _retrying(self) -> str:
+        """The retry in progress, if its wait is not over: `` | retrying M: attempt …; next try in N s``."""
+        left = 0.0 if self._retry is None else self._retry[1] - time.monotonic()
+        if self._retry is None or left < 0:
+            return ""
+        return " | " + self._retry[0].describe(reason_chars=80, wait_s=left)
 
     def emit(self, final: bool = False) -> None:
         if self.quiet:

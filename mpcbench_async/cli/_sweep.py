@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError, Interrupted
+from .._options import sweep_dir_problem
 from .._resources import workspace_path
 from . import _exit
 from ._bench import _int_list
@@ -257,6 +258,8 @@ def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:
     async def show(runner: Runner) -> None:
         line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: runner.retries,
                             in_flight=lambda: runner.in_flight)
+        if runner.client is not None:
+            runner.client.add_retry_listener(line.retried)
         try:
             await line.run()
         finally:
@@ -280,7 +283,7 @@ def _exit_code(outcome: Outcome) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from ..sweep import write_summary
 
-    if not any((args.dir / name).exists() for name in ("runs.jsonl", "manifest.json")):
-        raise InputError(f"{args.dir}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
+    if (problem := sweep_dir_problem(args.dir)) is not None:
+        raise InputError(problem)
     print(write_summary(args.dir, pass_k=args.pass_k))
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
+from .._options import sweep_dir_problem
 from . import _exit
 from ._paths import output_file
 
@@ -88,10 +89,8 @@ def _count(text: str) -> int:
 
 def _check_sweep(directory: Path) -> None:
     """A directory that is not a sweep is a user error, found before any work."""
-    if not directory.is_dir():
-        raise InputError(f"{directory}: no such directory")
-    if not any((directory / name).exists() for name in ("runs.jsonl", "manifest.json")):
-        raise InputError(f"{directory}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
+    if (problem := sweep_dir_problem(directory)) is not None:  # the library's rule (open_index applies it too)
+        raise InputError(problem)
 
 
 def _building(directory: Path) -> Callable[[], None]:

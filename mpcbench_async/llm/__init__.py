@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
     from ._layer import Call, Layer
+    from ._layer_retry import RetryEvent, RetryListener
     from ._ledger import LEDGER, CallLedger, LedgerStats, SettledCalls, unsettled_calls
     from ._mock import MockHandler, MockTransport
     from ._native import NativeTransport
@@ -67,6 +68,8 @@ __all__ = [
     "ProviderFactory",
     "RecordTransport",
     "ReplayTransport",
+    "RetryEvent",
+    "RetryListener",
     "Reservation",
     "ResponseCache",
     "SettledCalls",

@@ -67,7 +67,7 @@ from ._layer_cache import CacheLayer
 from ._layer_ledger import LedgerLayer
 from ._layer_limiter import LimiterLayer
 from ._layer_records import RecordsLayer
-from ._layer_retry import RetryLayer
+from ._layer_retry import RetryLayer, RetryListener
 from ._layer_send import ProviderStart, TransportSend
 from ._ledger import CallLedger
 from ._prices import model_prices
@@ -232,6 +232,11 @@ class LLMClient:
     @call_sink.setter
     def call_sink(self, sink: Callable[[LLMCallRecord], None] | None) -> None:
         self._accounting.sink = sink
+
+    def add_retry_listener(self, listener: RetryListener) -> None:
+        """Call ``listener(event)`` before each retry's wait (``RetryEvent``: model, attempt, why, the wait), so a
+        caller can say a call is being retried and why instead of sitting silent through the backoff."""
+        self._retry.listeners.append(listener)
 
     @property
     def retries(self) -> int:

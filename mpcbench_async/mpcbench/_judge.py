@@ -5,7 +5,9 @@ rationale and the step-indexed tool trace — plus the task's
 ``answer_requirements``. Its reply must be
 ``{answer_requirements_satisfaction: {score, justification}, source_grounded_reasoning: {…}}``
 with integer scores 0–5; a malformed reply is sent back with the problem, and
-after the last attempt the judgement is recorded ``unscored`` (never 0).
+after the last attempt the judgement is ``unscored`` (never 0) with the error class
+``UnparsableJudgement``: the sweep counts it as an error and says why, where a
+silent "unscored" let a judge that never returns JSON give a clean result.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from ..records import Message, Usage, add_cost
 from ._agent import RunLog
 from ._task import Task
 
-__all__ = ["AxisScore", "JudgeScores", "Judgement", "build_judge_input", "judge_messages", "run_judge"]
+__all__ = ["UNPARSABLE_JUDGEMENT", "AxisScore", "JudgeScores", "Judgement", "build_judge_input", "judge_messages",
+           "run_judge"]
 
 AXES = ("answer_requirements_satisfaction", "source_grounded_reasoning")
+UNPARSABLE_JUDGEMENT = "UnparsableJudgement"  # the error class of a judge that never replied with scores
 
 
 class AxisScore(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -103,7 +107,8 @@ async def run_judge(
     max_attempts: int = 3,
     key: str = "",
 ) -> Judgement:
-    """Ask ``judge_model`` to score ``judge_input``; validated, retried, ``unscored`` when it never complies."""
+    """Ask ``judge_model`` to score ``judge_input``; validated, retried; when it never complies, ``unscored`` with
+    the error class ``UNPARSABLE_JUDGEMENT`` and a message quoting the last problem."""
     messages = judge_messages(judge_input, prompts)
     judgement = Judgement(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id,
                           agent_model=agent_model, judge_model=judge_model, verdict="unscored")
@@ -124,4 +129,7 @@ async def run_judge(
         judgement.problems.append(problem or "")
         messages = [*messages, Message(role="assistant", content=result.content or ""),
                     Message(role="user", content=prompts.render("repair", "user", problems=f"- {problem}"))]
+    judgement.error_class = UNPARSABLE_JUDGEMENT
+    judgement.error = (f"judge {judge_model} gave no parsable judgement in {max_attempts} "
+                       f"tr{'y' if max_attempts == 1 else 'ies'}; the last reply: {judgement.problems[-1]}")
     return judgement

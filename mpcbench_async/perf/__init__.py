@@ -8,13 +8,14 @@ if TYPE_CHECKING:
     from ._client_bench import ClientBenchRow, format_markdown, run_client_bench
     from ._endpoint_profile import EndpointProfile, ProfileOptions, profile_endpoint
     from ._endpoint_report import render_endpoint_profile, render_ttft_cdf
-    from ._endpoint_stats import LevelResult, Percentiles, RequestSample
+    from ._endpoint_stats import ErrorClass, LevelResult, Percentiles, RequestSample
     from ._sim_process import sim_subprocess
     from ._sweep_profile import SweepProfile, profile_sweep, render_sweep_profile
 
 __all__ = [
     "ClientBenchRow",
     "EndpointProfile",
+    "ErrorClass",
     "LevelResult",
     "Percentiles",
     "ProfileOptions",

@@ -31,6 +31,7 @@ import anyio
 import msgspec
 
 from .._exceptions import InputError, LLMError, RateLimitError
+from .._options import checked_options
 from ..llm import LLMClient, ModelConfig, is_sim_model
 from ..records import LLMCallRecord, Message
 from ..sim import SimProvider
@@ -48,7 +49,7 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     ``warmup``/``cooldown``: seconds at the start and end of each level (the CLI also takes
     a fraction of ``--duration`` below 1 and passes seconds).
     ``slo``: limits in seconds on ``ttft``, ``tpot`` and ``e2e`` (any subset) for goodput.
-    Invalid values raise ``InputError`` naming the flag.
+    Invalid values raise ``InputError`` naming the flag; a value of the wrong type names the setting.
     """
 
     mode: Mode = "concurrency"
@@ -63,6 +64,7 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     stream: bool = True
 
     def __post_init__(self) -> None:
+        checked_options(self)  # the declared types first: a library caller's rates="1,5" is named, not a TypeError
         if not all(math.isfinite(value) for value in (*self.rates, *self.slo.values(), self.warmup, self.cooldown)):
             raise InputError("--rates, --slo, --warmup and --cooldown take finite numbers (not inf or nan)")
         if self.mode == "rate" and not self.rates:
@@ -111,6 +113,11 @@ class EndpointProfile(msgspec.Struct, kw_only=True):
     ttft_cdf: list[tuple[float, float]] = msgspec.field(default_factory=list)
     ttft_cdf_level: str | None = None
 
+    @property
+    def all_failed(self) -> bool:
+        """Every request sent failed (a wrong key, an unknown model, a dead endpoint): nothing was measured."""
+        return all(level.ok == 0 for level in self.levels) and any(level.errors for level in self.levels)
+
 
 class _Run:
     """One level's requests through one client: launches them, turns each call record into a sample."""
@@ -140,7 +147,10 @@ class _Run:
             self.in_flight -= 1
         end, record = self.now(), self.records.pop(key, None)
         if record is None or record.status != "ok":
-            self.samples.append(RequestSample(start_s=start, end_s=end, ok=False, rate_limited=rate_limited))
+            self.samples.append(RequestSample(
+                start_s=start, end_s=end, ok=False, rate_limited=rate_limited,
+                error_class=record.error_class if record else None,
+                error_message=record.error_message if record else None))
             return
         self.samples.append(RequestSample(
             start_s=start, end_s=end, ok=True, output_tokens=record.usage.completion_tokens, e2e_s=record.latency_s,

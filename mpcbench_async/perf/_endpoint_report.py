@@ -57,13 +57,28 @@ def _throughput_row(lv: LevelResult) -> str:
             f"{'yes' if lv.oversaturated else ''} |")
 
 
+def _cell(text: str) -> str:
+    """``text`` on one line of a Markdown table (a provider's message may hold pipes and newlines)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _errors(profile: EndpointProfile) -> list[str]:
+    """The table of why requests failed, per level (the commonest classes, with the provider's message)."""
+    rows = [f"| {lv.load} | {err.error_class} | {err.count} | {_cell(err.message)} |"
+            for lv in profile.levels for err in lv.error_classes]
+    if not rows:
+        return []
+    return ["Why requests failed (the commonest error classes of each level, with the provider's message):", "",
+            "| load | error class | requests | message |", "|---|---|---:|---|", *rows, ""]
+
+
 def render_endpoint_profile(profile: EndpointProfile) -> tuple[str, str]:
     """(Markdown, SVG of E2E and TTFT p50/p95 latency against the achieved request rate)."""
     lines = [f"# Endpoint profile: `{profile.model}`", "", *_settings(profile), "",
              "| load | sent req/s | requests | ok | errors | 429s | excluded | req/s | output tok/s | goodput req/s | "
              "SLO met | max in flight | mean in flight | capped | over-saturated |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-             *(_throughput_row(lv) for lv in profile.levels), "",
+             *(_throughput_row(lv) for lv in profile.levels), "", *_errors(profile),
              "Latency in ms, p50 / p90 / p95 / p99 (ITL: every gap between tokens of every request; TPOT: first to "
              "last token per further token; stream end: last token to the stream's end, which TPOT leaves out; "
              "TPOT and ITL to the µs):", "",

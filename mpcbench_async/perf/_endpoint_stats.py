@@ -14,8 +14,8 @@ import msgspec
 
 from .._numbers import Quantiles
 
-__all__ = ["SLO_KEYS", "LevelResult", "Percentiles", "RequestSample", "in_window", "keeps_up", "measured", "meets_slo",
-           "summarize", "ttft_cdf"]
+__all__ = ["SLO_KEYS", "ErrorClass", "LevelResult", "Percentiles", "RequestSample", "error_classes", "in_window",
+           "keeps_up", "measured", "meets_slo", "summarize", "ttft_cdf"]
 
 SLO_KEYS = ("e2e", "tpot", "ttft")
 
@@ -38,6 +38,36 @@ class RequestSample(msgspec.Struct, kw_only=True, frozen=True):
     tpot_s: float | None = None
     itl_s: tuple[float, ...] = ()
     stream_end_s: float | None = None
+    error_class: str | None = None
+    error_message: str | None = None
+
+
+class ErrorClass(msgspec.Struct, kw_only=True, frozen=True):
+    """How many measured requests of a level failed with one error class, and the provider's message (masked).
+
+    ``message`` is the first such request's: the provider's own words (``Incorrect API key
+    provided: …``, ``The model … does not exist``), already masked of secrets by the client.
+    """
+
+    error_class: str
+    count: int
+    message: str
+
+
+TOP_ERROR_CLASSES = 3  # the classes a level keeps: enough to say why, short enough to read on one screen
+
+
+def error_classes(samples: Sequence[RequestSample]) -> list[ErrorClass]:
+    """The ``TOP_ERROR_CLASSES`` commonest error classes of the failed ``samples``, most first (ties by name)."""
+    counts: dict[str, int] = {}
+    messages: dict[str, str] = {}
+    for sample in samples:
+        if not sample.ok:
+            name = sample.error_class or "Error"
+            counts[name] = counts.get(name, 0) + 1
+            messages.setdefault(name, sample.error_message or "")
+    ranked = sorted(counts, key=lambda name: (-counts[name], name))[:TOP_ERROR_CLASSES]
+    return [ErrorClass(error_class=name, count=counts[name], message=messages[name]) for name in ranked]
 
 
 class Percentiles(msgspec.Struct, kw_only=True, frozen=True):
@@ -81,6 +111,7 @@ class LevelResult(msgspec.Struct, kw_only=True):
     SLOs. ``capped`` counts the requests of a rate level that found ``max_in_flight`` at the
     cap and waited; ``unsent`` those still waiting when the level ended (never sent);
     ``oversaturated``: a rate level was capped or did not keep up (``keeps_up``).
+    ``error_classes``: why measured requests failed, the commonest classes first (``error_classes``).
     ``mean_in_flight``: requests in flight at the endpoint on average over the window — each
     request's E2E (from sending to its last byte, as the client timed it) inside the window,
     summed, over the window's length (Little's law) — what a closed loop of C workers should
@@ -112,6 +143,7 @@ class LevelResult(msgspec.Struct, kw_only=True):
     capped: int = 0
     unsent: int = 0
     oversaturated: bool = False
+    error_classes: list[ErrorClass] = msgspec.field(default_factory=list)
 
     @property
     def load(self) -> str:
@@ -226,7 +258,8 @@ def summarize(every: Sequence[RequestSample], *, duration_s: float, warmup_s: fl
         rate_limited_rate=round(rate_limited / max(1, requests), 4),
         max_in_flight=max_in_flight, mean_in_flight=_mean_in_flight(every, warmup_s, window_end, window),
         capped=capped, unsent=unsent,
-        oversaturated=rate is not None and (capped > 0 or not keeps_up(every, warmup_s, duration_s)))
+        oversaturated=rate is not None and (capped > 0 or not keeps_up(every, warmup_s, duration_s)),
+        error_classes=error_classes(samples))
 
 
 def _mean_in_flight(every: Sequence[RequestSample], start: float, end: float, window: float) -> float | None:

@@ -58,6 +58,11 @@ or ``none`` (nothing, on 200s and 429s alike: a provider that only rejects).
 would fit: ``both`` (default: ``retry-after-ms`` and ``Retry-After`` in whole
 seconds, rounded up), ``ms``, ``seconds`` or ``none``.
 
+``api_key=KEY`` (server-wide, in ``SimServer(defaults=...)``) makes the server check credentials
+first, as a provider does: a request carrying any other key (or none) gets 401 ``Incorrect API
+key provided: <the key sent>``, quoting it whole, so tests see that what reaches a user
+(terminal, reports, logs) has it masked.
+
 ``echo_auth=true`` makes every error body quote the request's credentials
 (the ``Authorization``/``api-key``/``x-api-key`` headers and the bare key), as
 some proxies do: tests use it to prove that no key reaches a record or a log.
@@ -121,6 +126,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     echo_auth: bool = False
     echo_shapes: bool = False
     quote_key: bool = False
+    api_key: str | None = None
     tokenizer: Literal["bytes", "words"] = "bytes"
     tokens_per_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     output_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None

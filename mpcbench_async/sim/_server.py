@@ -25,7 +25,7 @@ import orjson
 from aiohttp import web
 
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
-from ._leaks import echoed_credentials, echoed_shapes, quoted_key
+from ._leaks import echoed_credentials, echoed_shapes, quoted_key, request_key
 from ._policies import Reply
 from ._registry import get_policy, policy_names
 from ._stream import fixed_length, stream_events, write_stream
@@ -256,6 +256,10 @@ class SimServer:
                 "request body must be JSON with a string 'model' and a list 'messages'",
                 "invalid_request_error"))
 
+        sent_key = request_key(request.headers)  # credentials first, as providers check them: before the model
+        if self.defaults.api_key is not None and sent_key != self.defaults.api_key:
+            return self._respond(401, _error_body(f"Incorrect API key provided: {sent_key or '(none)'}.",
+                                                  "invalid_request_error", "invalid_api_key"))
         base, query = split_model_name(model_name)
         policy = get_policy(base)
         if policy is None:

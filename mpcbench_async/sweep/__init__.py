@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         write_manifest,
     )
     from ._generation_suite import GenerationSuite, ScenarioUnit
-    from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
+    from ._job import SweepOptions, SweepResult, check_sweep_options, dry_run_sweep, run_sweep, write_summary
     from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._names import CALLS, JUDGEMENTS, RUNS
@@ -95,6 +95,7 @@ __all__ = [
     "certificate_status",
     "check_models",
     "check_output_dir",
+    "check_sweep_options",
     "dry_run_sweep",
     "estimate_sweep",
     "open_experiment",

@@ -31,6 +31,7 @@ import msgspec
 import orjson
 
 from .._exceptions import InputError
+from .._options import setting_error
 from ..llm import ModelConfig, ModelSettings, Prices, TokenEstimator, model_prices
 from ..mpcbench import (
     PromptConfig,
@@ -368,7 +369,7 @@ def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, 
     A concurrency below 1, or a ``history`` directory without ``calls.jsonl``, is an ``InputError``.
     """
     if concurrency < 1:
-        raise InputError("--concurrency must be at least 1")
+        raise setting_error("concurrency", f"concurrency must be at least 1, got {concurrency}")
     for path in history:
         if not (Path(path) / CALLS).is_file():
             raise InputError(f"--history {path}: no {CALLS} here; is it a sweep output directory?")

@@ -37,6 +37,9 @@ _HINTS = {
                          "model_config.json, then rerun with --retry-errors",
     "ToolWorkerTimeout": "a tool call found no free tool worker in time (other units' tool calls held them all): "
                          "rerun the same command to retry these units",
+    "UnparsableJudgement": "the judge never replied with the scores its prompt asks for (the last reply's problem "
+                           "is in the example): check the judge model and the judge prompts of prompt_config.json, "
+                           "then rerun with --retry-errors",
     "InvalidInstance": "a levels instance does not fit the schema (file, line and field in the message): fix it; "
                        "the fixed instance runs on the next sweep",
 }

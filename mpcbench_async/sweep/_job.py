@@ -54,7 +54,9 @@ import anyio
 import msgspec
 
 from .._exceptions import InputError
+from .._options import checked_options, setting_error
 from .._resources import workspace_path
+from .._validate import output_dir_problem
 from ..llm import (
     LEDGER,
     Budget,
@@ -78,7 +80,7 @@ from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._levels_suite import LevelsSuite
 from ._outcome import Outcome
-from ._plan import SweepPlan, build_plan, check_models, check_output_dir, sim_model_problem
+from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
 from ._render import render_markdown, render_table
 from ._runner import Runner
@@ -142,6 +144,33 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
+def check_sweep_options(options: SweepOptions) -> SweepOptions:
+    """``options`` checked as the CLI checks its flags, paths given as text made ``Path``; nothing is read or written.
+
+    Every field must have its declared type (``checked_options``), the suites must be known, the counts (trials,
+    max_turns, concurrency, workers) at least 1, ``max_cost`` positive, ``levels`` among 1–3 and ``out`` usable as
+    an output directory. Raises ``InputError`` naming the setting (the CLI names its flag).
+    """
+    options = checked_options(options)
+    suites = [name.strip() for name in options.suites if name.strip()]
+    unknown = sorted(set(suites) - set(SUITES))
+    if not suites or unknown:
+        raise setting_error("suites", f"suites: unknown suite(s) {', '.join(unknown) or '(none)'}; "
+                                      f"available: {', '.join(sorted(SUITES))}")
+    for name in ("trials", "max_turns", "concurrency", "workers"):
+        value = getattr(options, name)
+        if value is not None and value < 1:
+            raise setting_error(name, f"{name} must be at least 1, got {value}")
+    if options.max_cost is not None and not options.max_cost > 0:
+        raise setting_error("max_cost", f"max_cost must be a positive amount of USD, got {options.max_cost}")
+    if "levels" in suites and (not options.levels or not set(options.levels) <= {1, 2, 3}):
+        raise setting_error("levels", f"levels: choose among 1, 2, 3 (got "
+                                      f"{', '.join(map(str, options.levels)) or 'none'})")
+    if (problem := output_dir_problem(options.out)) is not None:
+        raise setting_error("out", f"out: {problem}")
+    return msgspec.structs.replace(options, suites=suites)
+
+
 class SweepResult(msgspec.Struct, kw_only=True):
     """How a sweep ended: its plan's outcome (read from disk), whether a signal stopped it, its summary table."""
 
@@ -186,6 +215,7 @@ async def run_sweep(options: SweepOptions,
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
+    options = check_sweep_options(options)
     config, prompts, plan, tariff, levels = _inputs(options)
     executor = _executor(options, config, plan, tariff, levels)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
@@ -211,15 +241,9 @@ async def run_sweep(options: SweepOptions,
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite],
                                            LevelsSuite | None]:
-    """Every input of ``options`` checked and loaded (``InputError`` naming the first bad one); nothing written."""
-    suites = [name.strip() for name in options.suites if name.strip()]
-    unknown = sorted(set(suites) - set(SUITES))
-    if not suites or unknown:
-        raise InputError(f"--suite: unknown suite(s) {', '.join(unknown) or '(none)'}; "
-                         f"available: {', '.join(sorted(SUITES))}")
-    if options.concurrency < 1:
-        raise InputError("--concurrency must be at least 1")
-    check_output_dir(options.out)
+    """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
+    bad one); nothing written."""
+    suites = options.suites
     config = load_model_config(options.config)
     prompts = load_prompts(options.prompts)
     plan = None
@@ -242,8 +266,6 @@ def _levels_suite(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
     from ..levels import discover, find_output_dir, load_level_set
 
-    if not options.levels or not set(options.levels) <= {1, 2, 3}:
-        raise InputError(f"--levels: choose among 1, 2, 3 (got {', '.join(map(str, options.levels)) or 'none'})")
     try:
         base = find_output_dir(workspace_path(options.levels_data))
     except InputError as exc:
@@ -272,8 +294,6 @@ def _models(plan: SweepPlan | None, tariff: Sequence[TariffSuite], levels: Level
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
     """Refuse, before any call, a budget that cannot bound some model's calls (no price, or no output cap)."""
-    if options.max_cost is not None and not options.max_cost > 0:
-        raise InputError(f"--max-cost must be a positive amount of USD, got {options.max_cost}")
     if not _budgeted(options, config, models):
         return
     why = "--max-cost" if options.max_cost is not None else "budget_usd"
@@ -321,6 +341,7 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
     Only the MPCBench suite is estimated (its agent and judge units); ``history`` adds earlier sweep directories
     whose ``calls.jsonl`` narrows the ranges (``options.out``'s own is always read).
     """
+    options = check_sweep_options(options)
     config, prompts, plan, tariff, levels = _inputs(options)
     if plan is None or tariff or levels:
         raise InputError("--dry-run: only --suite mpcbench is estimated so far")

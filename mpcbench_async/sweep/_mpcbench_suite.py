@@ -5,7 +5,7 @@ that ends ``ok`` asks for one ``JudgeJob`` per judge model (the ``JudgeUnit``
 with the run it judges), which the ``Runner`` starts as soon as the run is
 written. A run that ends in an error is never judged. Both stages understand
 their own failures: a run whose checks crash keeps its run log in the error
-record, and a judge that never complies is ``unscored`` (an ok record).
+record, and a judge that never complies is an ``UnparsableJudgement`` error.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class AgentStage:
 
 
 class JudgeStage:
-    """Judgements: the unit's record is an error until the judge gives a verdict (``unscored`` is ok)."""
+    """Judgements: the unit's record is an error until the judge gives scores (or is the ``sim`` rubric's)."""
 
     name, record_type = "judgements", JudgeRecord
 
@@ -135,7 +135,7 @@ class JudgeStage:
             _failed(record, unit_failure(log, exc, kind="judge", key=unit.key, model=unit.judge_model))
             return record
         record.judgement, record.finished_at = judgement, time.time()
-        if judgement.verdict == "error":
+        if judgement.error_class is not None:  # a failed call, or no parsable judgement in every try
             log_unit_error(log, kind="judge", key=unit.key, model=unit.judge_model,
                            error_class=judgement.error_class, message=judgement.error)
             record.retryable = judgement.retryable

@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from .._options import setting_error
 from .._resources import workspace_path
 from .._validate import output_dir_problem
 from ..llm import LLMClient, ModelConfig, is_sim_model
@@ -168,7 +169,7 @@ def _file_hash(*paths: Path) -> str:
 def check_output_dir(path: str | Path) -> Path:
     """``path`` if a sweep can write its records there (absent, or a writable directory); else an ``InputError``."""
     if (problem := output_dir_problem(path)) is not None:
-        raise InputError(f"--out: {problem}")
+        raise setting_error("out", f"out: {problem}")
     return Path(path)
 
 
@@ -251,9 +252,9 @@ def build_plan(
     if not agents:
         raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
     if trials < 1:
-        raise InputError("--trials must be at least 1")
+        raise setting_error("trials", f"trials must be at least 1, got {trials}")
     if max_turns < 1:
-        raise InputError("--max-turns must be at least 1")
+        raise setting_error("max_turns", f"max_turns must be at least 1, got {max_turns}")
     prompts.require("agent", *(["judge"] if judges else []))
     problems = [p for m in dict.fromkeys([*agents, *judges]) if is_sim_model(m)
                 and (p := sim_model_problem(m)) is not None]

@@ -20,6 +20,7 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from .._options import checked_options
 from .._prompts import load_prompts
 from ..llm import ModelConfig, Transport, load_model_config
 from ..mpcbench import safe_name
@@ -82,8 +83,10 @@ async def run_tariff(options: TariffRunOptions,
     """Check the inputs, run the suite and write its report (see the module docstring).
 
     ``on_record`` sees each case's record as the case ends, with the number of cases in the suite. Raises
-    ``InputError`` for a bad input, before any call.
+    ``InputError`` for a bad input, before any call (first each setting's type, ``checked_options``: a path may
+    be text).
     """
+    options = checked_options(options)
     suite_dir = options.path or Path("storage/benchmarks") / options.suite
     if options.path is None and not suite_dir.is_dir():
         raise InputError(f"{suite_dir}: no such suite directory. Tariff suites are not shipped in the package (a "

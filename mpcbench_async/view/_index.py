@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .._exceptions import InputError
+from .._options import sweep_dir_problem
 from ..llm import LEDGER
 from ..runtime import pid_alive
 from ..sweep import CALLS, JUDGEMENTS, RUNS, Summary
@@ -265,9 +267,15 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
 
     ``on_build`` is called before a build starts (reading a large sweep takes a while: the CLI says so);
     ``progress`` is advanced as the build reads (the viewer's page shown meanwhile says how far it is).
+    Raises ``InputError`` when ``out_dir`` is not a sweep's output directory (``_options.sweep_dir_problem``).
     """
     from ._build import build  # the sweep's reader and summary: imported when a build needs them
 
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise InputError(f"out_dir must be a path (str or pathlib.Path), got {type(out_dir).__name__} {out_dir!r}",
+                         setting="out_dir")
+    if (problem := sweep_dir_problem(out_dir)) is not None:  # the CLI's rule: never an empty report of a typo
+        raise InputError(problem)
     out_dir = Path(out_dir)
     progress = progress if progress is not None else Progress()
     stamp = _stamp(out_dir)

@@ -143,6 +143,19 @@ def _paired_tables(summary: Summary) -> str:
     return "".join(out)
 
 
+def errors_section(summary: Summary) -> str:
+    """Why units failed, as the summary groups them (class × model, count, an example, what to do); none: no
+    section. Right after the counts: a failure is what a reader must see before any score."""
+    if not summary.errors:
+        return ""
+    rows = [f'<tr data-error-class="{esc(e.error_class)}"><td>{esc(e.error_class)}</td>'
+            f"<td>{esc(e.model)}</td>{_num(e.count)}{_num(e.retryable)}<td>{esc(e.example)}</td>"
+            f"<td>{esc(e.hint)}</td></tr>" for e in summary.errors]
+    return ('<section id="errors"><h2>Errors</h2>'
+            + table("error-classes", ["error class", "model", "count", "infrastructure", "example (the provider's "
+                                      "message)", "what to do"], rows) + "</section>")
+
+
 class Summarized(Protocol):
     """What the overview is rendered from: a summary and its sweep's directory (an index, or one being built)."""
 
@@ -154,14 +167,14 @@ class Summarized(Protocol):
 
 
 def overview_body(sweep: Summarized, chapters: Mapping[str, str] | None = None, *, links: bool = True) -> str:
-    """Counts, leaderboard, validity certificate, heatmap, tariff section, paired and agreement tables
+    """Counts, errors by class, leaderboard, validity certificate, heatmap, tariff section, paired and agreement tables
     (``links``: to viewer pages).
     All from the summary and the tariff reports: the overview is served before the runs index is ready."""
     s = sweep.summary
     intro = (f'<p id="counts">{s.runs} kept runs, {s.judgements} judgements, {s.tariff_cases} tariff cases; '
              f"{s.duplicates_ignored} duplicate records ignored, {s.stale_judgements} stale and "
              f"{s.orphan_judgements} orphan judgements, {s.other_experiments} records of earlier experiments.</p>")
-    return (intro + leaderboard(s, links=links) + certificate_section(s) + heatmap_section(s)
+    return (intro + errors_section(s) + leaderboard(s, links=links) + certificate_section(s) + heatmap_section(s)
             + tariff_section(sweep.out_dir, chapters) + levels_section(sweep.out_dir, links=links) + _paired_tables(s))
 
 

@@ -151,7 +151,8 @@ class TestAgentLoop:
 
 class TestJudge:
     async def test_malformed_replies_are_retried_then_unscored(self, make_client):
-        """A judge that never returns valid scores is recorded unscored after its attempts, never as 0."""
+        """A judge that never returns valid scores is recorded unscored after its attempts, never as 0, with the
+        error class that makes the sweep count it as an error."""
         run = await agent(make_client, [{"content": '{"final_answer": "a", "rationale": "b"}'}])
         judge_input = build_judge_input(run, task_with_script([]))
         script = orjson.dumps([{"content": '{"answer_requirements_satisfaction": {"score": 9, "justification": "x"}}'}])
@@ -161,6 +162,8 @@ class TestJudge:
                                     agent_model="sim/scripted", scenario_id="sc_t", max_attempts=2, key="j")
         assert ("unscored", None, 2) == (judgement.verdict, judgement.scores, judgement.attempts)
         assert judgement.problems[0].startswith("invalid judge output: Expected `int` <= 5")
+        assert ("UnparsableJudgement", f"judge sim/scripted gave no parsable judgement in 2 tries; the last reply: "
+                f"{judgement.problems[-1]}") == (judgement.error_class, judgement.error)
 
     async def test_sim_judge_scores_lazy_agent_low(self, make_client):
         """sim/judge gives an ungrounded answer with no tool calls a grounding score of at most 1."""

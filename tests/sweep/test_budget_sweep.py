@@ -139,7 +139,7 @@ class TestSweepBudget:
             assert str(uncapped.value) == (
                 "--max-cost: model 'acme/mystery-model' has no output cap, so a budget cannot bound its calls: "
                 f"set models.acme/mystery-model.params.max_tokens in {config}")
-            with pytest.raises(InputError, match=r"^--max-cost must be a positive amount of USD, got 0.0$"):
+            with pytest.raises(InputError, match=r"^max_cost must be a positive amount of USD, got 0.0$"):
                 await run_sweep(options(root, out, max_cost=0.0))
             assert requests(sim) == 0
         assert not out.exists()

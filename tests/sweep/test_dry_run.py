@@ -208,7 +208,7 @@ class TestInputs:
         with pytest.raises(InputError, match=f"^--history {tmp_path}: no calls.jsonl here; is it a sweep output "
                                              "directory[?]$"):
             estimate_sweep(plan, config, prompts, tmp_path / "out", concurrency=4, history=[tmp_path])
-        with pytest.raises(InputError, match="^--concurrency must be at least 1$"):
+        with pytest.raises(InputError, match="^concurrency must be at least 1, got 0$"):
             estimate_sweep(plan, config, prompts, tmp_path / "out", concurrency=0)
         assert not (tmp_path / "out").exists()
 

@@ -16,6 +16,7 @@ import orjson
 from mpcbench_async.cli import main
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
+from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 
 CLI = "import sys; from mpcbench_async.cli import main; raise SystemExit(main(sys.argv[1:]))"
@@ -107,7 +108,43 @@ class TestSweepExitCodes:
             assert "\n  130  interrupted (Ctrl-C, SIGTERM)" in text
 
 
+class TestRetriesShow:
+    async def test_the_progress_line_shows_a_retry_as_it_starts(self, tmp_path):
+        """Every agent model answering its first request of each call with HTTP 500: the sweep's progress line
+        (stderr, not a terminal: plain lines) shows the retry at once — model, attempt, the sim's message —
+        where it used to retry silently; the sweep then succeeds (exit 0)."""
+        async with SimServer(seed=45, defaults=FaultSpec(fault="500", fail_first=1)) as sim:
+            root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=1, agent_models=("sim/echo",),
+                                   judge_models=(), defaults={"retry": {"initial_backoff": 0.01,
+                                                                        "max_backoff": 0.02}})
+            args = [a for a in sweep_args(root, tmp_path / "out") if a != "--quiet"]
+            code, _, err = await cli(*args, "--no-certificate")
+        assert 0 == code, err
+        shown = [line.split(" | retrying ", 1)[1] for line in err.splitlines() if " | retrying " in line]
+        assert shown, err
+        assert shown[0].startswith("sim/echo: attempt 1/8 failed (ServerError: …")
+        assert "HTTP 500: simulated: internal server error); next try in " in shown[0]
+
+
 class TestOtherCommands:
+    async def test_judge_without_a_parsable_judgement_says_so_and_exits_1(self, workspace, tmp_path, capsys):
+        """`judge` with a model that never replies with scores (sim/echo): exit 1 and, on stderr, the
+        UnparsableJudgement class with the last reply's problem (it used to print "unscored" and exit 0)."""
+        judge_input = tmp_path / "t0_judge_input.json"
+        judge_input.write_bytes(orjson.dumps({"task_id": "t0", "final_answer": "a", "answer_requirements": ["r"],
+                                              "tool_trace": [], "agent_model": "m", "scenario_id": "sc_a"}))
+        async with SimServer(seed=46) as sim:
+            root = workspace(sim.base_url)
+            code = await anyio.to_thread.run_sync(main, [
+                "judge", "--input", str(judge_input), "--model", "sim/echo",
+                "--config", str(root / "model_config.json"), "--prompts", str(root / "prompt_config.json")])
+        out, err = capsys.readouterr()
+        assert 1 == code
+        assert "t0 agent=m judge=sim/echo: unscored cost_usd=0.0000 -> " in out
+        assert ("judge failed: UnparsableJudgement: judge sim/echo gave no parsable judgement in 3 tries; the last "
+                "reply: the reply is not a JSON object (unexpected character, expected a JSON value: line 1 column "
+                "1 (char 0))") in err.splitlines()
+
     async def test_run_task_says_why_the_run_failed(self, workspace, tmp_path, capsys):
         """`run-task` whose model call is refused prints stop=error and, on stderr, the error class and message;
         exit 1."""

@@ -103,9 +103,9 @@ class TestRunSweep:
         """An unknown suite or a concurrency below 1 is an InputError naming the option; --out stays absent."""
         out = tmp_path / "out"
         with pytest.raises(InputError,
-                           match=r"^--suite: unknown suite\(s\) nope; available: hscodecomp, levels, mpcbench, tariff"):
+                           match=r"^suites: unknown suite\(s\) nope; available: hscodecomp, levels, mpcbench, tariff"):
             await run_sweep(SweepOptions(out=out, suites=["mpcbench", "nope"]))
-        with pytest.raises(InputError, match="^--concurrency must be at least 1$"):
+        with pytest.raises(InputError, match="^concurrency must be at least 1, got 0$"):
             await run_sweep(SweepOptions(out=out, concurrency=0))
         assert not out.exists()
 

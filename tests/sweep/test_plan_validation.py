@@ -87,7 +87,7 @@ class TestBuildPlan:
 
     def test_max_turns_below_one_is_refused(self, tmp_path):
         """--max-turns 0 would run no model turn at all; it is a user error."""
-        assert "--max-turns must be at least 1" == refusal(write_workspace(tmp_path, tasks=1), max_turns=0)
+        assert "max_turns must be at least 1, got 0" == refusal(write_workspace(tmp_path, tasks=1), max_turns=0)
 
 
 class TestCheckOutputDir:
@@ -96,14 +96,14 @@ class TestCheckOutputDir:
         (tmp_path / "out").write_text("x")
         with pytest.raises(InputError) as caught:
             check_output_dir(tmp_path / "out")
-        assert f"--out: {tmp_path / 'out'} is a file, not a directory" == str(caught.value)
+        assert f"out: {tmp_path / 'out'} is a file, not a directory" == str(caught.value)
 
     def test_a_directory_below_a_file_is_refused(self, tmp_path):
         """--out below a regular file cannot be created, and says which file is in the way."""
         (tmp_path / "f").write_text("x")
         with pytest.raises(InputError) as caught:
             check_output_dir(tmp_path / "f" / "out")
-        assert f"--out: {tmp_path / 'f' / 'out'}: cannot create the directory there, {tmp_path / 'f'} is a file" == (
+        assert f"out: {tmp_path / 'f' / 'out'}: cannot create the directory there, {tmp_path / 'f'} is a file" == (
             str(caught.value))
 
     def test_an_absent_directory_is_fine(self, tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Manifest, Runner, render_markdown, render_table, summarize
+from mpcbench_async.sweep import Manifest, Runner, plan_outcome, render_markdown, render_table, summarize
 from mpcbench_async.sweep._records import Invocation
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import plan_of
@@ -230,3 +230,30 @@ class TestTable:
                 ) in render_table(summary)
         assert ("| tariff | sim/tariff | 2 | 1 | 50% | 0.650 | 0 | 0 | 0 | 0 | 0.0000 | 0.0000 |"
                 in render_markdown(summary))
+
+
+async def test_a_judge_that_never_replies_with_scores_is_an_error_class(tmp_path: Path):
+    """A judge (sim/echo) that answers every try with no judgement JSON: each judgement is an UnparsableJudgement
+    error — in the terminal summary and summary.md, with the last reply's problem and what to do — and the sweep
+    is incomplete (the CLI exits 1), where an "unscored" ok record used to give a clean result."""
+    async with SimServer(seed=5) as sim:
+        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=2, agent_models=("sim/lazy-agent",),
+                               judge_models=("sim/echo",))
+        config, prompts, plan = plan_of(root)
+        async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1,
+                          judge_attempts=2) as runner:
+            await runner.run(plan)
+    summary = summarize(tmp_path / "out")
+    problem = "the reply is not a JSON object (unexpected character, expected a JSON value: line 1 column 1 (char 0))"
+    example = f"judge sim/echo gave no parsable judgement in 2 tries; the last reply: {problem}"
+    hint = ("the judge never replied with the scores its prompt asks for (the last reply's problem is in the "
+            "example): check the judge model and the judge prompts of prompt_config.json, then rerun with "
+            "--retry-errors")
+    assert ("errors by class and model:\n"
+            "  UnparsableJudgement × 2: sim/echo (task-level; judgements.jsonl 2)\n"
+            f"    e.g. {example}\n"
+            f"    what to do: {hint}\n") in render_table(summary)
+    assert (f"| UnparsableJudgement | sim/echo | – | 2 | 0 | judgements.jsonl 2 | {example} | {hint} |\n"
+            in render_markdown(summary))
+    outcome = plan_outcome(tmp_path / "out", plan)
+    assert (False, 2) == (outcome.complete, outcome.failed)

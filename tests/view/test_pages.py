@@ -47,6 +47,19 @@ class TestEveryPage:
 
 
 class TestOverview:
+    async def test_errors_by_class_come_right_after_the_counts(self, client, sweep_dir):
+        """The sweep's two kept errors, as the summary groups them: class, model, count, infrastructure, the
+        message and what to do; the section sits between the counts and the leaderboard."""
+        doc = await get(client, "/")
+        section = doc.one("section", id="errors")
+        rows = [[td.text for td in tr.all("td")] for tr in section.one("tbody").all("tr")]
+        assert [[e.error_class, e.model, str(e.count), str(e.retryable), e.example, e.hint]
+                for e in summarize(sweep_dir).errors] == rows
+        assert {("ContentFilterError", "the reply was filtered"), ("RateLimitError", "429 after 10 attempts")} == {
+            (row[0], row[4]) for row in rows}
+        html = await (await client.get("/")).text()
+        assert html.index('id="counts"') < html.index('id="errors"') < html.index('id="leaderboard"')
+
     async def test_the_validity_certificate_is_the_summarys(self, client, sweep_dir):
         """The overview shows the certificate: its verdict (no baselines here: unknown, and why), one row per family
         and one for all with the summary's figures, and its notes."""
