@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"distributed"},
     {"mpcbench", "tariff", "levels"},
     {"perf", "sweep"},
-    {"view", "compare"},
+    {"view", "compare", "export"},
     {"cli"},
     {"evaluation", "generator", "testing", "__main__", "_wiring", "__init__"},
 ]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     )
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, dry_run_sweep, run_sweep, write_summary
+    from ._kept import KeptRun, kept_records
     from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._names import CALLS, JUDGEMENTS, RUNS
@@ -53,6 +54,7 @@ __all__ = [
     "JudgeRecord",
     "JudgeStage",
     "JudgeUnit",
+    "KeptRun",
     "LevelsSuite",
     "LevelsUnit",
     "MPCBenchSuite",
@@ -84,6 +86,7 @@ __all__ = [
     "build_plan",
     "hint_for",
     "kept_levels_records",
+    "kept_records",
     "kept_runs",
     "certificate_notes",
     "certificate_sections",
