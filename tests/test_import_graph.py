@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"_redact", "_exceptions", "_answers", "_rows", "_numbers", "_text", "_replies", "_validate", "_lazy", "_resources",
      "_checkpoint", "stats"},
     {"records"},
-    {"_prompts", "runtime"},
+    {"_prompts", "runtime", "labels"},
     {"llm"},
     {"sim"},
     {"distributed"},
