@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         CHECK_VALUES,
         LABELS,
         OUTCOMES,
+        REASON_MAX,
         Label,
         LabelSet,
         append_labels,
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
         read_labels,
     )
 
-__all__ = ["AXES", "CHECK_VALUES", "LABELS", "OUTCOMES", "SHORT", "Agreement", "Calibration", "CheckAgreement",
-           "Label", "LabelSet", "LabelledRun", "append_labels", "calibrate", "judge_errors", "label_problem", "now_iso",
-           "read_labels"]
+__all__ = ["AXES", "CHECK_VALUES", "LABELS", "OUTCOMES", "REASON_MAX", "SHORT", "Agreement", "Calibration",
+           "CheckAgreement", "Label", "LabelSet", "LabelledRun", "append_labels", "calibrate", "judge_errors",
+           "label_problem", "now_iso", "read_labels"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names
