@@ -1,4 +1,5 @@
-"""``mpcbench-async export DIR --format inspect|otel``: a sweep's kept runs in the formats other tools open."""
+"""``mpcbench-async export DIR --format inspect|otel`` (a sweep's kept runs in the formats other tools open) and
+``labels export DIR`` (people's labels of them as a judge calibration set)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
+from ._commands import add_commands
 from ._paths import output_dir, output_file, sweep_dir
 
 if TYPE_CHECKING:
@@ -37,6 +39,47 @@ def add_export(commands: Commands) -> None:
     export.set_defaults(handler=cmd_export)
 
 
+def add_labels(commands: Commands) -> None:
+    labels = commands.add_parser("labels", description="People's labels of a sweep's runs: DIR/labels.jsonl, "
+                                 "appended by `view DIR --annotate --annotator NAME`.")
+    sub = add_commands(labels, dest="labels_command", metavar="SUBCOMMAND", required=True)
+    sub.add_command("export", _add_labels_export, help="write the labelled runs as a judge calibration set")
+
+
+def _add_labels_export(commands: Commands) -> None:
+    export = commands.add_parser(
+        "export",
+        description="Write the runs people labelled with an answer_requirements_satisfaction score as a judge "
+        "calibration set, in the format of the project's labelled judge set (tests/mpcbench/judge_cases.json): "
+        "per run a base (its judge input, rebuilt from the run's record and its task file) and a case (the "
+        "person's band: >=4, 3 or <=2, and the final answer), both named by the run key, plus 'labels': who "
+        "labelled each, when, why, and the judges' scores. Each label or line left out is one warning line on "
+        "stderr: torn or foreign lines, labels of runs the sweep does not keep, runs without a person's score.")
+    export.add_argument("dir", type=sweep_dir, help="the sweep's output directory")
+    export.add_argument("--out", type=Path, default=None,
+                        help="the JSON file to write (default: DIR/export/calibration_set.json)")
+    export.add_argument("--tasks-dir", default="tasks", help="the sweep's tasks directory (default: tasks; when "
+                        "the working directory has none, the shipped tasks)")
+    export.add_argument("--scenario-id", default=None, help="the scenario of tasks that name none (as for sweep)")
+    export.set_defaults(handler=cmd_labels_export)
+
+
+def cmd_labels_export(args: argparse.Namespace) -> int:
+    import orjson
+
+    from ..export import calibration_set
+    from ..runtime import atomic_write_bytes
+
+    out = _out(output_file, args.out or args.dir / "export" / "calibration_set.json")
+    found, warnings = calibration_set(args.dir, tasks_dir=args.tasks_dir, scenario_id=args.scenario_id)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out, orjson.dumps(found, option=orjson.OPT_INDENT_2) + b"\n")
+    print(f"labels export: {len(found['cases'])} case(s) in {out} ({len(warnings)} warning(s))", file=sys.stdout)
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "inspect":
         from ..export import export_inspect
@@ -59,4 +102,4 @@ def _out(check: Callable[[str], Path], path: Path) -> Path:
     try:
         return check(str(path))
     except argparse.ArgumentTypeError as exc:
-        raise InputError(f"export: --out {path}: {exc}") from None
+        raise InputError(f"--out {path}: {exc}") from None

@@ -25,14 +25,6 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped tasks × the shipped sim models (one trial), as ``mpcbench-async sweep`` writes them."""
-    out = tmp_path_factory.mktemp("shipped") / "sweep"
-    assert 0 == main(["sweep", "--out", str(out), "--no-certificate", "--quiet"])
-    return out
-
-
 def test_inspect_reads_every_run_with_its_messages_scores_usage_and_times(shipped, tmp_path, capsys):
     assert 0 == main(["export", str(shipped), "--format", "inspect", "--out", str(tmp_path)])
     assert f"export: 2 Inspect log(s) in {tmp_path}" in capsys.readouterr().out
@@ -135,7 +127,7 @@ def test_bad_input_is_one_line_and_exit_2(shipped, tmp_path, capsys, monkeypatch
     assert f"{tmp_path}: no runs.jsonl or manifest.json here; is it a sweep output directory?" in \
         capsys.readouterr().err
     assert 2 == main(["export", str(shipped), "--format", "otel", "--out", str(tmp_path)])
-    assert f"error: export: --out {tmp_path}: {tmp_path} is a directory, not a file" in capsys.readouterr().err
+    assert f"error: --out {tmp_path}: {tmp_path} is a directory, not a file" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as without the export extra
     assert 2 == main(["export", str(shipped), "--format", "inspect", "--out", str(tmp_path / "logs")])
     assert "error: export --format inspect needs Inspect AI: pip install 'mpcbench-async[export]'" in \
