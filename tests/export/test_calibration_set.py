@@ -38,7 +38,7 @@ def test_the_calibration_set_holds_each_labelled_run_in_the_judge_set_format(shi
     assert 0 == main(["labels", "export", str(out), "--out", str(target)])
     captured = capsys.readouterr()
     assert f"labels export: {len(human)} case(s) in {target} (2 warning(s))" in captured.out
-    assert [f"warning: labels.jsonl: 1 label(s) of run run-0000000000000000, which this sweep does not keep (a run "
+    assert ["warning: labels.jsonl: 1 label(s) of run run-0000000000000000, which this sweep does not keep (a run "
             "of another experiment, or of a directory the labels were copied from): kept in the file, not counted",
             f"warning: labels.jsonl: run {rows[-1].key} has no answer_requirements_satisfaction score from a person: "
             "not a calibration case"] == captured.err.splitlines()
