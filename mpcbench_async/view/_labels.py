@@ -7,7 +7,8 @@ labels (each item whose value, person or reason changed) with the annotator's na
 
 Why the request checks (CSRF): the server is on loopback and refuses foreign ``Host`` names (DNS rebinding),
 but any web page the person has open may still make their browser send a form POST to 127.0.0.1. A POST is
-therefore accepted only when its ``Origin`` is this viewer's own (or, with no ``Origin``, when the browser says
+therefore accepted only when its ``Origin`` is this viewer's own (or, with no ``Origin`` or a ``null`` one — what
+browsers send for a form POST under the viewer's ``Referrer-Policy: no-referrer`` — when the browser says
 ``Sec-Fetch-Site: same-origin``) and it carries the token put into this start's forms (random per start, so a
 page elsewhere cannot know it). The page's script (``labels.js``, a file of the viewer's origin as the CSP
 requires) adds one shortcut: ``j`` or ``n`` opens the next unlabelled run in the current filter.
@@ -146,8 +147,10 @@ def _refused(status: int, why: str) -> web.Response:
 
 
 def _same_origin(request: web.Request) -> bool:
+    """The POST comes from this viewer's own page: its ``Origin``, or — when that is absent or ``null``, as browsers
+    send it under the viewer's ``Referrer-Policy: no-referrer`` — the browser's ``Sec-Fetch-Site: same-origin``."""
     origin = request.headers.get("Origin")
-    if origin is None:
+    if origin is None or origin == "null":
         return request.headers.get("Sec-Fetch-Site") == "same-origin"
     return origin == f"{request.scheme}://{request.host}"
 
@@ -157,7 +160,7 @@ async def _save(request: web.Request) -> web.StreamResponse:
     if annotating is None:
         return _refused(403, "labels are read-only in this viewer: start it with --annotate --annotator NAME")
     if not _same_origin(request):
-        return _refused(403, "a label must be sent from this viewer's own page (Origin differs)")
+        return _refused(403, "a label must be sent from this viewer's own page (Origin or Sec-Fetch-Site differs)")
     form = await request.post()
     token = form.get("token")
     if not isinstance(token, str) or not hmac.compare_digest(token.encode(), annotating.token.encode()):

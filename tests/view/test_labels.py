@@ -82,9 +82,13 @@ async def test_a_label_is_appended_with_who_and_when_and_the_records_stay_as_the
 
 
 @pytest.mark.parametrize(("headers", "token", "why"), [
-    ({}, None, "403: a label must be sent from this viewer's own page (Origin differs)"),
-    ({"Origin": "http://evil.example"}, None, "403: a label must be sent from this viewer's own page (Origin differs)"),
-    ({"Origin": "null"}, None, "403: a label must be sent from this viewer's own page (Origin differs)"),
+    ({}, None, "403: a label must be sent from this viewer's own page (Origin or Sec-Fetch-Site differs)"),
+    ({"Origin": "http://evil.example", "Sec-Fetch-Site": "same-origin"}, None,
+     "403: a label must be sent from this viewer's own page (Origin or Sec-Fetch-Site differs)"),
+    ({"Origin": "null"}, None,
+     "403: a label must be sent from this viewer's own page (Origin or Sec-Fetch-Site differs)"),
+    ({"Origin": "null", "Sec-Fetch-Site": "cross-site"}, None,
+     "403: a label must be sent from this viewer's own page (Origin or Sec-Fetch-Site differs)"),
     (None, "forged", "403: this form is not from this viewer's current start: reload the run page"),
 ])
 async def test_a_cross_site_or_tokenless_post_is_refused_and_writes_nothing(annotating, sweep_dir, headers, token, why):
@@ -97,11 +101,14 @@ async def test_a_cross_site_or_tokenless_post_is_refused_and_writes_nothing(anno
     assert not (sweep_dir / "labels.jsonl").exists()
 
 
-async def test_same_origin_fetch_metadata_stands_in_for_a_missing_origin(annotating, sweep_dir):
+@pytest.mark.parametrize("headers", [{"Sec-Fetch-Site": "same-origin"},
+                                     {"Origin": "null", "Sec-Fetch-Site": "same-origin"}])
+async def test_same_origin_fetch_metadata_stands_in_for_a_missing_or_null_origin(annotating, sweep_dir, headers):
+    """A browser sends ``Origin: null`` for a form POST from a page with ``Referrer-Policy: no-referrer``."""
     run = kept_oracle_runs(sweep_dir)[0]
     form = await form_of(annotating, run["key"])
     response = await annotating.post(form["action"], data={"token": form["token"], "outcome": "unsure"},
-                                     headers={"Sec-Fetch-Site": "same-origin"}, allow_redirects=False)
+                                     headers=headers, allow_redirects=False)
     assert 303 == response.status
     assert "unsure" == read_labels(sweep_dir).latest[(run["key"], "outcome")].value
 
