@@ -99,3 +99,25 @@ def test_the_summary_shows_calibration_from_the_labels_and_reports_bad_lines(shi
     assert md.count("- warning: ") == 3
     assert "calibration" not in orjson.loads((shipped / "summary.json").read_bytes())  # no labels file: no section
     assert read_labels(shipped).lines == 0
+
+
+def test_labels_survive_a_resumed_sweep_and_its_summary_counts_them(shipped, tmp_path, capsys):
+    """Labels made after a sweep: a resume (same command, one more trial) leaves labels.jsonl as it was, its
+    labels still name kept runs, and the summary it writes (not the cached one) has them."""
+    import shutil
+
+    out = tmp_path / "sweep"
+    shutil.copytree(shipped, out)
+    rows = kept_runs(out)
+    append_labels(out, [Label(run_key=r.key, item=ARS, value=3, annotator="a", at="t") for r in rows])
+    labelled = (out / "labels.jsonl").read_bytes()
+    assert 0 == main(["sweep", "--out", str(out), "--no-certificate", "--quiet", "--trials", "2"])
+    capsys.readouterr()
+    assert labelled == (out / "labels.jsonl").read_bytes()
+    cal = orjson.loads((out / "summary.json").read_bytes())["calibration"]
+    assert (len(rows), 0, len(rows)) == (cal["labelled_runs"], cal["orphan_labels"], cal["judges"][0]["n"])
+    assert 2 * len(rows) == len(kept_runs(out))  # the resume ran the new trials; the labelled runs stayed kept
+    # a resume with nothing to run reuses its summary only while labels.jsonl is unchanged (it is a summary input)
+    append_labels(out, [Label(run_key=rows[0].key, item=ARS, value=5, annotator="b", at="t")])
+    assert 0 == main(["sweep", "--out", str(out), "--no-certificate", "--quiet", "--trials", "2"])
+    assert len(rows) + 1 == orjson.loads((out / "summary.json").read_bytes())["calibration"]["label_lines"]
