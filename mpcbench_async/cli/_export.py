@@ -25,7 +25,8 @@ def add_export(commands: Commands) -> None:
         "export",
         description="Write the runs a sweep's summary counts (the kept record per unit, with its kept judgements) "
         "in a format other tools open; the sweep's own files are never modified. --format inspect: one Inspect AI "
-        "eval log per agent model (OUT/mpcbench_MODEL-HASH.json; default OUT: DIR/export/inspect), one sample per "
+        "eval log per agent model (OUT/START_mpcbench_MODEL-HASH.json; default OUT: DIR/export/inspect), one sample "
+        "per "
         "run with the trial as its epoch: the messages with tool calls and results, scores (checks, and each judge "
         "axis as ars@JUDGE / sgr@JUDGE), model usage and times; open them with `inspect view --log-dir OUT`. Needs "
         "the export extra (pip install 'mpcbench-async[export]'). --format otel: one OTLP JSON file (an "

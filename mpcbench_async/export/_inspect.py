@@ -38,7 +38,8 @@ TASK = "mpcbench"
 
 
 def export_inspect(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write one Inspect eval log (``.json``) per agent model of the sweep into ``out_dir``; their paths."""
+    """Write one Inspect eval log per agent model of the sweep into ``out_dir``
+    (``<first run's start, UTC>_mpcbench_<model>-<hash>.json``, named as Inspect names its logs); their paths."""
     try:
         from inspect_ai.log import write_eval_log
     except ImportError:
@@ -50,8 +51,11 @@ def export_inspect(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for model, runs in sorted(by_model.items()):
-        path = out_dir / f"{TASK}_{_file_name(model)}.json"
-        write_eval_log(_log(sweep_dir, model, runs), str(path), format="json")
+        log = _log(sweep_dir, model, runs)
+        # Inspect lists a .json log (list_eval_logs, Inspect View) only when its name starts with a time
+        stamp = datetime.fromisoformat(log.eval.created).strftime("%Y-%m-%dT%H-%M-%S+00-00")
+        path = out_dir / f"{stamp}_{TASK}_{_file_name(model)}.json"
+        write_eval_log(log, str(path), format="json")
         written.append(path)
     return written
 
@@ -92,11 +96,13 @@ def _log(sweep_dir: Path, model: str, runs: list[KeptRun]) -> EvalLog:
               for name, vals in sorted(values.items(), key=lambda item: (item[0] != "checks", item[0]))]
     ident = _digest(str(sweep_dir.resolve()), model)
     epochs = max((k.record.trial for k in runs), default=0) + 1
+    created = datetime.fromtimestamp(started or completed, UTC).isoformat()
     return EvalLog(
         status="success",
-        eval=EvalSpec(created=_iso(started) or _iso(completed), task=TASK, task_id=ident[:22], run_id=ident[22:44],
-                      eval_id=ident[44:], model=model, dataset=EvalDataset(name="mpcbench tasks",
-                      samples=len({k.record.task_id for k in runs})), config=EvalConfig(epochs=epochs),
+        eval=EvalSpec(created=created, task=TASK, task_id=ident[:22], run_id=ident[22:44], eval_id=ident[44:],
+                      model=model, dataset=EvalDataset(name="mpcbench tasks",
+                                                       samples=len({k.record.task_id for k in runs})),
+                      config=EvalConfig(epochs=epochs),
                       metadata={"sweep": str(sweep_dir), "exported_by": "mpcbench-async export"}),
         results=EvalResults(total_samples=len(samples), completed_samples=sum(s.error is None for s in samples),
                             scores=scores),
@@ -151,18 +157,21 @@ def _sample(kept: KeptRun) -> EvalSample:
 def _scores(kept: KeptRun) -> dict[str, Any]:
     from inspect_ai.scorer import Score
 
+    run = kept.record.run
+    answer = run.final_answer if run else None  # what Inspect View shows in its answer column
     checks = kept.record.checks
     applied = [c for c in checks if c.status != "n/a"]
     value = "N" if not applied else "C" if all(c.status == "pass" for c in applied) else "I"
-    scores = {"checks": Score(value=value, explanation="; ".join(f"{c.name}: {c.status} ({c.detail})" for c in checks)
-                              or "no check applies to this task")} if kept.record.status == "ok" else {}
+    explained = "; ".join(f"{c.name}: {c.status} ({c.detail})" for c in checks) or "no check applies to this task"
+    scores = {"checks": Score(value=value, answer=answer, explanation=explained)} if kept.record.status == "ok" else {}
     for judge in kept.judgements:
         judgement = judge.judgement
         if judgement is None or judgement.scores is None or judgement.verdict != "scored":
             continue
         for short, axis in AXES.items():
             score = getattr(judgement.scores, axis)
-            scores[f"{short}@{judge.judge_model}"] = Score(value=score.score, explanation=score.justification)
+            scores[f"{short}@{judge.judge_model}"] = Score(value=score.score, answer=answer,
+                                                           explanation=score.justification)
     return scores
 
 

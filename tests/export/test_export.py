@@ -17,7 +17,7 @@ pytest.importorskip("inspect_ai", reason="the export extra (inspect-ai) is a dev
 pytest.importorskip("opentelemetry.proto", reason="opentelemetry-proto is a dev extra")
 
 from google.protobuf.json_format import Parse  # noqa: E402
-from inspect_ai.log import read_eval_log  # noqa: E402
+from inspect_ai.log import list_eval_logs, read_eval_log  # noqa: E402
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
 
@@ -30,6 +30,8 @@ def test_inspect_reads_every_run_with_its_messages_scores_usage_and_times(shippe
     assert f"export: 2 Inspect log(s) in {tmp_path}" in capsys.readouterr().out
     runs, judgements = lines(shipped / "runs.jsonl"), lines(shipped / "judgements.jsonl")
     judged = {j["run_key"]: j for j in judgements}
+    listed = list_eval_logs(str(tmp_path))  # what Inspect View lists: .json logs named by Inspect's convention
+    assert sorted(tmp_path.glob("*.json")) == sorted(Path(info.name.removeprefix("file://")) for info in listed)
     logs = {log.eval.model: log for log in map(read_eval_log, map(str, sorted(tmp_path.glob("*.json"))))}
     assert {"sim/lazy-agent", "sim/oracle-agent"} == set(logs)
     tool_calls_seen = 0
@@ -46,7 +48,8 @@ def test_inspect_reads_every_run_with_its_messages_scores_usage_and_times(shippe
             assert [c["tool_name"] for c in calls] == [m.tool_calls[0].function for m in sample.messages[1:-1:2]]
             assert [c["arguments"] for c in calls] == [m.tool_calls[0].arguments for m in sample.messages[1:-1:2]]
             assert [orjson.dumps(c["result"]).decode() for c in calls] == [m.text for m in sample.messages[2:-1:2]]
-            assert run["final_answer"] == sample.messages[-1].text == sample.output.completion
+            assert run["final_answer"] == sample.messages[-1].text == sample.output.completion \
+                == sample.scores["ars@sim/judge"].answer  # Inspect View's answer column
             tool_calls_seen += len(calls)
             scores = judge["scores"]
             assert (scores["answer_requirements_satisfaction"]["score"], scores["source_grounded_reasoning"]["score"],
