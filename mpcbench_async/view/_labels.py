@@ -45,7 +45,9 @@ from ..labels import (
 )
 from ._html import esc, href, table
 from ._index import SweepIndex
+from ._pages import _STATUS_FILTERS as STATUSES
 from ._pages import RunsQuery
+from ._pages import _select as select
 
 __all__ = ["LABELS_SCRIPT_PATH", "enable_labels", "labels_block"]
 
@@ -242,7 +244,11 @@ def _calibration_body(index: SweepIndex, query: Mapping[str, str]) -> str:
             passed = None if row["passed"] is None else bool(row["passed"])
             runs.append(LabelledRun(key=key, passed=passed, scores=msgspec.json.decode(row["scores"] or "{}")))
     done = ('<p id="labels-done">Every run in this filter has a label.</p>' if query.get("done") else "")
-    return done + calibration_html(calibrate(runs, labels, _Kept(index)))
+    choices = {name: index.distinct(name) for name in FILTERS[:3]} | {"status": list(STATUSES)}
+    start = ('<form id="labels-start" method="get" action="/labels/next">'
+             + "".join(select(name, name, choices[name], query.get(name, "")) for name in FILTERS)
+             + '<button type="submit">label the next unlabelled run</button></form>')
+    return done + start + calibration_html(calibrate(runs, labels, _Kept(index)))
 
 
 def _value(value: float | None, ci: Any) -> str:

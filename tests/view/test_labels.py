@@ -214,3 +214,19 @@ def test_an_annotator_is_a_printable_name(sweep_dir, capsys):
         main(["view", str(sweep_dir), "--annotate", "--annotator", " "])
     assert 2 == exited.value.code
     assert "an annotator is a printable name of 1–100 characters, not ' '" in capsys.readouterr().err
+
+
+async def test_the_calibration_page_starts_labelling_in_a_filter(annotating, sweep_dir):
+    page = parse(await (await annotating.get("/labels")).text())
+    form = page.one(id="labels-start")
+    assert ("get", "/labels/next") == (form.attrs["method"], form.attrs["action"])
+    assert ["model", "task", "family", "status"] == [s.attrs["name"] for s in form.all("select")]
+    response = await annotating.get("/labels/next?model=sim/oracle-agent&status=ok", allow_redirects=False)
+    location = unquote(response.headers["Location"])
+    assert location.startswith("/run/run-") and location.endswith("?model=sim/oracle-agent&status=ok#labels")
+    assert "sim/oracle-agent" == run_model(sweep_dir, location.removeprefix("/run/").split("?")[0])
+
+
+def run_model(sweep_dir, key: str) -> str:
+    return next(orjson.loads(line)["model"] for line in (sweep_dir / "runs.jsonl").read_bytes().splitlines()
+                if orjson.loads(line)["key"] == key)
