@@ -100,7 +100,7 @@ def _filters(query: Mapping[str, str]) -> dict[str, str]:
 def labels_block(app: web.Application, index: SweepIndex, row: sqlite3.Row, query: Mapping[str, str]) -> str:
     """The run page's labels section: the latest labels of the run and, when annotating, the form."""
     record = index.record(row)
-    checks = [c.name for c in record.checks] if record is not None else []
+    checks = {c.name: c.status for c in record.checks} if record is not None else {}
     judged: dict[str, list[Any]] = msgspec.json.decode(row["scores"] or "{}")
     latest = read_labels(index.out_dir).by_run().get(row["key"], {})
     annotating = app[ANNOTATING_KEY]
@@ -111,7 +111,7 @@ def labels_block(app: web.Application, index: SweepIndex, row: sqlite3.Row, quer
     shown = (table("labels-latest", ["item", "label", "by", "at", "reason"], rows) if rows
              else '<p class="muted" id="labels-none">No label yet.</p>')
     nxt = (f'<p><a id="labels-next" href="{href("/labels/next", after=row["key"], **filters)}">next unlabelled run'
-           f' →</a> (key j or n) · <a href="/labels">calibration</a></p>')
+           f' →</a> · <a href="/labels">calibration</a></p>')
     if annotating is None:
         return (f'<section id="labels"><h2>Human labels</h2>{shown}<p class="muted">Read-only: start the viewer with '
                 f"--annotate --annotator NAME to label runs.</p>{nxt}</section>")
@@ -126,10 +126,9 @@ def labels_block(app: web.Application, index: SweepIndex, row: sqlite3.Row, quer
         scores = "; ".join(f"{judge} {s[column]:g}" for judge, s in sorted(judged.items()) if s[column] is not None)
         fields.append(f'<fieldset data-item="axis:{axis}"><legend>{esc(axis)} (1–5; judges: {esc(scores or "–")})'
                       f"</legend>{radios(f'axis:{axis}', (1, 2, 3, 4, 5))}</fieldset>")
-    statuses = {c.name: c.status for c in record.checks} if record is not None else {}
-    for name in checks:
+    for name, status in checks.items():
         fields.append(f'<fieldset data-item="check:{esc(name)}"><legend>check {esc(name)} said '
-                      f"{esc(statuses[name])}: is it</legend>{radios(f'check:{name}', CHECK_VALUES)}</fieldset>")
+                      f"{esc(status)}: is it</legend>{radios(f'check:{name}', CHECK_VALUES)}</fieldset>")
     hidden = "".join(f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in filters.items())
     form = (f'<form id="label-form" method="post" action="{href("/run/" + row["key"] + "/labels")}">'
             f'<input type="hidden" name="token" value="{esc(annotating.token)}">{hidden}{"".join(fields)}'
@@ -139,8 +138,8 @@ def labels_block(app: web.Application, index: SweepIndex, row: sqlite3.Row, quer
             "</p></form>")
     return (f'<section id="labels"><h2>Human labels</h2>{shown}<p class="muted">Labelling as '
             f"<b>{esc(annotating.annotator)}</b>; each save appends to {esc(LABELS)} (the sweep's records are never "
-            f"changed).</p>{form}{nxt}</section>"
-            f'<script src="{LABELS_SCRIPT_PATH}"></script>')
+            f"changed). Key j or n: the next unlabelled run.</p>{form}{nxt}</section>"
+            f'<script src="{LABELS_SCRIPT_PATH}"></script>')  # only here: a read-only page's scripts stay as they were
 
 
 def _refused(status: int, why: str) -> web.Response:
