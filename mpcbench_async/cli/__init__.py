@@ -45,6 +45,8 @@ COMMANDS = (
     ("compare", "_compare:add_compare", "compare two sweeps or two tariff reports (regressions, CI gate)"),
     ("view", "_view:add_view", "browse a sweep in a local web viewer (read-only)"),
     ("report", "_view:add_report", "write a sweep's results as one self-contained HTML file"),
+    ("export", "_export:add_export", "write a sweep's runs as Inspect AI logs or OpenTelemetry GenAI traces"),
+    ("labels", "_export:add_labels", "people's labels of a sweep's runs (view --annotate): export a calibration set"),
     ("cache", "_cache:add_cache", "inspect and prune the response cache"),
 )
 

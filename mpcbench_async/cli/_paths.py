@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._validate import output_dir_problem
 
-__all__ = ["output_dir", "output_file"]
+__all__ = ["output_dir", "output_file", "sweep_dir"]
 
 
 def output_dir(text: str) -> Path:
@@ -35,4 +35,15 @@ def output_file(text: str) -> Path:
             raise argparse.ArgumentTypeError(f"{path} is not writable")
     elif (problem := output_dir_problem(path.parent)) is not None:
         raise argparse.ArgumentTypeError(problem)
+    return path
+
+
+def sweep_dir(text: str) -> Path:
+    """A sweep's output directory: one holding runs.jsonl or manifest.json (what export and labels read)."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{path}: no such directory")
+    if not any((path / name).exists() for name in ("runs.jsonl", "manifest.json")):
+        raise argparse.ArgumentTypeError(
+            f"{path}: no runs.jsonl or manifest.json here; is it a sweep output directory?")
     return path

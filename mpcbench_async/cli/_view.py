@@ -42,6 +42,13 @@ def add_view(commands: Commands) -> None:
     view.add_argument("dir", type=Path, help="the sweep's output directory (the sweep's --out)")
     view.add_argument("--port", type=_port, default=0, help="port to listen on (default: 0, a free port)")
     view.add_argument("--open", action="store_true", help="open the viewer in a web browser (default: open nothing)")
+    view.add_argument("--annotate", action="store_true",
+                      help="let people label runs on each run page (outcome, each judge axis 1–5, each check right "
+                      "or wrong, a reason), appended with --annotator's name and the time to DIR/labels.jsonl; "
+                      "j or n opens the next unlabelled run in the current filter; /labels shows the judges' and "
+                      "checks' agreement with the labels (default: labels are shown, never written)")
+    view.add_argument("--annotator", type=_annotator, default=None, metavar="NAME",
+                      help="who is labelling (needed with --annotate)")
     _cases_option(view)
     view.set_defaults(handler=cmd_view)
 
@@ -87,6 +94,13 @@ def _count(text: str) -> int:
     return n
 
 
+def _annotator(text: str) -> str:
+    name = text.strip()
+    if not name or len(name) > 100 or not name.isprintable():
+        raise argparse.ArgumentTypeError(f"an annotator is a printable name of 1–100 characters, not {text!r}")
+    return name
+
+
 def _check_sweep(directory: Path) -> None:
     """A directory that is not a sweep is a user error, found before any work."""
     if (problem := sweep_dir_problem(directory)) is not None:  # the library's rule (open_index applies it too)
@@ -126,6 +140,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     from ..view import BackgroundIndex, case_chapters
 
     _check_sweep(args.dir)
+    if args.annotate != (args.annotator is not None):
+        raise InputError("view: --annotate and --annotator NAME go together (labels are written with who made them)")
     chapters = case_chapters(args.cases)
     sock = _listen(args.port)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
@@ -137,7 +153,8 @@ def cmd_view(args: argparse.Namespace) -> int:
         print(f"viewer: {url}", flush=True)
         index = BackgroundIndex(args.dir, on_build=_building(args.dir))  # started once serving
         try:
-            asyncio.run(_serve(index, chapters, sock, browse=url if args.open else None, interrupted=early))
+            asyncio.run(_serve(index, chapters, sock, browse=url if args.open else None, interrupted=early,
+                               annotator=args.annotator))
         finally:
             index.close()
             signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -149,9 +166,10 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 async def _serve(index: BackgroundIndex | SweepIndex, chapters: dict[str, str], sock: socket.socket, *,
-                 browse: str | None, interrupted: list[int] | None = None) -> None:
+                 browse: str | None, interrupted: list[int] | None = None, annotator: str | None = None) -> None:
     """Serve on ``sock`` until Ctrl-C (or cancelled); ``browse``: a URL to open in a web browser once serving;
-    ``interrupted``: non-empty when a Ctrl-C came before serving (then it stops at once, cleanly)."""
+    ``interrupted``: non-empty when a Ctrl-C came before serving (then it stops at once, cleanly); ``annotator``: who
+    labels runs (None: labels are not written)."""
     import asyncio
 
     from aiohttp import web
@@ -160,7 +178,8 @@ async def _serve(index: BackgroundIndex | SweepIndex, chapters: dict[str, str], 
 
     if not isinstance(index, BackgroundIndex):
         index = BackgroundIndex(index.out_dir, index=index)  # already open: nothing to build
-    runner = web.AppRunner(make_app(index, chapters, bound_host=sock.getsockname()[0]), access_log=None)
+    runner = web.AppRunner(make_app(index, chapters, bound_host=sock.getsockname()[0], annotator=annotator),
+                           access_log=None)
     await runner.setup()
     stop, loop = asyncio.Event(), asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)

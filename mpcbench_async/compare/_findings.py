@@ -30,6 +30,9 @@ class Finding(msgspec.Struct, kw_only=True):
     delta: float
     ci: Interval | None = None
     rule: str  # why it counts, in words
+    # A judge score's change where people's labels (labels.jsonl) say a judge was wrong on runs of this task: which
+    # runs, and how far apart judge and person were; left out of the JSON when no label says so.
+    judge_error: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class NewFailure(msgspec.Struct, kw_only=True):
@@ -74,8 +77,11 @@ def interval_text(metric: str, ci: Interval, confidence: float) -> str:
 
 def finding_line(f: Finding) -> str:
     """One line: where, what, from → to, the change and the rule that counts it."""
-    return (f"{_where(f)} {LABELS[f.metric]}: {value_text(f.metric, f.a)} → "
+    line = (f"{_where(f)} {LABELS[f.metric]}: {value_text(f.metric, f.a)} → "
             f"{value_text(f.metric, f.b)} ({change_text(f.metric, f.delta)}; {f.rule})")
+    if isinstance(f.judge_error, str):
+        line += f" — judge error, as people labelled it: {f.judge_error}"
+    return line
 
 
 def failure_line(f: NewFailure) -> str:

@@ -34,7 +34,7 @@ import numpy as np
 from .._exceptions import InputError
 from ..stats import Interval, Paired, paired_difference
 from ..sweep import RunRow, kept_runs
-from ._findings import Finding, NewFailure, interval_text
+from ._findings import LABELS, Finding, NewFailure, interval_text
 from ._levels import LevelsComparison, compare_levels, has_levels
 from ._reports import ReportComparison, compare_tariff_reports
 from ._settings import setting_differences
@@ -266,10 +266,10 @@ def _over_tasks(tasks: Iterable[TaskComparison], metric: str, confidence: float)
                      paired=paired)
 
 
-def _cells(out_dir: Path) -> dict[str, dict[str, _Cell]]:
+def _cells(kept: Iterable[RunRow]) -> dict[str, dict[str, _Cell]]:
     """model → task → its cell, from the directory's kept runs."""
     rows: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
-    for row in kept_runs(out_dir):
+    for row in kept:
         rows[(row.agent_model, row.task_id)].append(row)
     cells: dict[str, dict[str, _Cell]] = defaultdict(dict)
     for (model, task), found in sorted(rows.items()):
@@ -281,7 +281,8 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0, conf
                    allow_mixed_scoring: bool = False) -> SweepComparison:
     """Compare sweep directory ``b`` against ``a`` (see the module docstring for what counts)."""
     a, b = Path(a), Path(b)
-    cells_a, cells_b = _cells(a), _cells(b)
+    rows_a, rows_b = kept_runs(a), kept_runs(b)
+    cells_a, cells_b = _cells(rows_a), _cells(rows_b)
     differ, unknown = setting_differences(a, b)
     reports_a, reports_b = _reports(a), _reports(b)
     for path, cells, reports in ((a, cells_a, reports_a), (b, cells_b, reports_b)):
@@ -297,6 +298,7 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0, conf
     comparer = _Comparer(out)
     out.models = [comparer.model(model, cells_a[model], cells_b[model])
                   for model in sorted(cells_a.keys() & cells_b.keys())]
+    _mark_judge_errors(out.regressions + out.improvements, {"A": (a, rows_a), "B": (b, rows_b)})
     out.tariff = [compare_tariff_reports(a / name, b / name, allow_mixed_scoring=allow_mixed_scoring)
                   for name in sorted(reports_a & reports_b)]
     for report in out.tariff:
@@ -308,6 +310,30 @@ def compare_sweeps(a: str | Path, b: str | Path, *, min_delta: float = 1.0, conf
     out.improvements += improvements
     out.new_failures += failures
     return out
+
+
+def _mark_judge_errors(findings: Iterable[Finding], sides: dict[str, tuple[Path, list[RunRow]]]) -> None:
+    """Note on each judge-score finding the runs of its model × task where people's labels (``labels.jsonl`` of
+    either side) put a judge two points or more from their own score on that axis (``labels.judge_errors``)."""
+    from ..labels import LabelledRun, judge_errors, read_labels
+
+    found: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (model, task, ARS|SGR) -> notes
+    for side, (path, rows) in sides.items():
+        labels = read_labels(path)
+        if not labels.latest:
+            continue
+        where = {row.key: row for row in rows}
+        runs = [LabelledRun(key=key, passed=where[key].passed, scores=where[key].scores)
+                for key in labels.by_run() if key in where]
+        for key, notes in judge_errors(runs, labels).items():
+            row = where[key]
+            for note in notes:
+                axis, _, detail = note.partition(": ")
+                found[(row.agent_model, row.task_id, axis)].append(f"{side} {key} trial {row.trial}: {detail}")
+    for finding in findings:
+        marked = found.get((finding.model, finding.task, LABELS[finding.metric])) if finding.suite is None else None
+        if marked:
+            finding.judge_error = "; ".join(marked)
 
 
 def _reports(out_dir: Path) -> set[str]:

@@ -11,7 +11,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._agreement import spearman, weighted_kappa
-    from ._bootstrap import bootstrap_mean_ci
+    from ._bootstrap import bootstrap_ci, bootstrap_mean_ci
     from ._paired import format_p, paired_by_task, paired_difference, sign_test_p
     from ._passk import pass_hat_k, pass_ks
     from ._results import Interval, Paired
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Interval",
     "Paired",
+    "bootstrap_ci",
     "bootstrap_mean_ci",
     "format_p",
     "paired_by_task",

@@ -10,14 +10,14 @@ taken in row chunks (the stream is the same) so memory stays bounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 import numpy as np
 
 from ._results import Interval
 
-__all__ = ["Interval", "bootstrap_mean_ci"]
+__all__ = ["Interval", "bootstrap_ci", "bootstrap_mean_ci"]
 
 Values: TypeAlias = Sequence[float] | np.ndarray  # what every function here accepts as a sample
 
@@ -56,4 +56,26 @@ def bootstrap_mean_ci(values: Values, *, confidence: float = 0.95, resamples: in
                             for start in range(0, resamples, rows)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
+    return Interval(low=float(low), high=float(high))
+
+
+def bootstrap_ci(statistic: Callable[[np.ndarray], float | None], n: int, *, confidence: float = 0.95,
+                 resamples: int = 1000, seed: int = 0) -> Interval | None:
+    """The percentile bootstrap interval of any ``statistic`` of ``n`` items, given the drawn items' indices.
+
+    For statistics that are no mean (kappa, Spearman's rho of labelled pairs): each resample draws ``n`` item
+    indices with replacement and calls ``statistic`` on them, so it is a loop in Python, meant for hundreds
+    of items, not 100k. Resamples where the statistic is undefined (None) are left out; None when fewer than
+    two items, or when fewer than half the resamples gave a value.
+    """
+    if n < 2:
+        return None
+    if not 0 < confidence < 1 or resamples < 1:
+        raise ValueError(f"confidence must be in (0, 1) and resamples ≥ 1, got {confidence} and {resamples}")
+    rng = np.random.default_rng(seed)
+    values = [v for drawn in rng.integers(0, n, size=(resamples, n)) if (v := statistic(drawn)) is not None]
+    if 2 * len(values) < resamples:
+        return None
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(values, [tail, 1 - tail])
     return Interval(low=float(low), high=float(high))

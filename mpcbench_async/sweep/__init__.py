@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     )
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, check_sweep_options, dry_run_sweep, run_sweep, write_summary
+    from ._kept import KeptRun, kept_records
     from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
     from ._names import CALLS, JUDGEMENTS, RUNS
@@ -57,6 +58,7 @@ __all__ = [
     "JudgeRecord",
     "JudgeStage",
     "JudgeUnit",
+    "KeptRun",
     "LevelsSuite",
     "LevelsUnit",
     "MPCBenchSuite",
@@ -89,6 +91,7 @@ __all__ = [
     "fingerprint_changes",
     "hint_for",
     "kept_levels_records",
+    "kept_records",
     "kept_runs",
     "certificate_notes",
     "certificate_sections",

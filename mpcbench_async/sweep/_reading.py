@@ -240,14 +240,8 @@ class Reader:
     def judgements(self, runs: dict[str, RunEntry]) -> dict[str, JudgeEntry]:
         """The kept judgements of kept ok runs; each scored one adds its ARS to its run (for ``passed``)."""
         def make(line: JudgeLine) -> JudgeEntry | None:
-            run = runs.get(line.run_key)
-            if run is None or not run.ok:
-                self.orphan_judgements += 1
-                return None
-            if line.started_at and run.finished_at > line.started_at:
-                self.stale_judgements += 1  # it judged an earlier run of this key
-                return None
-            return JudgeEntry(line, self.names, run)
+            run = self.judged_run(line, runs)
+            return None if run is None else JudgeEntry(line, self.names, run)
 
         judges: dict[str, JudgeEntry] = self.kept(self.lines(JUDGEMENTS, JudgeLine), make, keys=self.keys)
         for judge in judges.values():
@@ -255,6 +249,18 @@ class Reader:
                 judge.run.ars_total += judge.ars
                 judge.run.ars_n += 1
         return judges
+
+    def judged_run(self, line: Any, runs: dict[str, Any]) -> Any:
+        """The kept ok run entry a judgement line judged, or None (counted as orphan or stale): only a judgement that
+        started after its run's kept record finished judged that record."""
+        run = runs.get(line.run_key)
+        if run is None or not run.ok:
+            self.orphan_judgements += 1
+            return None
+        if line.started_at and run.finished_at > line.started_at:
+            self.stale_judgements += 1  # it judged an earlier run of this key
+            return None
+        return run
 
     def cases(self) -> dict[str, CaseEntry]:
         """Kept tariff cases of every ``<suite>_<model>.jsonl`` (the sweep's own files have no ``_``)."""

@@ -16,7 +16,9 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from ..labels import LABELS, SHORT, Calibration
 from ..llm import LEDGER
+from ..stats import Interval
 from ._errors import ErrorClass
 from ._render_certificate import certificate_sections
 from ._render_stats import Section, pct, stat_sections
@@ -224,6 +226,8 @@ def render_markdown(summary: Summary) -> str:
     for section in [*stat_sections(summary, str), *certificate_sections(summary)]:
         lines += ["", f"## {section.heading}", "", *_prose(_sentence(section.about)), "", *_markdown_table(section)]
         lines += ["", *_prose(_sentence(section.note))] if section.note else []
+    if isinstance(summary.calibration, Calibration):
+        lines += ["", *_calibration(summary.calibration)]
     lines += ["", "## By task type", "", "| agent model | judge | task type | n | ARS | SGR |",
               "|---|---|---|---:|---:|---:|"]
     for m in summary.models:
@@ -263,6 +267,30 @@ def render_markdown(summary: Summary) -> str:
         lines += ["", "## Left out of the counts", ""]
         lines += [line for part in left_out for line in _prose(f"- {part}", indent="  ")]
     return "\n".join(lines) + "\n"
+
+
+def _calibration(c: Calibration) -> list[str]:
+    """The judges' and checks' agreement with people's labels (labels.jsonl), with n and 95% intervals."""
+    def value(v: float | None, ci: Interval | None) -> str:
+        return "–" if v is None else f"{v:.2f}" + ("" if ci is None else f" [{ci.low:.2f}, {ci.high:.2f}]")
+
+    lines = ["## Calibration against human labels", "", *_prose(
+        f"{c.labelled_runs} labelled run(s) of this sweep, {c.label_lines} label line(s) in {LABELS} (the latest "
+        f"per run and item counts); skipped: {c.torn_lines} torn and {c.foreign_lines} foreign line(s), and "
+        f"{c.orphan_labels} label(s) of runs this sweep does not keep. Intervals: 95% bootstrap over the labelled "
+        "runs."), ""]
+    if c.judges:
+        lines += ["| judge | axis | n | weighted κ | Spearman ρ | within 1 point |", "|---|---|---:|---|---|---|"]
+        lines += [f"| {a.judge} | {SHORT[a.axis]} | {a.n} | {value(a.kappa, a.kappa_ci)} | "
+                  f"{value(a.spearman, a.spearman_ci)} | {value(a.within_one, a.within_one_ci)} |" for a in c.judges]
+        lines.append("")
+    names = {"outcome": "outcome: checks' pass/fail against correct/wrong", "all checks": "all checks"}
+    shares = [*c.checks, *([c.outcome] if c.outcome else [])]
+    if shares:
+        lines += ["| agreement with people | n | share |", "|---|---:|---|"]
+        lines += [f"| {names.get(s.what, 'check ' + s.what)} | {s.n} | {value(s.share, s.ci)} |" for s in shares]
+        lines.append("")
+    return lines + [line for w in c.warnings for line in _prose(f"- warning: {_cell(w)}", indent="  ")]
 
 
 def _prose(text: str, *, indent: str = "") -> list[str]:

@@ -41,6 +41,7 @@ import msgspec
 
 from .._exceptions import InputError
 from .._numbers import Quantiles
+from ..labels import Calibration, LabelledRun, calibrate, read_labels
 from ..llm import LEDGER, SettledCalls, unsettled_calls
 from ..records import LLMCallRecord
 from ._baselines import read_baselines
@@ -162,7 +163,23 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
         setattr(summary, name, getattr(reader, name))
     wall_time(out_dir, summary)
     summary.warnings = read_data_warnings(out_dir)
+    if (calibration := calibration_of(out_dir, runs, judges)) is not None:
+        summary.calibration = calibration
     return summary
+
+
+def calibration_of(out_dir: Path, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Calibration | None:
+    """The judges' and checks' agreement with the people's labels of ``out_dir`` (None: it has no labels file)."""
+    labels = read_labels(out_dir)
+    if not (labels.lines or labels.problems):
+        return None
+    labelled = {key: runs[key] for key, _ in labels.latest if key in runs}
+    scores: dict[int, dict[str, list[float | None]]] = {id(run): {} for run in labelled.values()}
+    for judge in judges.values():
+        if judge.ok and id(judge.run) in scores:
+            scores[id(judge.run)][judge.model] = [judge.ars, judge.sgr] if judge.verdict == "scored" else [None, None]
+    return calibrate((LabelledRun(key=key, passed=run.passed, scores=scores[id(run)])
+                      for key, run in labelled.items()), labels, runs)
 
 
 def _judge_rows(judges: dict[str, JudgeEntry], tally: ErrorTally, reader: Reader) -> dict[tuple[str, str], JudgeView]:

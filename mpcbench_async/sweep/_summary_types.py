@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
+from ..labels import Calibration
 from ..stats import Interval, Paired
 from ._cost import cost_text
 from ._errors import ErrorClass
@@ -305,3 +306,5 @@ class Summary(msgspec.Struct, kw_only=True):
     judge_spread: JudgeSpread | None = None  # None: no run was scored by two judges
     warnings: list[str] = []  # data warnings of the sweep's scenarios (data_warnings.json), file and row each
     certificate: Certificate = msgspec.field(default_factory=Certificate)  # how far the scores can be trusted
+    # Agreement with people's labels (labels.jsonl); UNSET (left out of summary.json) when there is no labels file.
+    calibration: Calibration | msgspec.UnsetType = msgspec.UNSET

@@ -1,8 +1,9 @@
 """The viewer's web server: aiohttp on 127.0.0.1, read-only, pages rendered from the index per request.
 
 Why aiohttp: already a dependency (the native transport and the sim use it),
-so the viewer adds nothing to install. Only GET routes exist; nothing a page
-does writes to the sweep directory. The index may still be building when the
+so the viewer adds nothing to install. Only GET routes exist, but for saving a
+label (``_labels``: off unless the viewer was started with an annotator; it appends
+to ``labels.jsonl``, never to the sweep's records). The index may still be building when the
 first request arrives (``BackgroundIndex``): the overview needs only the
 summary, and the pages that query the index wait a moment for it, then show a
 small page saying how far the build is, which reloads itself until it is done.
@@ -27,6 +28,7 @@ from ._background import BackgroundIndex
 from ._html import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
 from ._html import page as _page
 from ._index import SweepIndex
+from ._labels import enable_labels, labels_block
 from ._levels import levels_run_body, levels_runs_body
 from ._pages import PER_PAGE, RunsQuery, compare_body, overview_body, run_body, runs_body
 
@@ -166,7 +168,9 @@ async def run(request: web.Request) -> web.Response:
     body = run_body(index, key)
     if body is None:
         return not_found_page(f"No kept run with key {key} in this sweep.")
-    return _html(page(f"Run {key}", body))
+    row = index.run(key)
+    assert row is not None  # run_body found it
+    return _html(page(f"Run {key}", body + labels_block(request.app, index, row, request.query)))
 
 
 async def compare(request: web.Request) -> web.Response:
@@ -215,10 +219,11 @@ async def not_found(request: web.Request) -> web.Response:
 
 
 def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | None = None, *,
-             grace_s: float = 2.0, bound_host: str | None = None) -> web.Application:
+             grace_s: float = 2.0, bound_host: str | None = None, annotator: str | None = None) -> web.Application:
     """The viewer's application over ``index`` — open, or being opened in the background (``chapters``: case id →
     HTS chapter, for the tariff tables; ``grace_s``: how long a page waits for a build before saying how far it is;
-    ``bound_host``: the address it listens on, served besides the loopback names).
+    ``bound_host``: the address it listens on, served besides the loopback names; ``annotator``: who labels runs,
+    which turns on writing ``labels.jsonl``, the one thing the viewer writes besides its index; see ``_labels``).
     """
     app = web.Application(middlewares=[_guard])
     app.on_response_prepare.append(_secure)
@@ -237,5 +242,6 @@ def make_app(index: SweepIndex | BackgroundIndex, chapters: Mapping[str, str] | 
     app.router.add_get("/levels/{key}", levels_run)
     app.router.add_get(STYLESHEET_PATH, _asset(STYLESHEET, "text/css"))
     app.router.add_get(SCRIPT_PATH, _asset(SCRIPT, "text/javascript"))
+    enable_labels(app, _index, page, annotator)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

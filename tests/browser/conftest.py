@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,13 +129,17 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
 @pytest.fixture(scope="package")
 def viewer(sweep: Sweep, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``mpcbench-async view DIR --port 0`` in a child process; its base URL, from the line it prints."""
-    yield from serve(sweep.out, tmp_path_factory.mktemp("viewer") / "stderr.txt")
+    with serve_viewer(sweep.out, tmp_path_factory.mktemp("viewer")) as url:
+        yield url
 
 
-def serve(out: Path, stderr: Path) -> Iterator[str]:
-    """The viewer of ``out`` in a child process while the generator runs; its base URL. Stopped with Ctrl-C."""
+@contextmanager
+def serve_viewer(out: Path, logs: Path, *flags: str) -> Iterator[str]:
+    """``mpcbench-async view OUT --port 0 FLAGS…`` in a child process (stderr in ``logs``), stopped with Ctrl-C after;
+    its base URL, from the line it prints."""
+    stderr = logs / "stderr.txt"
     with stderr.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", CLI, "view", str(out), "--port", "0"],
+        proc = subprocess.Popen([sys.executable, "-c", CLI, "view", str(out), "--port", "0", *flags],
                                 stdout=subprocess.PIPE, stderr=err)
     assert proc.stdout is not None
     try:

@@ -21,7 +21,7 @@ from tests.browser.conftest import (
     Sweep,
     Watched,
     browser_missing,
-    serve,
+    serve_viewer,
 )
 from tests.browser.dom import assert_leaderboard, assert_run, cells_by_header, run_ars
 
@@ -195,14 +195,13 @@ def test_records_a_running_sweep_appends_appear_without_a_restart(watched: Watch
     as a sweep writes it) shows up in the open runs list, which reloads itself once the viewer's next index is
     ready; no restart, no click."""
     import shutil
-    from contextlib import contextmanager
 
     import orjson
 
     out = tmp_path / "live"
     shutil.copytree(sweep.out, out, ignore=shutil.ignore_patterns(".view", ".lock"))
     page = watched.page
-    with contextmanager(serve)(out, tmp_path / "stderr.txt") as viewer:
+    with serve_viewer(out, tmp_path) as viewer:
         page.goto(viewer + "runs")
         before = page_info(watched)
         first = orjson.loads((out / "runs.jsonl").read_bytes().splitlines()[0])
@@ -222,7 +221,6 @@ def test_long_texts_fold_and_the_transcript_search_marks_matches(watched: Watche
     """A 60-line tool result shows folded, with "show all" (its box then as tall as its text); the search box marks
     every match in the transcript, unfolding the result that holds one, and counts them."""
     import shutil
-    from contextlib import contextmanager
 
     import orjson
 
@@ -235,7 +233,7 @@ def test_long_texts_fold_and_the_transcript_search_marks_matches(watched: Watche
     with (out / "runs.jsonl").open("ab") as runs:
         runs.write(orjson.dumps(newer) + b"\n")
     page = watched.page
-    with contextmanager(serve)(out, tmp_path / "stderr.txt") as viewer:
+    with serve_viewer(out, tmp_path) as viewer:
         page.goto(viewer + f"run/{record['key']}")
         fold = page.locator(".fold").first
         text = fold.locator("pre.foldable")

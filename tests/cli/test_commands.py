@@ -22,7 +22,7 @@ from tests.conftest import REPO
 
 GROUPS = {"generate": ["world-state", "sources", "all"], "tariff": ["run", "compare", "import", "convert-fixtures"],
           "levels": ["import", "check", "verify", "summary", "generate"], "profile": ["endpoint", "sweep"],
-          "sim": ["serve"], "bench": ["client"], "cache": ["stats", "prune"]}
+          "sim": ["serve"], "bench": ["client"], "cache": ["stats", "prune"], "labels": ["export"]}
 
 
 @pytest.fixture

@@ -145,3 +145,23 @@ class TestMarkdown:
                               "## On one side only (not compared)", "", "Agent models only in A: (none)  ",
                               "Agent models only in B: `m2`  ", "Tariff reports only in A: (none)  ",
                               "Tariff reports only in B: (none)"]
+
+
+class TestJudgeErrorsFromLabels:
+    def test_a_regression_people_labelled_as_a_judge_error_says_so(self, dirs, tmp_path):
+        """B's t1 ARS regression (judges 2 and 3): a person scored b-t1-0 at 5, so j1 is 3 points off and j2 2 —
+        both judge errors; b-t1-1 labelled 3 is within one point of both. t2's improvement has no label: no note."""
+        from mpcbench_async.compare import finding_line
+        from mpcbench_async.labels import Label, append_labels
+
+        _, b = dirs
+        ars = "axis:answer_requirements_satisfaction"
+        append_labels(b, [Label(run_key="b-t1-0", item=ars, value=5, annotator="Ada", at="t"),
+                          Label(run_key="b-t1-1", item=ars, value=3, annotator="Ada", at="t")])
+        result = compare_sweeps(*dirs)
+        regression = next(f for f in result.regressions if (f.task, f.metric) == ("t1", "ars"))
+        assert "B b-t1-0 trial 0: j1 2, human 5; B b-t1-0 trial 0: j2 3, human 5" == regression.judge_error
+        assert finding_line(regression).endswith(
+            "— judge error, as people labelled it: B b-t1-0 trial 0: j1 2, human 5; B b-t1-0 trial 0: j2 3, human 5")
+        assert "judge_error" not in builtins(next(f for f in result.improvements if f.task == "t2"))
+        assert "judge error, as people labelled it" in render_markdown(result)
