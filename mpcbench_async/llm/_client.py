@@ -58,7 +58,7 @@ from ._accounting import Accounting, ModelTotals
 from ._breaker import CircuitBreaker
 from ._budget import Budget
 from ._cache import ResponseCache
-from ._config import DEFAULT_BASE_URL, ModelConfig, ModelSettings, Prices
+from ._config import PROVIDER_BASE_URLS, ModelConfig, ModelSettings, Prices
 from ._estimate import TokenEstimator
 from ._layer import Call, Layer, link
 from ._layer_breaker import BreakerLayer
@@ -151,7 +151,7 @@ class LLMClient:
         self._transport_override = transport
         self._store = store
         self._clock = clock or MonotonicClock()
-        self._transports: dict[tuple[str, Path | None], Transport] = {}
+        self._transports: dict[tuple[str, Path | None, bool], Transport] = {}
         self._models: dict[str, _ModelState] = {}
         self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
         self._providers: dict[str, Provider] = {}
@@ -251,10 +251,11 @@ class LLMClient:
             return override
         name = override or settings.transport
         store = self._store or settings.store
-        ident = (name, Path(store) if store is not None else None)
+        ident = (name, Path(store) if store is not None else None, settings.prompt_cache)
         transport = self._transports.get(ident)
         if transport is None:
-            transport = self._transports[ident] = create_transport(name, TransportOptions(store=ident[1]))
+            transport = self._transports[ident] = create_transport(
+                name, TransportOptions(store=ident[1], prompt_cache=settings.prompt_cache))
         return transport
 
     def _endpoint(self, name: str, settings: ModelSettings, *, offline: bool,
@@ -270,7 +271,8 @@ class LLMClient:
         if provider is not None:  # "" until the first call starts the provider; offline, nothing is started
             base_url = f"{provider}://offline" if offline else self._provider_urls.get(provider, "")
         elif provider_prefix(name) is None:
-            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+            variable, default = PROVIDER_BASE_URLS[settings.provider]
+            base_url = base_url or os.environ.get(variable) or default
             if settings.api_key_env and not offline:
                 api_key = os.environ.get(settings.api_key_env)
                 if not api_key:

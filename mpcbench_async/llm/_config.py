@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -52,6 +52,12 @@ from ._registry import transport_names
 __all__ = ["BreakerSettings", "ModelConfig", "ModelSettings", "Prices", "Timeouts", "load_model_config"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Per API a model speaks (``provider``): the environment variable that may name its base URL, else the default; and
+# what the provider changes of a model's defaults (its transport and its key's variable) unless set.
+PROVIDER_BASE_URLS = {"openai": ("OPENAI_BASE_URL", DEFAULT_BASE_URL),
+                      "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1")}
+PROVIDER_DEFAULTS: dict[str, dict[str, Any]] = {"anthropic": {"transport": "anthropic",
+                                                               "api_key_env": "ANTHROPIC_API_KEY"}}
 
 
 class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -120,6 +126,10 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     ``prices`` override the shipped price table (``_prices``); unset and not in
     the table, the model's cost is unknown. ``budget_usd`` caps what the model
     may spend when the run has a ``Budget`` (``Budget.from_config``).
+    ``provider`` is the API the model speaks: ``openai`` (chat completions, the default) or ``anthropic`` (the
+    Messages API: transport ``anthropic``, key ``ANTHROPIC_API_KEY``, base URL ``ANTHROPIC_BASE_URL`` or
+    Anthropic's, unless set); ``prompt_cache`` marks the stable prefix for the provider's prompt cache
+    (Anthropic's ``cache_control``; cache reads are priced as cached input).
     """
 
     model: str | None = None
@@ -137,6 +147,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
     prices: Prices | None = None
     budget_usd: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    provider: Literal["openai", "anthropic"] = "openai"
+    prompt_cache: bool = False
 
     def reply_settings(self) -> dict[str, Any]:
         """The settings that change a model's replies (unit keys hash them; a sweep manifest shows their changes)."""
@@ -309,6 +321,7 @@ class ModelConfig:
         if (problem := name_problem(name)) is not None:
             raise ConfigError(f"model name {name[:80]!r} {problem}")
         merged = _merge(self.raw.defaults, self.raw.models.get(name, {}))
+        merged = {**PROVIDER_DEFAULTS.get(merged.get("provider", "openai"), {}), **merged}  # what is set wins
         where = f"models.{name}" if name in self.raw.models else "defaults"
         try:
             settings = msgspec.convert(merged, ModelSettings)

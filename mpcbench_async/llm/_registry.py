@@ -27,9 +27,11 @@ __all__ = ["TransportFactory", "TransportOptions", "create_transport", "register
 
 
 class TransportOptions(msgspec.Struct, kw_only=True, frozen=True):
-    """Settings a factory may need: ``store``, the call store file of ``record`` and ``replay``."""
+    """Settings a factory may need: ``store``, the call store file of ``record`` and ``replay``; ``prompt_cache``,
+    whether the ``anthropic`` transport marks the stable prefix for the provider's prompt cache."""
 
     store: Path | None = None
+    prompt_cache: bool = False
 
     def require_store(self, name: str) -> Path:
         """The store path, or a clear error saying how to give one."""
@@ -84,7 +86,14 @@ def _replay(options: TransportOptions) -> Transport:
     return ReplayTransport(CallStore(options.require_store("replay")))
 
 
+def _anthropic(options: TransportOptions) -> Transport:
+    from ._anthropic import AnthropicTransport
+
+    return AnthropicTransport(prompt_cache=options.prompt_cache)
+
+
 register_transport("native", _native)
+register_transport("anthropic", _anthropic)
 register_transport("openai", _openai)
 register_transport("record", _record)
 register_transport("replay", _replay)

@@ -24,6 +24,7 @@ import msgspec
 import orjson
 from aiohttp import web
 
+from ._anthropic import chat_request, error_reply, message_events, message_reply
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
 from ._leaks import echoed_credentials, echoed_shapes, quoted_key, request_key
 from ._policies import Reply
@@ -181,6 +182,7 @@ class SimServer:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/messages", self._messages)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/reset", self._reset)
@@ -234,17 +236,47 @@ class SimServer:
         self._count(self.stats.statuses, str(status))
         return web.Response(status=status, body=body, content_type=content_type, headers=headers)
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
+    async def _chat(self, request: web.Request, raw: bytes | None = None) -> web.StreamResponse:
+        """A chat-completions request (``raw``: its body, when another endpoint's edge translated it)."""
         stats = self.stats
         stats.in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
         try:
-            return await self._handle_chat(request)
+            return await self._handle_chat(request, await request.read() if raw is None else raw)
         finally:
             stats.in_flight -= 1
 
-    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        """Anthropic's Messages API: the request translated to a chat request, served as one, the reply translated
+        back (``_anthropic``). A fault that breaks the connection off is served as it is (nothing to translate)."""
+        try:
+            chat = chat_request(orjson.loads(await request.read()))
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            status, body = error_reply(400, _error_body(str(exc), "invalid_request_error"))
+            return self._respond(status, body)
+        stream = chat.pop("stream", None) is True
+        response = await self._chat(request, orjson.dumps(chat))
+        if not isinstance(response, web.Response) or not isinstance(response.body, bytes):
+            return response
+        keep = {k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")}
+        if response.status != 200:
+            status, body = error_reply(response.status, response.body)
+            return web.Response(status=status, body=body, content_type="application/json", headers=keep)
+        try:
+            message = message_reply(orjson.loads(response.body))
+        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+            return response  # a malformed-reply fault: malformed in any shape
+        if not stream:
+            return web.Response(status=200, body=orjson.dumps(message), content_type="application/json",
+                                headers=keep)
+        streamed = web.StreamResponse(status=200, headers={**keep, "Content-Type": "text/event-stream"})
+        await streamed.prepare(request)
+        for event in message_events(message):
+            await streamed.write(event)
+        await streamed.write_eof()
+        return streamed
+
+    async def _handle_chat(self, request: web.Request, raw: bytes) -> web.StreamResponse:
         try:
             body = orjson.loads(raw)
             model_name = body["model"]
