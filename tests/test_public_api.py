@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 PACKAGES = ["mpcbench_async", "mpcbench_async.records", "mpcbench_async.runtime", "mpcbench_async.llm",
-            "mpcbench_async.sim", "mpcbench_async.perf", "mpcbench_async.stats"]
+            "mpcbench_async.sim", "mpcbench_async.perf", "mpcbench_async.stats", "mpcbench_async.report"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -23,9 +23,9 @@ from functools import partial
 
 from aiohttp import web
 
+from ..report import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
+from ..report import page as _page
 from ._background import BackgroundIndex
-from ._html import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
-from ._html import page as _page
 from ._index import SweepIndex
 from ._levels import levels_run_body, levels_runs_body
 from ._pages import PER_PAGE, RunsQuery, compare_body, overview_body, run_body, runs_body
