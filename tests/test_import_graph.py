@@ -27,23 +27,17 @@ LAYERS: list[set[str]] = [
     {"sim"},
     {"distributed"},
     {"mpcbench", "tariff", "levels"},
-    {"perf", "sweep"},
+    {"perf", "sweep", "report"},
     {"view", "compare", "export"},
     {"cli"},
     {"evaluation", "generator", "testing", "__main__", "_wiring", "__init__"},
 ]
 # Same layer, yet neither may know the other.
-APART = [{"mpcbench", "tariff"}, {"mpcbench", "levels"}, {"tariff", "levels"}, {"perf", "sweep"}]
+APART = [{"mpcbench", "tariff"}, {"mpcbench", "levels"}, {"tariff", "levels"}, {"perf", "sweep"}, {"perf", "report"}]
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 # The composition root and the package root may reach into any part's private modules: wiring is their job.
 ROOTS = {"_wiring", "__init__"}
-# Private modules of another part still imported, each with why: the viewer's index extends the sweep's reader
-# (issue 27 point 2 moves both into one report package). A new entry here needs as good a reason.
-KNOWN_PRIVATE = {
-    ("mpcbench_async/view/_build.py", "mpcbench_async.sweep._reading"),
-    ("mpcbench_async/view/_build.py", "mpcbench_async.sweep._summary"),
-    ("mpcbench_async/view/_build.py", "mpcbench_async.sweep._table"),
-}
+
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -100,7 +94,7 @@ def private_imports() -> list[str]:
         own, where = part_of(module_name(path)), str(path.relative_to(PACKAGE.parent))
         for line, module in imported_modules(path):
             private = any(p.startswith("_") and not p.startswith("__") for p in module.split(".")[2:])
-            if private and part_of(module) != own and own not in ROOTS and (where, module) not in KNOWN_PRIVATE:
+            if private and part_of(module) != own and own not in ROOTS:
                 found.append(f"{where}:{line} imports {module}")
     return found
 
@@ -119,9 +113,6 @@ class TestImportGraph:
         """Across packages only the exported names are used (``from ..sweep import Summary``, not ``._summary``), so a
         package can reshape its modules freely; the lazy exports keep such imports as light as the module's own."""
         assert [] == private_imports()
-        used = {(str(path.relative_to(PACKAGE.parent)), module) for path in PACKAGE.rglob("*.py")
-                for _, module in imported_modules(path)}
-        assert set() == KNOWN_PRIVATE - used  # an entry no longer needed goes
 
     @pytest.mark.parametrize(("source", "expected"), [
         ("from ..sim import SimServer", ["mpcbench_async.sim"]),

@@ -216,7 +216,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return _exit.BUDGET
     code = _exit_code(result.outcome)
     if code == _exit.OK and args.require_valid and result.certificate.status in ("invalid", "unknown"):
-        from ..sweep import certificate_status
+        from ..report import certificate_status
 
         print(f"--require-valid: the validity certificate is {certificate_status(result.certificate)}", file=sys.stderr)
         for problem in result.certificate.problems:

@@ -6,7 +6,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
-    from ._errors import hint_for
+    from ._errors import ErrorClass, hint_for
     from ._experiment import (
         fingerprint_changes,
         open_experiment,
@@ -25,19 +25,41 @@ if TYPE_CHECKING:
     from ._names import CALLS, JUDGEMENTS, RUNS
     from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_models, check_output_dir
+    from ._reading import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
     from ._records import AgentRunRecord, Experiment, Fingerprint, Invocation, JudgeRecord, Manifest
-    from ._render import render_markdown, render_table
-    from ._render_certificate import certificate_notes, certificate_sections, certificate_status
     from ._runner import Runner, SweepStats, SweepStream
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
     from ._suites import CaseUnit, TariffSuite
-    from ._summary import summarize
-    from ._summary_types import AxisStats, Certificate, FamilyCertificate, ModelSummary, Summary, Thresholds
-    from ._table import RunRow, kept_runs
+    from ._summary import summarize, summary_of
+    from ._summary_types import (
+        AxisStats,
+        Certificate,
+        Estimate,
+        FamilyCertificate,
+        JudgeView,
+        ModelSummary,
+        Rate,
+        Spend,
+        Summary,
+        Thresholds,
+    )
+    from ._table import RunRow, iter_run_rows, kept_runs
     from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
     from ._verify import Mismatch, Verification, verify_sweep
 
 __all__ = [
+    "iter_run_rows",
+    "Spend",
+    "Rate",
+    "JudgeView",
+    "Estimate",
+    "summary_of",
+    "RunLine",
+    "RunEntry",
+    "Reader",
+    "JudgeLine",
+    "JudgeEntry",
+    "ErrorClass",
     "CALLS",
     "JUDGEMENTS",
     "RUNS",
@@ -93,9 +115,6 @@ __all__ = [
     "kept_levels_records",
     "kept_records",
     "kept_runs",
-    "certificate_notes",
-    "certificate_sections",
-    "certificate_status",
     "check_models",
     "check_output_dir",
     "check_sweep_options",
@@ -109,8 +128,6 @@ __all__ = [
     "record_case_keys",
     "record_experiment_keys",
     "render_dry_run",
-    "render_markdown",
-    "render_table",
     "run_tariff",
     "run_sweep",
     "summarize",

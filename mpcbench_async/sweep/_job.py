@@ -71,6 +71,7 @@ from ..llm import (
     unsettled_calls,
 )
 from ..mpcbench import PromptConfig, load_prompts
+from ..report import render_markdown, render_table
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ..tariff import ScoringMode
 from ._baselines import thresholds_from, write_baselines
@@ -82,7 +83,6 @@ from ._levels_suite import LevelsSuite
 from ._outcome import Outcome
 from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
-from ._render import render_markdown, render_table
 from ._runner import Runner
 from ._suite import StagedSuite, Suite
 from ._suites import TariffSuite

@@ -14,23 +14,16 @@ if TYPE_CHECKING:
     from ._index import SweepIndex, fresh_summary, open_index
     from ._report import render_report, write_report
     from ._server import make_app
-    from ._svg import Bar, Scale, bar_chart, heatmap, tick_label, ticks
     from ._tariff import case_chapters
 
 __all__ = [
     "BackgroundIndex",
-    "Bar",
-    "Scale",
     "SweepIndex",
-    "bar_chart",
     "case_chapters",
     "fresh_summary",
-    "heatmap",
     "make_app",
     "open_index",
     "render_report",
-    "tick_label",
-    "ticks",
     "write_report",
 ]
 

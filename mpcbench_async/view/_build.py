@@ -17,9 +17,7 @@ from typing import Any
 
 import msgspec
 
-from ..sweep._reading import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
-from ..sweep._summary import summary_of
-from ..sweep._table import iter_run_rows
+from ..sweep import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine, iter_run_rows, summary_of
 from ._index import BATCH, INDEXES, SCHEMA, Progress, fresh_summary
 
 __all__ = ["build"]

@@ -7,8 +7,8 @@ agreement and the suites it does not apply to), so every place shows the same fi
 
 from __future__ import annotations
 
-from ..sweep import Summary, certificate_notes, certificate_sections
-from ._html import esc, table
+from ..report import certificate_notes, certificate_sections, esc, table
+from ..sweep import Summary
 
 __all__ = ["certificate_section"]
 

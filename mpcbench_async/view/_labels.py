@@ -43,7 +43,7 @@ from ..labels import (
     now_iso,
     read_labels,
 )
-from ._html import esc, href, table
+from ..report import esc, href, table
 from ._index import SweepIndex
 from ._pages import _STATUS_FILTERS as STATUSES
 from ._pages import RunsQuery

@@ -15,7 +15,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from ..levels import LevelsRecord
-from ._html import esc, fmt, href, pct, table
+from ..report import esc, fmt, href, pct, table
 
 __all__ = ["levels_run_body", "levels_runs_body", "levels_section"]
 

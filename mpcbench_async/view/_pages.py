@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from ..report import Bar, bar_chart, esc, fmt, heatmap, href, pct, table
 from ..stats import Interval, Paired
 from ..sweep import ModelSummary, Summary
 from ._certificate import certificate_section
-from ._html import esc, fmt, href, pct, table
 from ._index import SweepIndex
 from ._levels import levels_section
-from ._svg import Bar, bar_chart, heatmap
 from ._tariff import tariff_section
 
 if TYPE_CHECKING:  # a run's page imports them (``SweepIndex.record``); the first page needs none of them

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..report import esc, fmt, page
 from ..runtime import atomic_write_bytes
-from ._html import esc, fmt, page
 from ._index import SweepIndex
 from ._pages import overview_body, run_details
 

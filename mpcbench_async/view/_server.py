@@ -24,9 +24,9 @@ from functools import partial
 
 from aiohttp import web
 
+from ..report import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
+from ..report import page as _page
 from ._background import BackgroundIndex
-from ._html import SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH, esc
-from ._html import page as _page
 from ._index import SweepIndex
 from ._labels import enable_labels, labels_block
 from ._levels import levels_run_body, levels_runs_body

@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 
 from .._exceptions import InputError
+from ..report import esc, table
 from ..sweep import Fingerprint, Manifest, read_manifest
-from ._html import esc, table
 
 __all__ = ["settings_body"]
 

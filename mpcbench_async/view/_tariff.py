@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._exceptions import InputError
-from ._html import esc, pct, table
+from ..report import esc, pct, table
 
 if TYPE_CHECKING:
     from ..tariff import BenchmarkReport, CaseScore

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcbench_async.view._svg import Bar, bar_chart, heatmap
+from mpcbench_async.report import Bar, bar_chart, heatmap
 from tests.browser.conftest import Watched, browser_missing
 
 MISSING = browser_missing()

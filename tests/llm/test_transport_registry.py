@@ -55,8 +55,8 @@ class TestRegistry:
         """An unknown name is a ConfigError naming it and every registered transport."""
         with pytest.raises(ConfigError) as caught:
             create_transport("carrier-pigeon")
-        assert "unknown transport 'carrier-pigeon'; registered transports: anthropic, native, openai, record, replay" == str(
-            caught.value)
+        assert ("unknown transport 'carrier-pigeon'; registered transports: anthropic, native, openai, record, "
+                "replay") == str(caught.value)
 
     @pytest.mark.parametrize("name", ["record", "replay"])
     def test_store_transports_without_a_store_say_how_to_give_one(self, name):

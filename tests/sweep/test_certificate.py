@@ -11,15 +11,9 @@ import orjson
 import pytest
 
 from mpcbench_async.cli import main
+from mpcbench_async.report import render_markdown
 from mpcbench_async.stats import weighted_kappa
-from mpcbench_async.sweep import (
-    FamilyCertificate,
-    SweepOptions,
-    Thresholds,
-    render_markdown,
-    run_sweep,
-    summarize,
-)
+from mpcbench_async.sweep import FamilyCertificate, SweepOptions, Thresholds, run_sweep, summarize
 from mpcbench_async.sweep import _baselines as baselines_module
 from mpcbench_async.sweep._baselines import BaselineFile, TaskBaseline
 from mpcbench_async.sweep._certificate import Rate, certificate_of

@@ -16,9 +16,10 @@ import orjson
 import pytest
 
 from mpcbench_async.records import CallIntent
+from mpcbench_async.report import render_markdown, render_table
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import SweepOptions, render_markdown, render_table, run_sweep, summarize
+from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY
 

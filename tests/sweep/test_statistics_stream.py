@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mpcbench_async.sweep import RunRow, kept_runs
+from mpcbench_async.sweep import RunRow, iter_run_rows, kept_runs
 from mpcbench_async.sweep._reading import Reader
 from mpcbench_async.sweep._statistics import statistics
-from mpcbench_async.sweep._table import iter_run_rows
 
 from .test_summary_stats import _write_sweep
 

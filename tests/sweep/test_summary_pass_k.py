@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from mpcbench_async.compare import compare_paths
-from mpcbench_async.sweep import _statistics, render_markdown, render_table, summarize, write_summary
-from mpcbench_async.sweep._table import RunRow
+from mpcbench_async.report import render_markdown, render_table
+from mpcbench_async.sweep import RunRow, _statistics, summarize, write_summary
 from mpcbench_async.view._pages import leaderboard
 
 from .summary_lines import judgement, run, write

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import msgspec
 
+from mpcbench_async.report import render_markdown, render_table
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Manifest, Runner, plan_outcome, render_markdown, render_table, summarize
+from mpcbench_async.sweep import Manifest, Runner, plan_outcome, summarize
 from mpcbench_async.sweep._records import Invocation
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import plan_of

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from mpcbench_async.sweep import render_markdown, render_table, summarize
+from mpcbench_async.report import render_markdown, render_table
+from mpcbench_async.sweep import summarize
 
 from .summary_lines import judgement, run, write
 

@@ -3,7 +3,8 @@ pass^k, the summary table, summary.md, the statistics, the per-run table and the
 
 from __future__ import annotations
 
-from mpcbench_async.sweep import kept_runs, render_markdown, render_table, summarize
+from mpcbench_async.report import render_markdown, render_table
+from mpcbench_async.sweep import kept_runs, summarize
 from mpcbench_async.view._pages import leaderboard
 
 from .summary_lines import judgement, run, write

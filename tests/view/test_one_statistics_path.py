@@ -12,8 +12,9 @@ import re
 
 from aiohttp.test_utils import TestClient, TestServer
 
+from mpcbench_async.report import render_markdown
 from mpcbench_async.stats import format_p, paired_by_task
-from mpcbench_async.sweep import kept_runs, render_markdown, summarize
+from mpcbench_async.sweep import kept_runs, summarize
 from mpcbench_async.view import make_app, open_index, render_report
 from tests.view.dom import parse
 

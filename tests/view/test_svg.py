@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async.view import Bar, Scale, bar_chart, heatmap, tick_label, ticks
+from mpcbench_async.report import Bar, Scale, bar_chart, heatmap, tick_label, ticks
 from tests.view.dom import parse
 
 

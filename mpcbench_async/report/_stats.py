@@ -1,7 +1,7 @@
 """The summary's statistics as short tables, built once for both the terminal and ``summary.md``.
 
 Each section is a heading, a sentence saying what its numbers are, a header and
-rows of text cells; ``_render`` lays them out as a padded grid or a Markdown
+rows of text cells; ``_summary`` lays them out as a padded grid or a Markdown
 table. Sections that do not apply are left out (no paired table with one agent
 model, no agreement with one judge).
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..stats import Interval, Paired, format_p
-from ._summary_types import Estimate, Summary
+from ..sweep import Estimate, Summary
 
 __all__ = ["Section", "pct", "stat_sections"]
 

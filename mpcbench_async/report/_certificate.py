@@ -1,4 +1,4 @@
-"""The validity certificate as a section of the terminal summary and ``summary.md`` (``_certificate`` builds it).
+"""The validity certificate as a section of the terminal summary and ``summary.md`` (built by ``sweep``).
 
 One row per task family and one for all, then a note: the verdict's reasons, the
 thresholds, judge–judge agreement and the suites it does not apply to. Left out when
@@ -7,8 +7,8 @@ the sweep has no MPCBench run and no other suite to speak of.
 
 from __future__ import annotations
 
-from ._render_stats import Section, pct
-from ._summary_types import Certificate, FamilyCertificate, Rate, Summary
+from ..sweep import Certificate, FamilyCertificate, Rate, Summary
+from ._stats import Section, pct
 
 __all__ = ["certificate_notes", "certificate_sections", "certificate_status"]
 

@@ -3,7 +3,7 @@
 Both say what every column means, never cut a model name (the terminal sizes
 its columns to the names; names longer than ``ALIAS_OVER`` characters get a short
 alias listed under the table), follow the table with the statistics over tasks,
-paired differences and judge agreement (``_render_stats``; sections that do not
+paired differences and judge agreement (``_stats``; sections that do not
 apply are left out), give the tariff suites their own section, list the errors
 by class with an example and what to do, and state what was left out of the
 counts and why. ``summary.md`` wraps its paragraphs at ``PROSE_WIDTH`` columns;
@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from ..labels import LABELS, SHORT, Calibration
 from ..llm import LEDGER
 from ..stats import Interval
-from ._errors import ErrorClass
-from ._render_certificate import certificate_sections
-from ._render_stats import Section, pct, stat_sections
-from ._summary import AxisStats, JudgeView, Spend, Summary
+from ..sweep import AxisStats, ErrorClass, JudgeView, Spend, Summary
+from ._certificate import certificate_sections
+from ._stats import Section, pct, stat_sections
 
 __all__ = ["ALIAS_OVER", "render_markdown", "render_table"]
 
