@@ -86,9 +86,10 @@ def _over_row(label: str, metric: str, o: OverTasks) -> str:
 def _model(m: ModelComparison, confidence: float) -> list[str]:
     level = f"{100 * confidence:g}%"
     return [f"## Model `{m.model}`", "",
-             f"Over the tasks both sides have, with a value on both (per-task means; B − A paired by task, "
-             f"{level} bootstrap CI, sign test):", "",
-             f"| measure | tasks | A | B | Δ | {level} CI | B better / worse / tied | sign-test p |",
+             f"Over the tasks both sides have, with a value on both (A and B: means over tasks). B − A as the "
+             f"summary pairs two models: over the task × trial pairs both scored (a task whose trial numbers differ "
+             f"is one pair of its means), {level} bootstrap CI resampling tasks, sign test over the pairs:", "",
+             f"| measure | pairs | A | B | Δ | {level} CI | B better / worse / tied | sign-test p |",
              "|---|---:|---:|---:|---:|---|---|---:|",
              _over_row("ARS", "ars", m.ars), _over_row("SGR", "sgr", m.sgr), _over_row("checks", "checks", m.checks),
              "", f"Per task (Δ with its {level} CI where each side has at least 2 trials with a value):", "",

@@ -14,8 +14,10 @@ axis counts when it moves by at least ``min_delta`` points, checks when they go
 from all passing to not (or back). New failures are changes of outcome: no
 task-level error in A and one in B (``ok → error``), or every trial passing in A
 and one failing in B (``passed → failed``; a trial passes as in the summary).
-Per model, the per-task means of the tasks both sides have are compared paired
-over tasks (``stats.paired_difference``). Models and tasks present on one side
+Per model, B − A is the summary's paired difference (``stats.paired_by_task``): over the
+task × trial cells both sides scored (a task whose trial numbers differ pairs its two
+means as one cell), the interval resampling tasks, the sign test counting cells; the
+means shown are over the tasks both sides have. Models and tasks present on one side
 only are listed, not compared. Tariff reports the sweeps wrote
 (``<suite>_<model>.json``) are compared as ``compare`` compares two reports, file
 by file, and their findings join the lists.
@@ -32,7 +34,7 @@ import msgspec
 import numpy as np
 
 from .._exceptions import InputError
-from ..stats import Interval, Paired, paired_difference
+from ..stats import Interval, Paired, paired_by_task, paired_difference
 from ..sweep import RunRow, kept_runs
 from ._findings import LABELS, Finding, NewFailure, interval_text
 from ._levels import LevelsComparison, compare_levels, has_levels
@@ -246,20 +248,31 @@ class _Comparer:
             deltas = {metric: self.delta(model, task, metric, a, b) for metric in METRICS}
             self.new_failure(model, task, a.side, b.side)
             tasks.append(TaskComparison(task_id=task, task_type=b.task_type, a=a.side, b=b.side, **deltas))
-        over = {metric: _over_tasks(tasks, metric, self.out.confidence) for metric in METRICS}
+        over = {metric: _over_tasks(tasks, metric, cells_a, cells_b, self.out.confidence) for metric in METRICS}
         return ModelComparison(model=model, tasks=tasks, tasks_only_in_a=sorted(cells_a.keys() - cells_b.keys()),
                                tasks_only_in_b=sorted(cells_b.keys() - cells_a.keys()), **over)
 
 
-def _over_tasks(tasks: Iterable[TaskComparison], metric: str, confidence: float) -> OverTasks:
+def _over_tasks(tasks: Iterable[TaskComparison], metric: str, cells_a: dict[str, _Cell], cells_b: dict[str, _Cell],
+                confidence: float) -> OverTasks:
+    """The means over the tasks both sides have, and B − A as the summary pairs two models (``paired_by_task``)."""
     a: list[float] = []
     b: list[float] = []
+    pairs_a: dict[tuple[str, int], float] = {}
+    pairs_b: dict[tuple[str, int], float] = {}
     for task in tasks:
         delta: Delta = getattr(task, metric)
-        if delta.a is not None and delta.b is not None:
-            a.append(delta.a)
-            b.append(delta.b)
-    p = paired_difference(a, b, confidence=confidence, resamples=RESAMPLES, seed=SEED)
+        if delta.a is None or delta.b is None:
+            continue
+        a.append(delta.a)
+        b.append(delta.b)
+        va, vb = cells_a[task.task_id].values[metric], cells_b[task.task_id].values[metric]
+        shared = sorted(va.keys() & vb.keys())
+        for trial in shared:
+            pairs_a[(task.task_id, trial)], pairs_b[(task.task_id, trial)] = va[trial], vb[trial]
+        if not shared:  # no trial number in common: the task's two means, as one cell
+            pairs_a[(task.task_id, -1)], pairs_b[(task.task_id, -1)] = delta.a, delta.b
+    p = paired_by_task(pairs_a, pairs_b, confidence=confidence, resamples=RESAMPLES, seed=SEED)
     paired = Paired(n=p.n, mean_diff=_round(p.mean_diff), ci=_rounded_ci(p.ci), wins=p.wins, losses=p.losses,
                     ties=p.ties, sign_p=_round(p.sign_p))
     return OverTasks(a=_round(statistics.fmean(a)) if a else None, b=_round(statistics.fmean(b)) if b else None,

@@ -56,3 +56,6 @@ def test_compare_shows_the_summarys_interval_for_the_same_scores(tmp_path):
                  "compare": [float(x) for x in NUMBER.findall(compare_cells[4] + " " + compare_cells[5])]}
         assert shown["summary.md"] == shown["compare"], axis
         assert len(shown["compare"]) == 3  # the difference and both ends of its interval
+        # the same pairs, the same sign test: n, wins / losses / ties and the p-value as written
+        summary_counts = [summary_cells[3], " / ".join(summary_cells[6:9]), summary_cells[9]]
+        assert summary_counts == [compare_cells[1], compare_cells[6], compare_cells[7]], axis

@@ -29,7 +29,7 @@ async def test_the_same_sweep_twice_has_no_regression(tmp_path):
         model.model, [t.task_id for t in model.tasks], result.regressions, result.improvements, result.new_failures)
     for task in model.tasks:
         assert (2, 2, "paired", 0.0) == (task.a.trials, task.b.trials, task.ars.ci_kind, task.ars.delta)
-    assert (2, 0.0, 2) == (model.ars.paired.n, model.ars.paired.mean_diff, model.ars.paired.ties)
+    assert (4, 0.0, 4) == (model.ars.paired.n, model.ars.paired.mean_diff, model.ars.paired.ties)  # 2 tasks × 2
     proc = await anyio.run_process([sys.executable, "-m", "mpcbench_async", "compare", str(tmp_path / "A"),
                                     str(tmp_path / "B"), "--fail-on-regression"], check=False)
     assert (0, b"0 regression(s), 0 improvement(s), 0 new failure(s)\n") == (proc.returncode, proc.stderr)

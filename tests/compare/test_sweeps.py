@@ -84,15 +84,18 @@ class TestCells:
 
 class TestOverTasks:
     def test_per_model_paired_difference_over_tasks(self, dirs):
-        """ARS per task: t1 4.5 → 2.5, t2 2 → 4, t4 4 → 4 (t3 has no B value): differences -2, +2, 0."""
+        """As the summary pairs two models: over the task × trial pairs both scored, the interval resampling tasks.
+        ARS: t1 trials 0, 1: 4.5 → 2.5 twice; t2 trials 0, 1: 2 → 4 twice (B's trial 2 has no A); t4: 4 → 4 (t3 has
+        no B value): 5 pairs, -2, -2, +2, +2, 0; the tasks' means -2, +2, 0 resampled with weights 2, 2, 1."""
         model = compare_sweeps(*dirs).models[0]
-        ci = bootstrap_mean_ci([-2.0, 2.0, 0.0])
+        ci = bootstrap_mean_ci([-2.0, 2.0, 0.0], weights=[2, 2, 1])
         assert ci is not None
-        assert {"a": 3.5, "b": 3.5, "paired": {"n": 3, "mean_diff": 0.0, "ci": {"low": round(ci.low, 4),
-                "high": round(ci.high, 4)}, "wins": 1, "losses": 1, "ties": 1, "sign_p": 1.0}} == builtins(model.ars)
-        assert (3, 1.0, 0.8333, -0.1667, 0, 1, 2) == (model.checks.paired.n, model.checks.a, model.checks.b,
-                                                       model.checks.paired.mean_diff, model.checks.paired.wins,
-                                                       model.checks.paired.losses, model.checks.paired.ties)
+        assert {"a": 3.5, "b": 3.5, "paired": {"n": 5, "mean_diff": 0.0, "ci": {"low": round(ci.low, 4),
+                "high": round(ci.high, 4)}, "wins": 2, "losses": 2, "ties": 1, "sign_p": 1.0}} == builtins(model.ars)
+        # checks: t4's only pair 100% → 50%; the other four pairs stay at 100%
+        assert (5, 1.0, 0.8333, -0.1, 0, 1, 4) == (model.checks.paired.n, model.checks.a, model.checks.b,
+                                                    model.checks.paired.mean_diff, model.checks.paired.wins,
+                                                    model.checks.paired.losses, model.checks.paired.ties)
 
 
 class TestUnpairedInterval:
@@ -135,7 +138,7 @@ class TestMarkdown:
 - `m` / `t4`: passed → failed (1 of 1 trial(s) in B failed)
 """
         assert expected in text
-        assert ("| checks | 3 | 100.0% | 83.3% | -16.7 pp | [-50.0, 0.0] pp | 0 / 1 / 2 | 1.000 |" in lines)
+        assert ("| checks | 5 | 100.0% | 83.3% | -10.0 pp | [-50.0, 0.0] pp | 0 / 1 / 4 | 1.000 |" in lines)
         assert ("| t1 | planning | 2 / 2 (+0 / 1 infra, left out) | 0 / 0 | 4.50 → 2.50 | -2.00 [-2.00, -2.00] | "
                 "3.00 → 3.00 | +0.00 [0.00, 0.00] | 100.0% → 100.0% | +0.0 pp [0.0, 0.0] |") in lines
         assert ("| t2 | planning | 2 / 3 | 0 / 0 | 2.00 → 4.00 | +2.00 [2.00, 2.00] unpaired | 3.00 → 3.00 | "
