@@ -75,9 +75,9 @@ class BackgroundIndex:
             if old is not None:
                 old.close()
         if self._patch is not None and self.index is not None:
-            self.index.apply(self._patch)
+            if self.index.apply(self._patch):
+                self.version += 1  # the pages reload only when they would show something new
             self._summary, self._patch = self.index.summary, None
-            self.version += 1
         now = time.monotonic()
         idle = self._rebuilding is None or not self._rebuilding.is_alive()
         if self.index is not None and idle and now - self._checked_at >= CHECK_EVERY_S:

@@ -160,9 +160,11 @@ class SweepIndex:
     def close(self) -> None:
         self.db.close()
 
-    def apply(self, patch: Patch) -> None:
+    def apply(self, patch: Patch) -> bool:
         """Write a live sweep's new rows, summary and stamp in one transaction (from the thread that serves the
-        pages: the connection is theirs); on disk, the index stays a valid cache of the files it now stamps."""
+        pages: the connection is theirs); on disk, the index stays a valid cache of the files it now stamps.
+        Whether a page would show anything new (rows, or another summary)."""
+        changed = bool(patch.runs or patch.judges) or patch.summary != msgspec.json.encode(self.summary)
         width = len(RUN_COLUMNS)
         with self.db:
             self.db.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * width)})", patch.runs)
@@ -171,6 +173,7 @@ class SweepIndex:
             self.db.execute("UPDATE meta SET value = ? WHERE name = 'stamp'", (patch.stamp,))
         self.summary = msgspec.json.decode(patch.summary, type=Summary)
         self.stamp = patch.stamp
+        return changed
 
     def runs(self, where: str = "", params: tuple[Any, ...] = (), *, order: str = "model, family, task, trial, key",
              limit: int | None = None, offset: int = 0) -> list[sqlite3.Row]:

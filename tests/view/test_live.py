@@ -8,6 +8,7 @@ is checked against a full build of the same files. The tests wait for that threa
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import orjson
@@ -124,6 +125,11 @@ def test_after_the_first_change_only_the_appended_tail_is_read(sweep_dir):
         assert 1 == len(state.index.judgements(row))
         assert contents(live_index.db) == full_build(sweep_dir)
         assert 20 == state.index.summary.runs  # 18 kept runs and the two appended
+
+        later = (sweep_dir / "runs.jsonl").stat().st_mtime_ns + 10**9
+        os.utime(sweep_dir / "runs.jsonl", ns=(later, later))  # a new modification time, no new line: nothing new
+        assert 3 == look_again(state)
+        assert 0 == state._tail.reader.progress.done and not state.index.changed()
     finally:
         state.close()
 
