@@ -17,9 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..sweep import Summary
-from ._index import BuildCancelled, Progress, SweepIndex, fresh_summary, open_index
+from ._index import BuildCancelled, Patch, Progress, SweepIndex, file_stamp, fresh_summary, open_index
+
+if TYPE_CHECKING:
+    from ._build import Tail
 
 __all__ = ["BackgroundIndex"]
 
@@ -33,9 +37,11 @@ class BackgroundIndex:
     """The index of ``out_dir`` as it becomes available: ``summary`` (at once from a fresh ``summary.json``, else
     once built), ``index`` (None until ready), ``error`` (why the build failed), ``progress`` (bytes read).
 
-    Live: ``refresh`` notices a sweep that is still writing (its files changed since the index was built) and builds
-    the next index in a thread while the pages keep the current one; the new one replaces it when ready, and
-    ``version`` counts the replacements (the pages poll it and reload).
+    Live: ``refresh`` notices a sweep that is still writing (its files changed since the index was built) and reads
+    what changed in a thread while the pages keep the current index. The first change is read in full, through a
+    ``Tail`` that is kept, into a new index that replaces the current one; after that only the lines appended since
+    are read (``Tail.catch_up``), and their rows are written into the index in use. ``version`` counts the updates
+    (the pages poll it and reload).
     """
 
     def __init__(self, out_dir: str | Path, *, on_build: Callable[[], None] | None = None,
@@ -53,6 +59,8 @@ class BackgroundIndex:
         self._thread = threading.Thread(target=self._open, name=f"view-index {self.out_dir}", daemon=True)
         self.version = 0
         self._next: SweepIndex | None = None  # a newer index built by ``refresh``'s thread, not yet in use
+        self._patch: Patch | None = None  # or the rows a live sweep's appended lines change, not yet written
+        self._tail: Tail | None = None  # the kept read of a live sweep (used by ``refresh``'s thread only)
         self._rebuilding: threading.Thread | None = None
         self._checked_at = -CHECK_EVERY_S
 
@@ -66,6 +74,10 @@ class BackgroundIndex:
             self.version += 1
             if old is not None:
                 old.close()
+        if self._patch is not None and self.index is not None:
+            if self.index.apply(self._patch):
+                self.version += 1  # the pages reload only when they would show something new
+            self._summary, self._patch = self.index.summary, None
         now = time.monotonic()
         idle = self._rebuilding is None or not self._rebuilding.is_alive()
         if self.index is not None and idle and now - self._checked_at >= CHECK_EVERY_S:
@@ -77,9 +89,17 @@ class BackgroundIndex:
         return self.version
 
     def _rebuild(self) -> None:
+        from ._build import Tail  # the sweep's reader: imported once a live sweep changes
+
         try:
-            self._next = open_index(self.out_dir)
-        except Exception:  # the current index stays; the next look tries again
+            if self._tail is not None:
+                self._patch = self._tail.catch_up(file_stamp(self.out_dir))
+                if self._patch is not None:
+                    return
+            self._tail = Tail(self.out_dir)  # the first change, or one that is not an append: read it all
+            self._next = open_index(self.out_dir, tail=self._tail)
+        except Exception:  # the current index stays; the next look reads it all again
+            self._tail = None
             log.exception("view.refresh_failed", extra={"dir": str(self.out_dir)})
 
     def start(self) -> BackgroundIndex:

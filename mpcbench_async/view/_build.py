@@ -6,6 +6,7 @@ statistics, whose imports cost a first page that a finished sweep serves from ``
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import math
@@ -17,10 +18,23 @@ from typing import Any
 
 import msgspec
 
-from ..sweep import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine, iter_run_rows, summary_of
-from ._index import BATCH, INDEXES, SCHEMA, Progress, fresh_summary
+from ..sweep import (
+    JUDGEMENTS,
+    RUNS,
+    JudgeEntry,
+    JudgeLine,
+    Reader,
+    RunEntry,
+    RunLine,
+    Summary,
+    iter_run_rows,
+    summary_of,
+)
+from ._index import BATCH, INDEXES, SCHEMA, Patch, Progress, fresh_summary
 
-__all__ = ["build"]
+__all__ = ["Tail", "build"]
+
+KEYS = "experiment_keys.txt"  # the current experiment's keys: when they change, every kept entry may change
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +95,10 @@ class _IndexReader(Reader):
     def __init__(self, out_dir: Path, progress: Progress) -> None:
         super().__init__(out_dir)
         self.progress = progress
+        # Where each file's next read starts and how many bad lines were before it: a live viewer reads only the
+        # tail a running sweep appended since (``_tail.Tail``); a torn last line is left to be read once complete.
+        self.start: dict[str, int] = {}
+        self.bad: dict[str, int] = {}
 
     def lines(self, name: str, view: type) -> Iterable[Any]:
         if view not in _VIEWS:
@@ -88,29 +106,34 @@ class _IndexReader(Reader):
             return
         located, locate = _VIEWS[view]
         decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(located)
-        skipped = 0
+        bad = self.bad.get(name, 0)
+        torn = 0
         try:
             fh = (self.out_dir / name).open("rb")
         except FileNotFoundError:
             return
-        offset = 0
+        offset = self.start.get(name, 0)
         with fh:
+            fh.seek(offset)
             for line in fh:
                 length = len(line)
                 self.progress.done += length
                 self.progress.check()
                 if not line.endswith(b"\n"):
-                    skipped += 1  # a torn last line: the process died mid-append
+                    torn = 1  # a torn last line: the process died mid-append, or is appending it now
                     break
                 if line.strip():
                     try:
                         decoded = decoder.decode(line)
                     except (msgspec.DecodeError, msgspec.ValidationError):
-                        skipped += 1
+                        bad += 1
                     else:
                         locate(decoded, offset, length)
                         yield decoded
                 offset += length
+        self.start[name], self.bad[name] = offset, bad
+        skipped = bad + torn
+        self.skipped_lines.pop(name, None)
         if skipped:
             self.skipped_lines[name] = skipped
             log.warning("view.lines_skipped", extra={"path": str(self.out_dir / name), "count": skipped})
@@ -122,35 +145,135 @@ def _batches(rows: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]
         yield batch
 
 
-def build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progress) -> None:
+def build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progress, tail: Tail | None = None) -> None:
     """Fill an empty database from one read of runs and judgements: the kept runs with their lines' positions, the
     kept ok judgements' positions, the summary (``summary.json`` when fresh, else from that read), then the stamp.
     The rows are written before the summary is computed, and the positions dropped then: its peak memory is the
-    summary's own, not more."""
+    summary's own, not more. With a ``tail`` (a live viewer's), the read goes through it and is kept, so that what
+    the sweep appends next is read from where this read ended (``Tail.catch_up``)."""
     db.executescript(SCHEMA)
-    reader = _IndexReader(out_dir, progress)
-    runs: dict[str, RunEntry] = reader.runs()
-    judges: dict[str, JudgeEntry] = reader.judgements(runs)
+    keep = tail is not None
+    tail = tail if tail is not None else Tail(out_dir)
+    tail.reader.progress = progress
+    runs: dict[str, RunEntry] = tail.reader.runs()
+    judges: dict[str, JudgeEntry] = tail.reader.judgements(runs)
+    tail.runs, tail.judges = runs, judges
     progress.stage = "writing"
     for batch in _batches(_run_values(runs, judges)):
         progress.check()
-        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
-    keys = {id(run): key for key, run in runs.items()}
-    for batch in _batches((key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF)
-                          for key, j in judges.items() if j.ok and j.at is not None):
-        db.executemany("INSERT INTO judges VALUES (?, ?, ?, ?, ?)", batch)
-    del keys
-    for entry in itertools.chain(runs.values(), judges.values()):
-        entry.at = None
+        db.executemany(_INSERT_RUN, batch)
+    for batch in _batches(_judge_values(runs, judges)):
+        db.executemany(_INSERT_JUDGE, batch)
+    if not keep:
+        for entry in itertools.chain(runs.values(), judges.values()):
+            entry.at = None
+    del runs, judges
     progress.stage = "summarizing"
     progress.check()
-    summary = fresh_summary(out_dir) or summary_of(reader, runs, judges)
-    del runs, judges, reader
+    summary = tail.summary()
+    del tail
     progress.check()
     db.executescript(INDEXES)
     db.execute("INSERT INTO meta VALUES ('summary', ?)", (msgspec.json.encode(summary),))
     db.execute("INSERT INTO meta VALUES ('stamp', ?)", (stamp,))
     db.commit()
+
+
+_INSERT_RUN = "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_JUDGE = "INSERT OR REPLACE INTO judges VALUES (?, ?, ?, ?, ?)"
+
+
+class Tail:
+    """A live viewer's read of a sweep that is still running, kept between reads: the reader (where each file's
+    next read starts, its counts), the kept runs and judgements. ``catch_up`` reads only the lines appended since
+    and gives the rows they add or change and the new summary (``Patch``) — a 1 GB sweep that gained ten lines
+    is read for ten lines, not again. A torn last line (being appended) is read once it is complete.
+
+    Only an append is caught up with. A line that replaces a run or judgement already kept (a redone unit whose
+    judgements must be looked at again), judgements read before their run arrived, a file rewritten or replaced,
+    or another experiment's keys: ``catch_up`` returns None and the caller builds the index again.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.reader = _IndexReader(out_dir, Progress())
+        self.runs: dict[str, RunEntry] = {}
+        self.judges: dict[str, JudgeEntry] = {}
+        self._files = {name: _identity(out_dir / name) for name in (RUNS, JUDGEMENTS)}
+        self._keys = _identity(out_dir / KEYS, size=True)
+
+    def summary(self) -> Summary:
+        """``summary.json`` when fresh, else ``summarize``'s from the kept read (on a copy of the reader: the
+        summary reads the other files through it, counting what it skips, and the next read must not see that)."""
+        fresh = fresh_summary(self.out_dir)
+        if fresh is not None:
+            return fresh
+        view = copy.copy(self.reader)
+        view.skipped_lines, view.examples = dict(self.reader.skipped_lines), dict(self.reader.examples)
+        return summary_of(view, self.runs, self.judges)
+
+    def catch_up(self, stamp: bytes) -> Patch | None:
+        """The rows the lines appended since the last read add or change, the new summary and ``stamp`` (the
+        files' stamp taken before this read); None when the change is not an append (build again)."""
+        if _identity(self.out_dir / KEYS, size=True) != self._keys or not self._appended():
+            return None
+        reader = self.reader
+        reader.progress = Progress()
+        orphans_before = reader.orphan_judgements
+        new_runs = reader.runs()
+        if any(key in self.runs for key in new_runs) or (new_runs and orphans_before):
+            return None
+        self.runs.update(new_runs)
+        new_judges = reader.judgements(self.runs)
+        if any(key in self.judges for key in new_judges):
+            return None
+        self.judges.update(new_judges)
+        changed = set(new_runs)
+        if new_judges:
+            keys = {id(run): key for key, run in self.runs.items()}
+            changed.update(keys[id(j.run)] for j in new_judges.values())
+        return Patch(runs=list(_run_values({key: self.runs[key] for key in changed}, self.judges)),
+                     judges=list(_judge_values(self.runs, new_judges)),
+                     summary=msgspec.json.encode(self.summary()), stamp=stamp)
+
+    def _appended(self) -> bool:
+        """Whether runs and judgements are the files read before, grown or as they were."""
+        for name, before in self._files.items():
+            now = _identity(self.out_dir / name)
+            if now is None and before is not None:
+                return False
+            if before is None and now is not None:
+                self._files[name] = now  # created since: read from its start
+            elif now is not None and (now != before or _size(self.out_dir / name) < self.reader.start.get(name, 0)):
+                return False
+        return True
+
+
+def _identity(path: Path, *, size: bool = False) -> tuple[int, ...] | None:
+    """The file's device and inode (and size and modification time: ``size``); None when missing."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if size else (st.st_dev, st.st_ino)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _judge_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[tuple[Any, ...]]:
+    """One ``judges`` row per kept ok judgement (of ``judges``) whose line's position is known."""
+    found = [(key, j) for key, j in judges.items() if j.ok and j.at is not None]
+    if not found:
+        return
+    keys = {id(run): key for key, run in runs.items()}
+    for key, j in found:
+        assert j.at is not None
+        yield key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF
 
 
 def _run_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[tuple[Any, ...]]:

@@ -19,7 +19,8 @@ The index lives in ``DIR/.view/index.sqlite`` and is reused while the sweep's
 files keep their sizes and modification times; otherwise it is rebuilt (into a
 temporary file, then swapped in; a build stopped by Ctrl-C removes its temporary file, and one left by a builder
 that was killed is removed by the next build). A directory that cannot be written gets an
-in-memory index, rebuilt on each start. The sweep's own files are only read.
+in-memory index, rebuilt on each start. The sweep's own files are only read. A live viewer keeps its index up to
+date by reading only what a running sweep appends (``_build.Tail``, ``SweepIndex.apply``).
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ from ..sweep import CALLS, JUDGEMENTS, RUNS, Summary
 
 if TYPE_CHECKING:
     from ..sweep import AgentRunRecord, JudgeRecord
+    from ._build import Tail
 
-__all__ = ["RUN_COLUMNS", "BuildCancelled", "Progress", "SweepIndex", "fresh_summary", "open_index"]
+__all__ = ["RUN_COLUMNS", "BuildCancelled", "Patch", "Progress", "SweepIndex", "file_stamp", "fresh_summary",
+           "open_index"]
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +118,17 @@ def fresh_summary(out_dir: Path) -> Summary | None:
         return None
 
 
-def _stamp(out_dir: Path) -> bytes:
+class Patch(msgspec.Struct, frozen=True):
+    """What the lines a live sweep appended change in the index (``_build.Tail.catch_up``): the rows of the runs
+    they add or newly judge, the judgements' rows, the new summary and the files' stamp."""
+
+    runs: list[tuple[Any, ...]]
+    judges: list[tuple[Any, ...]]
+    summary: bytes
+    stamp: bytes
+
+
+def file_stamp(out_dir: Path) -> bytes:
     """Sizes and modification times of every file the index and the summary are built from."""
     names = [RUNS, JUDGEMENTS, CALLS, LEDGER, "experiment_keys.txt", "manifest.json", SUMMARY]
     names += sorted(p.name for p in out_dir.glob("*_*.json*"))
@@ -142,10 +155,25 @@ class SweepIndex:
 
     def changed(self) -> bool:
         """Whether the sweep's files differ from those the index was built from (a live sweep appended records)."""
-        return _stamp(self.out_dir) != self.stamp
+        return file_stamp(self.out_dir) != self.stamp
 
     def close(self) -> None:
         self.db.close()
+
+    def apply(self, patch: Patch) -> bool:
+        """Write a live sweep's new rows, summary and stamp in one transaction (from the thread that serves the
+        pages: the connection is theirs); on disk, the index stays a valid cache of the files it now stamps.
+        Whether a page would show anything new (rows, or another summary)."""
+        changed = bool(patch.runs or patch.judges) or patch.summary != msgspec.json.encode(self.summary)
+        width = len(RUN_COLUMNS)
+        with self.db:
+            self.db.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * width)})", patch.runs)
+            self.db.executemany("INSERT OR REPLACE INTO judges VALUES (?, ?, ?, ?, ?)", patch.judges)
+            self.db.execute("UPDATE meta SET value = ? WHERE name = 'summary'", (patch.summary,))
+            self.db.execute("UPDATE meta SET value = ? WHERE name = 'stamp'", (patch.stamp,))
+        self.summary = msgspec.json.decode(patch.summary, type=Summary)
+        self.stamp = patch.stamp
+        return changed
 
     def runs(self, where: str = "", params: tuple[Any, ...] = (), *, order: str = "model, family, task, trial, key",
              limit: int | None = None, offset: int = 0) -> list[sqlite3.Row]:
@@ -262,11 +290,12 @@ def _stored(path: Path, stamp: bytes) -> sqlite3.Connection | None:
 
 
 def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = None,
-               progress: Progress | None = None) -> SweepIndex:
+               progress: Progress | None = None, tail: Tail | None = None) -> SweepIndex:
     """The index of ``out_dir``: the cached one when the files are unchanged, else a fresh build.
 
     ``on_build`` is called before a build starts (reading a large sweep takes a while: the CLI says so);
-    ``progress`` is advanced as the build reads (the viewer's page shown meanwhile says how far it is).
+    ``progress`` is advanced as the build reads (the viewer's page shown meanwhile says how far it is);
+    ``tail``: build through it, cached index or not, and keep its read (a live viewer catches up from there).
     Raises ``InputError`` when ``out_dir`` is not a sweep's output directory (``_options.sweep_dir_problem``).
     """
     from ._build import build  # the sweep's reader and summary: imported when a build needs them
@@ -278,9 +307,9 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
         raise InputError(problem)
     out_dir = Path(out_dir)
     progress = progress if progress is not None else Progress()
-    stamp = _stamp(out_dir)
+    stamp = file_stamp(out_dir)
     path = out_dir / INDEX_DIR / INDEX_FILE
-    db = _stored(path, stamp)
+    db = _stored(path, stamp) if tail is None else None
     if db is not None:
         try:
             return SweepIndex(out_dir, db, rebuilt=False, on_disk=True)
@@ -299,11 +328,11 @@ def open_index(out_dir: str | Path, *, on_build: Callable[[], None] | None = Non
     except (OSError, sqlite3.OperationalError) as exc:
         log.info("view.index_in_memory", extra={"dir": str(out_dir), "reason": str(exc)})
         db = sqlite3.connect(":memory:", check_same_thread=False)
-        build(db, out_dir, stamp, progress)
+        build(db, out_dir, stamp, progress, tail)
         return SweepIndex(out_dir, db, rebuilt=True, on_disk=False)
     progress.temporary = temporary
     try:
-        build(db, out_dir, stamp, progress)
+        build(db, out_dir, stamp, progress, tail)
         db.close()
         os.replace(temporary, path)
     except BaseException as exc:

@@ -1,17 +1,20 @@
 """Chart labels in a real browser: never overlapping, never cut (issue 30 point 4), checked by bounding boxes.
 
 The charts are rendered from long model names (a router's vendor/model@version names) into a page Chromium lays
-out; every label's box must lie inside its SVG and no two labels' boxes may intersect.
+out, and the viewer's own Overview is served for a sweep with such names in a narrow window; every label's box must
+lie inside its SVG (and the window) and no two labels' boxes may intersect.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from mpcbench_async.report import Bar, bar_chart, heatmap
-from tests.browser.conftest import Watched, browser_missing
+from tests.browser.conftest import Sweep, Watched, browser_missing, serve_viewer
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -66,3 +69,37 @@ def test_heatmap_labels_are_never_cut(watched: Watched, tmp_path: Path):
     cells = [watched.page.locator("g.cell rect").nth(i).bounding_box() for i in range(len(NAMES) * len(FAMILIES))]
     assert not any(overlap(label, cell) for label in labels for cell in cells)  # no label under a cell
     watched.page.screenshot(path=tmp_path / "heatmap.png")
+
+
+LONG = {"sim/lazy-agent": NAMES[2], "sim/oracle-agent": NAMES[4]}  # the fixture's agents, renamed
+
+
+def test_the_overviews_charts_in_a_narrow_window_keep_their_labels_apart_and_in_view(watched: Watched, sweep: Sweep,
+                                                                                    tmp_path: Path):
+    """The real Overview of a sweep whose agent models have long names, in a 700 px wide window: each chart's labels
+    lie inside their SVG and the window's width, none overlaps another, and each names its model in full on hover."""
+    out = tmp_path / "long-names"
+    shutil.copytree(sweep.out, out, ignore=shutil.ignore_patterns(".view", ".lock", "summary.*"))
+    for name, field in (("runs.jsonl", "model"), ("judgements.jsonl", "agent_model")):
+        lines = [orjson.loads(line) for line in (out / name).read_bytes().splitlines()]
+        (out / name).write_bytes(b"".join(orjson.dumps({**r, field: LONG.get(r[field], r[field])}) + b"\n"
+                                          for r in lines))
+    page = watched.page
+    page.set_viewport_size({"width": 700, "height": 900})
+    with serve_viewer(out, tmp_path) as viewer:
+        page.goto(viewer)
+        charts = page.locator("svg")
+        assert charts.count() >= 3  # two bar charts and the heatmap
+        for i in range(charts.count()):
+            chart = charts.nth(i)
+            svg = chart.bounding_box()
+            assert svg["x"] >= 0 and svg["x"] + svg["width"] <= 700 + 0.5, svg
+            texts = chart.locator("text.bar-label, text.row-label, text.column-label")
+            labels = [texts.nth(j).bounding_box() for j in range(texts.count())]
+            assert labels
+            assert all(inside(b, svg) for b in labels), (svg, labels)
+            assert not any(overlap(a, b) for j, a in enumerate(labels) for b in labels[j + 1:]), labels
+        hover = set(page.locator("svg g.label title").all_text_contents())
+        assert set(LONG.values()) <= hover
+        page.screenshot(path=tmp_path / "overview-narrow.png", full_page=True)
+    assert [] == watched.errors
