@@ -49,9 +49,9 @@ class TransportSend(Layer):
         state = call.state
         timeouts = state.settings.timeouts
         deadline = call.deadline
-        if deadline is None:  # the deadline runs from the first send
-            deadline = call.deadline = Deadline(at=self.clock.now() + timeouts.call_deadline_s,
-                                                seconds=timeouts.call_deadline_s)
+        if deadline is None:  # the deadline runs from the first send; a batch has its own (batch.deadline_s)
+            seconds = math.inf if state.settings.batch_settings else timeouts.call_deadline_s
+            deadline = call.deadline = Deadline(at=self.clock.now() + seconds, seconds=seconds)
         remaining = deadline.remaining(self.clock)
         per_attempt = state.settings.timeout_s or math.inf
         sent = time.perf_counter()
