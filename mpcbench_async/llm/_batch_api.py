@@ -3,10 +3,11 @@
 Why an interface: a provider's batch API is four calls — upload or send the
 requests, create, poll, read the results — and everything else (grouping calls
 into batches, the journal that survives a kill, resubmitting what failed, the
-deadline) is the same for every provider. ``BatchBackend`` is those four calls;
+deadline) is the same for every provider. ``BatchBackend`` is those calls, plus
+``find``: the batch made from an uploaded file, for a kill between create and journal;
 ``_batch.BatchTransport`` is the rest. ``OpenAIBatches`` speaks OpenAI's: a JSONL
 upload (``POST /files``, ``purpose=batch``), ``POST /batches``, ``GET
-/batches/{id}``, the output and error files (``GET /files/{id}/content``) and
+/batches/{id}``, ``GET /batches`` (the list), the output and error files (``GET /files/{id}/content``) and
 ``POST /batches/{id}/cancel``.
 """
 
@@ -50,8 +51,16 @@ class BatchView(msgspec.Struct, kw_only=True):
 class BatchBackend(Protocol):
     """A provider's batch API: what ``BatchTransport`` needs and nothing more."""
 
-    async def submit(self, endpoint: Endpoint, lines: list[tuple[str, dict[str, Any]]]) -> BatchView:
-        """Send ``(custom_id, chat body)`` pairs as one batch; an ``LLMError`` when refused."""
+    async def upload(self, endpoint: Endpoint, lines: list[tuple[str, dict[str, Any]]]) -> str:
+        """Send ``(custom_id, chat body)`` pairs as a batch's input; its file id, or an ``LLMError`` when refused."""
+        ...
+
+    async def create(self, endpoint: Endpoint, file_id: str) -> BatchView:
+        """Start a batch of the uploaded file (what is billed)."""
+        ...
+
+    async def find(self, endpoint: Endpoint, file_id: str) -> BatchView | None:
+        """The batch created from ``file_id``, ``None`` when none was (a kill between upload and create)."""
         ...
 
     async def poll(self, endpoint: Endpoint, batch_id: str) -> BatchView:
@@ -115,16 +124,28 @@ class OpenAIBatches:
                          output_file_id=doc.get("output_file_id"), error_file_id=doc.get("error_file_id"),
                          message="; ".join(str(e.get("message")) for e in errors))
 
-    async def submit(self, endpoint: Endpoint, lines: list[tuple[str, dict[str, Any]]]) -> BatchView:
+    async def upload(self, endpoint: Endpoint, lines: list[tuple[str, dict[str, Any]]]) -> str:
         jsonl = b"".join(orjson.dumps({"custom_id": custom_id, "method": "POST", "url": CHAT_PATH, "body": body})
                          + b"\n" for custom_id, body in lines)
         form = aiohttp.FormData()
         form.add_field("purpose", "batch")
         form.add_field("file", jsonl, filename="batch.jsonl", content_type="application/jsonl")
-        file_id = orjson.loads(await self._call(endpoint, "POST", "/files", data=form))["id"]
-        created = await self._call(endpoint, "POST", "/batches", json={
-            "input_file_id": file_id, "endpoint": CHAT_PATH, "completion_window": "24h"})
-        return self._view(created)
+        return str(orjson.loads(await self._call(endpoint, "POST", "/files", data=form))["id"])
+
+    async def create(self, endpoint: Endpoint, file_id: str) -> BatchView:
+        return self._view(await self._call(endpoint, "POST", "/batches", json={
+            "input_file_id": file_id, "endpoint": CHAT_PATH, "completion_window": "24h"}))
+
+    async def find(self, endpoint: Endpoint, file_id: str) -> BatchView | None:
+        after = ""
+        while True:
+            page = orjson.loads(await self._call(endpoint, "GET", "/batches?limit=100" + after))
+            for doc in page.get("data") or ():
+                if doc.get("input_file_id") == file_id:
+                    return self._view(orjson.dumps(doc))
+            if not page.get("has_more") or not page.get("data"):
+                return None
+            after = f"&after={page['data'][-1]['id']}"
 
     async def poll(self, endpoint: Endpoint, batch_id: str) -> BatchView:
         try:

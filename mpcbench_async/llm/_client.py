@@ -214,7 +214,8 @@ class LLMClient:
         batch_chain = [layer for item in self._layer_spec if isinstance(item, str) and item not in ("retry", "limiter")
                        and (layer := self._builtin(item, fresh=True)) is not None]
         if self._waiting:
-            batch_chain.insert(int(bool(batch_chain) and isinstance(batch_chain[0], CacheLayer)), self._provider_start)
+            batch_chain.insert(int(bool(batch_chain) and isinstance(batch_chain[0], CacheLayer)),
+                               ProviderStart(self._attach_provider))
         self._batch_head = link(batch_chain, self._send)
 
     @property

@@ -1,7 +1,7 @@
 """The sim's OpenAI Batch API: JSONL files, batches that finish on a clock you can move, output and error files.
 
 Routes (added to ``SimServer``): ``POST /v1/files`` (multipart, ``purpose=batch``),
-``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``,
+``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches`` (list), ``GET /v1/batches/{id}``,
 ``POST /v1/batches/{id}/cancel`` and ``POST /sim/clock`` (``{"advance_s": N}``).
 
 Why a clock: a real batch takes minutes to a day. Here a batch's requests finish
@@ -106,6 +106,7 @@ class BatchDesk:
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}/content", self._content)
         app.router.add_post("/v1/batches", self._create)
+        app.router.add_get("/v1/batches", self._list)
         app.router.add_get("/v1/batches/{id}", self._get)
         app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
         app.router.add_post("/sim/clock", self._advance)
@@ -186,6 +187,14 @@ class BatchDesk:
         batch = self.batches[ident] = _Batch(ident, input_file_id, lines, self._spec(lines[0])[0], self.clock.now())
         self.count("batch_creates", "batches")
         return _json(batch.doc())
+
+    async def _list(self, _request: web.Request) -> web.Response:
+        """Every batch, newest first, on one page (OpenAI pages by ``limit`` and ``after``; a sim has few)."""
+        now = self.clock.now()
+        for batch in self.batches.values():
+            self._settle(batch, now)
+        docs = [batch.doc() for batch in reversed(self.batches.values())]
+        return _json({"object": "list", "data": docs, "has_more": False})
 
     async def _get(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["id"])

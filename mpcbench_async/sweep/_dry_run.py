@@ -53,6 +53,7 @@ __all__ = ["CostRange", "DryRun", "ModelTime", "RoleEstimate", "TokenRange", "es
 
 BYTES_PER_TOKEN = (2.5, 4.5)  # assumed without history: English BPE vocabularies ~3-4, JSON and code fewer
 ASSUMED_LATENCY_S = 2.0
+ASSUMED_BATCH_LATENCY_S = 3600.0  # a provider batch's turnaround: minutes to hours, within a 24 h window
 REPAIR_BYTES = 1024  # a judge's repair request: the template plus the validation problem
 
 
@@ -86,6 +87,7 @@ class RoleEstimate(msgspec.Struct, kw_only=True, frozen=True):
     output_tokens: TokenRange
     cost_usd: CostRange
     history_units: int  # finished units of earlier sweeps the estimate learned from (0: assumptions only)
+    online_cost_usd: CostRange | None = None  # a batch model's calls at the online price (``cost_usd``: batch)
 
 
 class ModelTime(msgspec.Struct, kw_only=True, frozen=True):
@@ -305,12 +307,19 @@ class _Estimator:
                             high=None if per_call.high is None or calls.high is None else calls.high * per_call.high,
                             likely=None if per_call.likely is None or calls.likely is None
                             else calls.likely * per_call.likely)
-        prices = model_prices(model, self.config.settings_for(model))
+        settings = self.config.settings_for(model)
+        prices = model_prices(model, settings)
         if prices is None:
             self.note(f"{model}: no known price: cost unknown (set models.{model}.prices in {self.config.source})")
+        online = _cost(prices, prompt, output)
+        batch = settings.batch_settings is not None and prices is not None
+        if batch:
+            self.note(f"{model}: in provider batches, each taking {ASSUMED_BATCH_LATENCY_S / 3600:g} h (assumed; "
+                      "OpenAI's window is 24 h); a judge's repair goes in a later batch")
         return RoleEstimate(model=model, role=role, units=units, skipped=skipped, to_run=n, calls_per_unit=per_unit,
                             calls=calls, prompt_tokens=prompt, output_tokens=output,
-                            cost_usd=_cost(prices, prompt, output), history_units=len(seen.units) if seen else 0)
+                            cost_usd=_cost(prices.batched(), prompt, output) if batch and prices else online,
+                            history_units=len(seen.units) if seen else 0, online_cost_usd=online if batch else None)
 
 
 def _empty_run(task: Task) -> RunLog:
@@ -351,6 +360,10 @@ def _model_time(model: str, rows: list[RoleEstimate], settings: ModelSettings, c
     rpm_s = per((calls.low, calls.high), None if limits.rpm is None else 60.0 / limits.rpm)
     tpm_s = per(charged, None if limits.tpm is None else 60.0 / limits.tpm)
     little_s = per((calls.low, calls.high), latency / parallel)
+    if settings.batch_settings is not None:  # no limits apply: one batch per judge attempt, one after another
+        rounds = max((r.calls_per_unit.high or r.calls_per_unit.low for r in rows), default=1)
+        rpm_s = tpm_s = (0.0, 0.0)
+        little_s = (ASSUMED_BATCH_LATENCY_S if calls.low else 0.0, ASSUMED_BATCH_LATENCY_S * rounds)
     highs = [rpm_s[1], tpm_s[1], little_s[1]]
     bound = (max(rpm_s[0], tpm_s[0], little_s[0]), None if None in highs else max(h or 0.0 for h in highs))
     return ModelTime(model=model, rpm=limits.rpm, tpm=limits.tpm, concurrency=parallel, latency_s=latency,
@@ -444,6 +457,11 @@ def render_dry_run(dry: DryRun) -> str:
                  f"{t.concurrency} at a time, {latency}: {_secs(t.latency_bound_s)}"]
         lines.append(f"  {t.model}: {_secs(t.bound_s)} ({'; '.join(parts)})")
     lines.append(f"  sweep: {_secs(dry.time_s)} (slowest model: {dry.slowest_model})")
+    batched = [r for r in dry.rows if r.online_cost_usd is not None]
+    if batched:
+        lines += ["", "batch vs online (the batch rows above are at batch prices):"]
+        lines += [f"  {r.model} ({r.role}): batch {_usd(r.cost_usd)}, online {_usd(r.online_cost_usd)}"
+                  for r in batched if r.online_cost_usd is not None]
     lines.append(f"history: {', '.join(dry.history) if dry.history else 'none (ranges from assumptions)'}")
     lines += ["assumptions:", *(f"  - {a}" for a in dry.assumptions)]
     return "\n".join(lines)

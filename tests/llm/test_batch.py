@@ -56,7 +56,7 @@ async def test_calls_within_the_wait_go_in_one_batch_priced_at_the_batch_tier(si
     assert ("batch", first.cost_usd) == (first.transport, pytest.approx(
         (first.usage.prompt_tokens * 1.0 + first.usage.completion_tokens * 4.0) / 1e6))
     journal = [orjson.loads(line) for line in (tmp_path / "batches.jsonl").read_bytes().splitlines()]
-    assert (["submitted", "completed"], sorted(journal[0]["keys"])) == (
+    assert (["uploaded", "submitted", "completed"], sorted(journal[0]["keys"])) == (
         [line["state"] for line in journal], [f"k{i}" for i in range(5)])
 
 
@@ -132,8 +132,8 @@ async def test_a_rerun_joins_the_journalled_batch_instead_of_sending_again(sim: 
 async def test_a_journalled_batch_the_provider_does_not_know_fails_its_calls_once(sim: SimServer, tmp_path: Path):
     """A batch id unknown on resume: one clear error per call, journalled unknown, so the next run sends anew."""
     journal = tmp_path / "batches.jsonl"
-    journal.write_bytes(orjson.dumps({"batch_id": "batch-gone", "model": "sim/echo", "state": "submitted",
-                                      "keys": ["k0"]}) + b"\n")
+    journal.write_bytes(orjson.dumps({"file_id": "file-gone", "batch_id": "batch-gone", "model": "sim/echo",
+                                      "state": "submitted", "keys": ["k0"]}) + b"\n")
     async with LLMClient(config(), sim_base_url=sim.base_url, batch_journal=journal) as client:
         replies = await chat_all(client, "sim/echo", 1)
     assert isinstance(replies[0], LLMError)
