@@ -103,6 +103,7 @@ class ModelTime(msgspec.Struct, kw_only=True, frozen=True):
     tpm_s: tuple[float, float | None]
     latency_bound_s: tuple[float, float | None]
     bound_s: tuple[float, float | None]
+    batch: bool = False  # the model's calls go in provider batches: ``latency_bound_s`` is one batch per attempt
 
 
 class DryRun(msgspec.Struct, kw_only=True, frozen=True):
@@ -368,7 +369,7 @@ def _model_time(model: str, rows: list[RoleEstimate], settings: ModelSettings, c
     bound = (max(rpm_s[0], tpm_s[0], little_s[0]), None if None in highs else max(h or 0.0 for h in highs))
     return ModelTime(model=model, rpm=limits.rpm, tpm=limits.tpm, concurrency=parallel, latency_s=latency,
                      latency_observed=bool(latencies), rpm_s=rpm_s, tpm_s=tpm_s, latency_bound_s=little_s,
-                     bound_s=bound)
+                     bound_s=bound, batch=settings.batch_settings is not None)
 
 
 def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, out_dir: str | Path, *,
@@ -396,7 +397,7 @@ def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, 
         mine = [r for r in rows if r.model == model]
         seen = [o for (name, _), o in observed.items() if name == model]
         times.append(_model_time(model, mine, config.settings_for(model), concurrency, seen, assumed_latency_s))
-        if not times[-1].latency_observed:
+        if not times[-1].latency_observed and not times[-1].batch:
             estimator.note(f"{model}: {assumed_latency_s:g} s per call assumed (no latency history)")
     slowest = max(times, key=lambda t: (t.bound_s[1] is None, t.bound_s[1] or 0.0, t.bound_s[0]))
     costs = [r.cost_usd for r in rows]
@@ -451,6 +452,10 @@ def render_dry_run(dry: DryRun) -> str:
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in (head, *body)]
     lines += ["", "time the limits imply (largest of calls/RPM, tokens/TPM, calls x latency / concurrency):"]
     for t in dry.times:
+        if t.batch:
+            lines.append(f"  {t.model}: {_secs(t.bound_s)} (provider batches of {_duration(ASSUMED_BATCH_LATENCY_S)} "
+                         "each, assumed, one per judge attempt)")
+            continue
         latency = f"{t.latency_s:.2f} s {'observed' if t.latency_observed else 'assumed'}"
         parts = [f"rpm {t.rpm}: {_secs(t.rpm_s)}" if t.rpm else "no rpm limit",
                  f"tpm {t.tpm}: {_secs(t.tpm_s)}" if t.tpm else "no tpm limit",

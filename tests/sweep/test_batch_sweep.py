@@ -122,3 +122,19 @@ async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path):
     new_batches = sum(stats.batch_creates.values()) - sum(before[1].values())
     assert new_batches == sum(stats.batch_uploads.values()) - sum(before[0].values())
     assert len(sim.batches.batches) == sum(stats.batch_creates.values())
+
+
+def test_dry_run_shows_batch_and_online_cost_and_the_batch_wall_time(tmp_path: Path):
+    """``--dry-run --batch judge``: the judge row at batch prices, the online cost beside it (twice), and the judge's
+    time as batches (one per attempt, 1 h each assumed) rather than calls over concurrency."""
+    from mpcbench_async.sweep import dry_run_sweep, render_dry_run
+
+    root = write_workspace(tmp_path / "ws", base_url="http://127.0.0.1:9/v1", defaults=PRICED)
+    dry = dry_run_sweep(options(root, tmp_path / "out", batch=("judge",)))
+    judge = next(r for r in dry.rows if r.role == "judge")
+    assert judge.online_cost_usd is not None and judge.cost_usd.low is not None
+    assert judge.online_cost_usd.low == pytest.approx(2 * judge.cost_usd.low)
+    text = render_dry_run(dry)
+    assert "  sim/judge: 60.0 min-3.0 h (provider batches of 60.0 min each, assumed, one per judge attempt)" in text
+    assert (f"  sim/judge (judge): batch ${judge.cost_usd.low:.4f}-unbounded, online "
+            f"${judge.online_cost_usd.low:.4f}-unbounded") in text
