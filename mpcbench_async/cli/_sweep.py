@@ -261,7 +261,7 @@ def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:
 
     async def show(runner: Runner) -> None:
         line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: runner.retries,
-                            in_flight=lambda: runner.in_flight)
+                            in_flight=lambda: runner.in_flight, batches=runner.batches)
         try:
             await line.run()
         finally:

@@ -132,6 +132,7 @@ class BatchTransport(Transport):
         self.backend, self.settings, self.journal, self.now = backend, settings, journal, now
         self._group: _Group | None = None
         self._live: dict[str, _Live] = {}
+        self.running: dict[str, BatchView] = {}  # batch id → how it stood at its last poll, until it ends
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         body = {k: v for k, v in request.body.items() if k not in ("stream", "stream_options")}
@@ -245,6 +246,7 @@ class BatchTransport(Transport):
                 model=endpoint.model, endpoint=exc.endpoint, status=404)
             return
         log.info("batch %s: %d/%d done (%s)", view.id, view.done, view.total, view.status)
+        self.running[view.id] = view
         if not view.terminal and self.now() - live.started >= self.settings.deadline_s:
             view = await self.backend.cancel(endpoint, view.id)
             while not view.terminal:  # a cancel takes effect within a poll or two
@@ -263,6 +265,7 @@ class BatchTransport(Transport):
         if unfinished is not None:  # the deadline's message, not the provider's "cancelled"
             results = {k: unfinished if isinstance(v, TransientLLMError) else v for k, v in results.items()}
         live.results = results
+        self.running.pop(view.id, None)
         self.journal.append(live.file_id, endpoint.model, view.status)
 
     async def aclose(self) -> None:

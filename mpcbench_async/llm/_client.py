@@ -56,7 +56,7 @@ from ..records import ChatResult, LLMCallRecord, Message, ToolSchema
 from ..runtime import Clock, Limiter, LimitSettings, ModelLimiter, MonotonicClock
 from ._accounting import Accounting, ModelTotals
 from ._batch import BatchJournal, BatchTransport
-from ._batch_api import OpenAIBatches
+from ._batch_api import BatchView, OpenAIBatches
 from ._breaker import CircuitBreaker
 from ._budget import Budget
 from ._cache import ResponseCache
@@ -354,6 +354,11 @@ class LLMClient:
         """Models whose circuit breaker opened, each with its one message (what happened, calls affected)."""
         return {name: f"model {name!r} at {state.endpoint.url}: {state.breaker.message()}"
                 for name, state in self._models.items() if state.breaker.is_open}
+
+    def batches(self) -> list[BatchView]:
+        """The provider batches running now, as they stood at their last poll (for a progress line)."""
+        return [view for state in self._models.values() if isinstance(state.transport, BatchTransport)
+                for view in state.transport.running.values()]
 
     def limiter(self, name: str) -> Limiter:
         return self._state(name).limiter

@@ -338,6 +338,10 @@ class Runner:
         """Retries of every call so far: this runner's client's and the executor's workers'."""
         return (self.client.retries if self.client else 0) + (self.executor.retries if self.executor else 0)
 
+    def batches(self) -> list[tuple[str, int, int]]:
+        """Provider batches running now: (batch id, requests done, requests in it), for the progress line."""
+        return [(view.id, view.done, view.total) for view in self.client.batches()] if self.client else []
+
     @property
     def in_flight(self) -> int:
         """Units running now, over every sweep and suite of this runner."""

@@ -82,6 +82,9 @@ async def test_an_expired_batch_resubmits_only_what_it_did_not_finish(sim: SimSe
             tg.start_soon(run)
             while not sim.stats.batch_creates:
                 await anyio.lowlevel.checkpoint()
+            while not client.batches():  # polled once: what the progress line shows
+                await anyio.lowlevel.checkpoint()
+            assert [(4, 0, "in_progress")] == [(v.total, v.done, v.status) for v in client.batches()]
             sim.defaults = FaultSpec()  # the resubmission finishes at once
             sim.batches.clock.advance(60)  # past the window: the first batch expires half done
     assert [f"echo: question {i}" for i in range(4)] == results

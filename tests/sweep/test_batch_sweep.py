@@ -138,3 +138,15 @@ def test_dry_run_shows_batch_and_online_cost_and_the_batch_wall_time(tmp_path: P
     assert "  sim/judge: 60.0 min-3.0 h (provider batches of 60.0 min each, assumed, one per judge attempt)" in text
     assert (f"  sim/judge (judge): batch ${judge.cost_usd.low:.4f}-unbounded, online "
             f"${judge.online_cost_usd.low:.4f}-unbounded") in text
+
+
+def test_the_progress_line_shows_running_batches():
+    """The sweep's progress line names each running batch with its requests done and in it (two, then a count)."""
+    import io
+
+    from mpcbench_async.cli._progress import ProgressLine
+    from mpcbench_async.sweep import SweepStats
+
+    running = [("batch-a", 3, 8), ("batch-b", 0, 5), ("batch-c", 0, 2)]
+    line = ProgressLine(SweepStats(), stream=io.StringIO(), batches=lambda: running).line()
+    assert line.startswith("starting (skipped 0) | batch batch-a 3/8 | batch batch-b 0/5 (+1 batches) | ")
