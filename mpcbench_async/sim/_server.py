@@ -5,8 +5,8 @@ Routes: ``POST /v1/chat/completions`` (tools and tool_calls supported),
 ``POST /sim/reset`` and the Batch API (``_batch``: files, batches, ``POST /sim/clock``).
 Requests are counted per idempotency key (the ``Idempotency-Key`` header, else a
 hash of the body): ``received`` counts every request, ``completed`` only those
-answered 200 with a full body — tests use it to prove that no call was completed twice. A reply carries an ``x-request-id``
-header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
+answered 200 with a full body — tests use it to prove that no call was completed
+twice. A reply carries an ``x-request-id`` header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
 """
 
 from __future__ import annotations
