@@ -56,6 +56,7 @@ from ..records import ChatResult, LLMCallRecord, Message, ToolSchema
 from ..runtime import Clock, Limiter, LimitSettings, ModelLimiter, MonotonicClock
 from ._accounting import Accounting, ModelTotals
 from ._batch import BatchJournal, BatchTransport
+from ._batch_anthropic import AnthropicBatches
 from ._batch_api import BatchView, OpenAIBatches
 from ._breaker import CircuitBreaker
 from ._budget import Budget
@@ -261,7 +262,8 @@ class LLMClient:
             return override
         batch = settings.batch_settings
         if batch is not None and override is None:  # one per model: each has its own gathering batch
-            return BatchTransport(OpenAIBatches(), batch, self._batch_journal)
+            backend = OpenAIBatches() if batch.api == "openai" else AnthropicBatches()
+            return BatchTransport(backend, batch, self._batch_journal)
         name = override or settings.transport
         store = self._store or settings.store
         ident = (name, Path(store) if store is not None else None)

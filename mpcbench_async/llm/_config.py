@@ -120,10 +120,12 @@ class BatchSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
 
     A batch is cut at ``max_requests`` calls or ``max_wait_s`` after its first; it is polled every ``poll_s``,
     doubling up to ``poll_max_s``; one not finished ``deadline_s`` after its creation is cancelled; a request
-    that failed transiently is resubmitted up to ``resubmits`` times. ``api`` is the provider's batch API.
+    that failed transiently is resubmitted up to ``resubmits`` times. ``api`` is the provider's batch API: ``openai``
+    (the Batch API) or ``anthropic`` (Message Batches; the model's ``base_url`` is Anthropic's, e.g.
+    ``https://api.anthropic.com/v1``, and its key goes in ``x-api-key``).
     """
 
-    api: Literal["openai"] = "openai"
+    api: Literal["openai", "anthropic"] = "openai"
     max_requests: Annotated[int, msgspec.Meta(ge=1, le=50000)] = 50000
     max_wait_s: _Seconds = 2.0
     poll_s: Annotated[float, msgspec.Meta(ge=0)] = 5.0

@@ -77,6 +77,7 @@ class _Batch:
         self.output_file_id: str | None = None
         self.error_file_id: str | None = None
         self.completed = self.failed = 0
+        self.entries: list[dict[str, Any]] = []  # every line's result, OpenAI-shaped (Anthropic's made from them)
 
     def due(self, index: int) -> float:
         """When line ``index`` finishes: evenly spread over the batch latency."""
@@ -110,6 +111,10 @@ class BatchDesk:
         app.router.add_get("/v1/batches/{id}", self._get)
         app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
         app.router.add_post("/sim/clock", self._advance)
+        app.router.add_post("/v1/messages/batches", self._anthropic_create)
+        app.router.add_get("/v1/messages/batches/{id}", self._anthropic_get)
+        app.router.add_get("/v1/messages/batches/{id}/results", self._anthropic_results)
+        app.router.add_post("/v1/messages/batches/{id}/cancel", self._anthropic_cancel)
 
     @staticmethod
     def _new_id(prefix: str) -> str:
@@ -217,6 +222,54 @@ class BatchDesk:
         self.clock.advance(float(orjson.loads(await request.read()).get("advance_s", 0)))
         return _json({"now": self.clock.now()})
 
+    # -- Anthropic Message Batches (the same batches, Anthropic's shapes; plain text messages only) -----------------
+    async def _anthropic_create(self, request: web.Request) -> web.Response:
+        try:
+            requests = orjson.loads(await request.read())["requests"]
+            lines = [{"custom_id": r["custom_id"], "body": _chat_body(r["params"])} for r in requests]
+            if not lines or len({line["custom_id"] for line in lines}) != len(lines):
+                raise ValueError("requests must be non-empty with distinct custom_ids")
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            self.count("batch_rejected", "uploads")
+            return _anthropic_error(400, f"invalid message batch: {exc}")
+        if self._spec(lines[0])[0].batch_reject:
+            self.count("batch_rejected", "uploads")
+            return _anthropic_error(400, "invalid message batch: simulated: the batch was rejected (batch_reject)")
+        ident = self._new_id("msgbatch")
+        batch = self.batches[ident] = _Batch(ident, "", lines, self._spec(lines[0])[0], self.clock.now())
+        self.count("batch_uploads", "uploads")
+        self.count("batch_creates", "batches")
+        return _json(_anthropic_doc(batch, request))
+
+    def _anthropic_batch(self, request: web.Request) -> _Batch | web.Response:
+        batch = self.batches.get(request.match_info["id"])
+        if batch is None:
+            return _anthropic_error(404, f"No message batch found with id '{request.match_info['id']}'.")
+        self._settle(batch, self.clock.now())
+        return batch
+
+    async def _anthropic_get(self, request: web.Request) -> web.Response:
+        batch = self._anthropic_batch(request)
+        return batch if isinstance(batch, web.Response) else _json(_anthropic_doc(batch, request))
+
+    async def _anthropic_cancel(self, request: web.Request) -> web.Response:
+        batch = self._anthropic_batch(request)
+        if isinstance(batch, web.Response):
+            return batch
+        if batch.status == "in_progress":
+            self._finish(batch, self.clock.now(), "cancelled", "batch_cancelled", "cancelled")
+        return _json(_anthropic_doc(batch, request))
+
+    async def _anthropic_results(self, request: web.Request) -> web.Response:
+        batch = self._anthropic_batch(request)
+        if isinstance(batch, web.Response):
+            return batch
+        if batch.status == "in_progress":
+            return _anthropic_error(400, f"message batch {batch.ident} is still processing")
+        body = b"".join(orjson.dumps({"custom_id": e["custom_id"], "result": _anthropic_result(e)}) + b"\n"
+                        for e in batch.entries)
+        return web.Response(body=body, content_type="application/binary")
+
     def _settle(self, batch: _Batch, now: float) -> None:
         """Bring an unfinished batch up to ``now``: completed when its last line is due, expired at its window."""
         if batch.status != "in_progress":
@@ -248,6 +301,7 @@ class BatchDesk:
                 self.count("batch_billed", custom_id)
             else:
                 errors.append(orjson.dumps(entry))
+        batch.entries = [orjson.loads(raw) for raw in output + errors]
         batch.completed, batch.failed = len(output), len(errors)
         batch.status, batch.finished = status, at
         if output:
@@ -259,3 +313,52 @@ class BatchDesk:
         ident = self._new_id("file")
         self.files[ident] = raw
         return ident
+
+
+def _chat_body(params: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic request's params as the chat body the sim's policies read (text content only)."""
+    messages = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
+                 else "".join(block.get("text", "") for block in m["content"])} for m in params["messages"]]
+    system = params.get("system")
+    if system:
+        messages.insert(0, {"role": "system", "content": system if isinstance(system, str)
+                            else "".join(block.get("text", "") for block in system)})
+    if not isinstance(params["model"], str) or not isinstance(params["max_tokens"], int):
+        raise TypeError("params need a string model and an integer max_tokens")
+    return {"model": params["model"], "messages": messages, "max_tokens": params["max_tokens"]}
+
+
+def _anthropic_error(status: int, message: str) -> web.Response:
+    kind = "not_found_error" if status == 404 else "invalid_request_error"
+    body = orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
+    return web.Response(status=status, body=body, content_type="application/json")
+
+
+def _anthropic_doc(batch: _Batch, request: web.Request) -> dict[str, Any]:
+    ended = batch.status != "in_progress"
+    counts = {"processing": 0 if ended else len(batch.lines), "succeeded": 0, "errored": 0, "canceled": 0,
+              "expired": 0}
+    for entry in batch.entries:
+        counts[_anthropic_result(entry)["type"]] += 1
+    origin = f"{request.scheme}://{request.host}"
+    return {"id": batch.ident, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts, "created_at": batch.created, "ended_at": batch.finished,
+            "expires_at": batch.created + batch.spec.batch_expiry_s,
+            "results_url": f"{origin}/v1/messages/batches/{batch.ident}/results" if ended else None}
+
+
+def _anthropic_result(entry: dict[str, Any]) -> dict[str, Any]:
+    """One OpenAI-shaped line's result as Anthropic reports it: succeeded, errored, expired or canceled."""
+    response, error = entry.get("response"), entry.get("error") or {}
+    if response is None:
+        return {"type": "expired" if error.get("code") == "batch_expired" else "canceled"}
+    body = response["body"]
+    if response["status_code"] != 200:
+        return {"type": "errored", "error": {"type": "error", "error": {
+            "type": body["error"]["type"], "message": body["error"]["message"]}}}
+    choice, usage = body["choices"][0], body["usage"]
+    return {"type": "succeeded", "message": {
+        "id": "msg_" + body["id"].removeprefix("chatcmpl-"), "type": "message", "role": "assistant",
+        "model": body["model"], "content": [{"type": "text", "text": choice["message"]["content"] or ""}],
+        "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else "end_turn",
+        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}}

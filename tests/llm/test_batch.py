@@ -103,10 +103,11 @@ async def test_a_rejected_upload_fails_each_call_with_the_providers_message(sim:
     assert ({}, {"uploads": 1}) == (sim.stats.batch_creates, sim.stats.batch_rejected)
 
 
-async def test_a_batch_past_its_deadline_is_cancelled_and_its_calls_fail_retryably(sim: SimServer):
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+async def test_a_batch_past_its_deadline_is_cancelled_and_its_calls_fail_retryably(sim: SimServer, api: str):
     """A provider that never finishes: after deadline_s the batch is cancelled; the error says what to do."""
     model = "sim/echo?batch_latency_s=1e9"
-    async with LLMClient(config(model, deadline_s=0), sim_base_url=sim.base_url) as client:
+    async with LLMClient(config(model, deadline_s=0, api=api), sim_base_url=sim.base_url) as client:
         replies = await chat_all(client, model, 2)
     error = replies[0]
     assert isinstance(error, LLMError) and error.retryable
@@ -145,3 +146,32 @@ async def test_a_journalled_batch_the_provider_does_not_know_fails_its_calls_onc
     async with LLMClient(config(), sim_base_url=sim.base_url, batch_journal=journal) as client:
         assert ["echo: question 0"] == await chat_all(client, "sim/echo", 1)
     assert {"k0": 1} == sim.stats.batch_billed
+
+
+async def test_anthropic_message_batches_answer_resubmit_and_price_at_the_batch_tier(sim: SimServer, tmp_path: Path):
+    """``batch.api: anthropic``: system and user messages go as Messages params to /v1/messages/batches, each
+    result's text and usage come back as the call's reply; a request failing its first run is resubmitted alone."""
+    model = "sim/echo?fault=500&fail_first=1"
+    records: list[LLMCallRecord] = []
+    async with LLMClient(config(model, api="anthropic"), sim_base_url=sim.base_url, call_sink=records.append,
+                         batch_journal=tmp_path / "batches.jsonl") as client:
+        replies = await chat_all(client, model, 3)
+    assert [f"echo: question {i}" for i in range(3)] == replies
+    batches = list(sim.batches.batches.values())
+    assert ([3, 3], {"k0": 1, "k1": 1, "k2": 1}) == ([len(b.lines) for b in batches], sim.stats.batch_billed)
+    assert all(b.ident.startswith("msgbatch-") for b in batches)
+    first = records[0]
+    assert first.cost_usd == pytest.approx(
+        (first.usage.prompt_tokens * 1.0 + first.usage.completion_tokens * 4.0) / 1e6)
+
+
+def test_the_anthropic_request_mapping_of_a_judge_request():
+    """System messages joined into ``system``, text messages kept, max_tokens defaulted (Anthropic requires it)."""
+    from mpcbench_async.llm._batch_anthropic import messages_params
+
+    body = {"model": "claude-haiku-4-5", "temperature": 0, "messages": [
+        {"role": "system", "content": "You judge."}, {"role": "user", "content": "Score this."},
+        {"role": "assistant", "content": "{}"}, {"role": "user", "content": "Fix: missing keys."}]}
+    assert {"model": "claude-haiku-4-5", "max_tokens": 4096, "system": "You judge.", "temperature": 0,
+            "messages": [{"role": "user", "content": "Score this."}, {"role": "assistant", "content": "{}"},
+                         {"role": "user", "content": "Fix: missing keys."}]} == messages_params(body)
