@@ -129,7 +129,8 @@ def add_sweep(commands: Commands) -> None:
                        "(default 0.95), a lazy floor above max_lazy (0.10) or more vacuous passes than "
                        "max_vacuous_passes (0) in any task family; thresholds in model config $.certificate")
     sweep.add_argument("--batch", choices=["judge"], action="append", default=[],
-                       help="judge: send every judge model's calls in provider batches (OpenAI Batch API) at the "
+                       help="judge: send every judge model's calls in provider batches (the OpenAI Batch API; a "
+                       "model's \"batch\": {\"api\": \"anthropic\"} uses Anthropic Message Batches) at the "
                        "batch price, judgements written as each batch ends; batches kept in --out/batches.jsonl, "
                        "so a killed sweep resumes by polling them (a model's \"batch\" in the config does the same "
                        "for that model)")

@@ -6,6 +6,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._batch import BATCHES, BatchDeadlineError, BatchJournal, BatchTransport
+    from ._batch_anthropic import AnthropicBatches
     from ._batch_api import BatchBackend, BatchView, OpenAIBatches, UnknownBatchError
     from ._budget import Budget, BudgetExceeded, Reservation, worst_case_usd
     from ._cache import (
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ._wire import StreamTiming, WireCompletion
 
 __all__ = [
+    "AnthropicBatches",
     "BATCHES",
     "BatchBackend",
     "BatchDeadlineError",
