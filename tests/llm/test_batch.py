@@ -175,3 +175,25 @@ def test_the_anthropic_request_mapping_of_a_judge_request():
     assert {"model": "claude-haiku-4-5", "max_tokens": 4096, "system": "You judge.", "temperature": 0,
             "messages": [{"role": "user", "content": "Score this."}, {"role": "assistant", "content": "{}"},
                          {"role": "user", "content": "Fix: missing keys."}]} == messages_params(body)
+
+
+async def test_a_request_the_provider_refuses_in_a_batch_fails_alone_and_is_not_resubmitted(sim: SimServer):
+    """A 400 for a batched request: that call fails with the provider's text, not resubmitted; others answered."""
+    both = ModelConfig.from_dict({"defaults": {"batch": FAST}})
+    async with LLMClient(both, sim_base_url=sim.base_url) as client:
+        bad = "sim/echo?fault=400&fail_first=1"
+        async with anyio.create_task_group() as tg:
+            out: dict[str, Any] = {}
+
+            async def one(model: str, key: str) -> None:
+                try:
+                    out[key] = (await client.chat(model, ask(1)[0], key=key)).content
+                except LLMError as exc:
+                    out[key] = exc
+
+            tg.start_soon(one, "sim/echo", "good")
+            tg.start_soon(one, bad, "bad")
+    assert "echo: question 0" == out["good"]
+    assert isinstance(out["bad"], LLMError) and not out["bad"].retryable
+    assert "HTTP 400: simulated bad request" in str(out["bad"])
+    assert ({"batches": 2}, {"good": 1}, {}) == (sim.stats.batch_creates, sim.stats.batch_billed, sim.stats.received)
