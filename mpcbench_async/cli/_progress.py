@@ -31,13 +31,14 @@ def _eta(done: int, total: int, elapsed: float) -> str:
 
 class ProgressLine:
     def __init__(self, stats: SweepStats, stream: TextIO | None = None, *, quiet: bool = False,
-                 in_flight=lambda: 0, retries=lambda: 0) -> None:
+                 in_flight=lambda: 0, retries=lambda: 0, batches=lambda: []) -> None:
         self.stats = stats
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.tty = self.stream.isatty()
         self.in_flight = in_flight
         self.retries = retries
+        self.batches = batches  # (id, done, total) of the provider batches running now
         self._t0 = time.monotonic()
         self._retry: tuple[RetryEvent, float] | None = None  # the latest retry and when its wait ends
         self._retry_shown = float("-inf")
@@ -61,7 +62,11 @@ class ProgressLine:
         units += [f"cases {s.cases_done}/{cases_todo}"] if s.cases_total else []  # tariff suites
         skipped = s.runs_skipped + s.judges_skipped + s.cases_skipped
         cached = f" ({s.cached_calls} cached)" if s.cached_calls else ""
-        return (f"{' '.join(units) or 'starting'} (skipped {skipped}) | {s.calls / max(elapsed, 1e-9):.1f} calls/s "
+        running = self.batches()
+        batches = "".join(f" | batch {ident} {done}/{total}" for ident, done, total in running[:2])
+        batches += f" (+{len(running) - 2} batches)" if len(running) > 2 else ""
+        return (f"{' '.join(units) or 'starting'} (skipped {skipped}){batches} | "
+                f"{s.calls / max(elapsed, 1e-9):.1f} calls/s "
                 f"in-flight {self.in_flight()} retries {self.retries()} errors {s.errors} | "
                 f"{s.tokens:,} tok ${s.cost_text()}{cached} | {elapsed:.0f}s "
                 f"ETA {_eta(done, runs_todo + judges_todo + cases_todo, elapsed)}{self._retrying()}")

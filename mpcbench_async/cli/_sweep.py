@@ -129,6 +129,12 @@ def add_sweep(commands: Commands) -> None:
                        help="exit 4 when the validity certificate is not valid: an oracle ceiling below min_oracle "
                        "(default 0.95), a lazy floor above max_lazy (0.10) or more vacuous passes than "
                        "max_vacuous_passes (0) in any task family; thresholds in model config $.certificate")
+    sweep.add_argument("--batch", choices=["judge"], action="append", default=[],
+                       help="judge: send every judge model's calls in provider batches (the OpenAI Batch API; a "
+                       "model's \"batch\": {\"api\": \"anthropic\"} uses Anthropic Message Batches) at the "
+                       "batch price, judgements written as each batch ends; batches kept in --out/batches.jsonl, "
+                       "so a killed sweep resumes by polling them (a model's \"batch\" in the config does the same "
+                       "for that model)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
@@ -247,7 +253,7 @@ def _options(args: argparse.Namespace) -> SweepOptions:
         ledger_fsync=args.ledger_sync == "fsync", executor=args.executor, ray_address=args.ray_address,
         workers=args.workers,
         levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),
-        certificate=not args.no_certificate, certificate_cache=args.certificate_cache,
+        certificate=not args.no_certificate, certificate_cache=args.certificate_cache, batch=args.batch,
         command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 
@@ -257,7 +263,7 @@ def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:
 
     async def show(runner: Runner) -> None:
         line = ProgressLine(runner.stats, quiet=quiet, retries=lambda: runner.retries,
-                            in_flight=lambda: runner.in_flight)
+                            in_flight=lambda: runner.in_flight, batches=runner.batches)
         if runner.client is not None:
             runner.client.add_retry_listener(line.retried)
         try:

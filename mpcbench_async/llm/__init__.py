@@ -5,6 +5,9 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
+    from ._batch import BATCHES, BatchDeadlineError, BatchJournal, BatchTransport
+    from ._batch_anthropic import AnthropicBatches
+    from ._batch_api import BatchBackend, BatchView, OpenAIBatches, UnknownBatchError
     from ._budget import Budget, BudgetExceeded, Reservation, worst_case_usd
     from ._cache import (
         CACHE_MODES,
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
         cache_scope,
     )
     from ._client import DEFAULT_LAYERS, LLMClient, ModelTotals
-    from ._config import BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
+    from ._config import BatchSettings, BreakerSettings, ModelConfig, ModelSettings, Prices, Timeouts, load_model_config
     from ._estimate import TokenEstimator
     from ._layer import Call, Layer
     from ._layer_retry import RetryEvent, RetryListener
@@ -36,6 +39,14 @@ if TYPE_CHECKING:
     from ._wire import StreamTiming, WireCompletion
 
 __all__ = [
+    "AnthropicBatches",
+    "BATCHES",
+    "BatchBackend",
+    "BatchDeadlineError",
+    "BatchJournal",
+    "BatchSettings",
+    "BatchTransport",
+    "BatchView",
     "BreakerSettings",
     "Budget",
     "BudgetExceeded",
@@ -59,6 +70,8 @@ __all__ = [
     "ModelConfig",
     "ModelSettings",
     "ModelTotals",
+    "OpenAIBatches",
+    "UnknownBatchError",
     "NativeTransport",
     "OpenAISDKTransport",
     "PRICES_AS_OF",

@@ -55,6 +55,9 @@ from .._redact import register_secret, register_secret_headers, register_secret_
 from ..records import ChatResult, LLMCallRecord, Message, ToolSchema
 from ..runtime import Clock, Limiter, LimitSettings, ModelLimiter, MonotonicClock
 from ._accounting import Accounting, ModelTotals
+from ._batch import BatchJournal, BatchTransport
+from ._batch_anthropic import AnthropicBatches
+from ._batch_api import BatchView, OpenAIBatches
 from ._breaker import CircuitBreaker
 from ._budget import Budget
 from ._cache import ResponseCache
@@ -94,7 +97,8 @@ class _ModelState:
     def __init__(self, name: str, settings: ModelSettings, endpoint: Endpoint, limiter: Limiter,
                  transport: Transport, provider: str | None, cache_endpoint: str) -> None:
         self.settings = settings
-        self.prices = model_prices(name, settings)
+        prices = model_prices(name, settings)
+        self.prices = prices.batched() if prices is not None and settings.batch_settings else prices
         self.limiter = limiter
         self.transport = transport
         self.provider = provider
@@ -145,6 +149,7 @@ class LLMClient:
         limiter_factory: Callable[[str, LimitSettings], Limiter] | None = None,
         provider_urls: Mapping[str, str] | None = None,
         layers: Sequence[str | Layer] = DEFAULT_LAYERS,
+        batch_journal: Path | None = None,
     ) -> None:
         self.config = config or ModelConfig()
         self._limiter_factory = limiter_factory
@@ -170,17 +175,19 @@ class LLMClient:
             if isinstance(item, str) and item not in DEFAULT_LAYERS:
                 raise ConfigError(f"unknown client layer {item!r}; the built-in layers are {', '.join(DEFAULT_LAYERS)}")
         self._layer_spec = tuple(layers)
+        self._batch_journal = BatchJournal(batch_journal)
         self._relink()
 
     # -- the chain ---------------------------------------------------------
-    def _builtin(self, name: str) -> Layer | None:
-        """The built-in layer ``name``, ``None`` when its resource (cache, budget, ledger) is not set."""
+    def _builtin(self, name: str, *, fresh: bool = False) -> Layer | None:
+        """The built-in layer ``name``, ``None`` when its resource (cache, budget, ledger) is not set (``fresh``: a
+        new ledger layer rather than the client's one)."""
         if name == "cache":
             return CacheLayer(self._cache, self._accounting) if self._cache is not None else None
         if name == "budget":
             return BudgetLayer(self._budget, self.config.source) if self._budget is not None else None
         if name == "ledger":
-            return self._ledger_layer
+            return LedgerLayer(self._ledger) if fresh and self._ledger is not None else self._ledger_layer
         if name == "records":
             return RecordsLayer(self._accounting)
         if name == "retry":
@@ -202,6 +209,15 @@ class LLMClient:
         # the retry layer counts attempts; without one, each call is its one attempt
         self._first_attempt = 0 if any(isinstance(layer, RetryLayer) for layer in chain) else 1
         self._head = link(chain, self._send)
+        # A batch model's calls wait on their batch, which paces, retries and resubmits itself (``_batch``): its
+        # chain has its own layer objects (linking sets each one's inner), without retry and limiter, and without
+        # layers of the caller's own, which cannot be copied.
+        batch_chain = [layer for item in self._layer_spec if isinstance(item, str) and item not in ("retry", "limiter")
+                       and (layer := self._builtin(item, fresh=True)) is not None]
+        if self._waiting:
+            batch_chain.insert(int(bool(batch_chain) and isinstance(batch_chain[0], CacheLayer)),
+                               ProviderStart(self._attach_provider))
+        self._batch_head = link(batch_chain, self._send)
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -249,6 +265,10 @@ class LLMClient:
         override = self._transport_override
         if isinstance(override, Transport):
             return override
+        batch = settings.batch_settings
+        if batch is not None and override is None:  # one per model: each has its own gathering batch
+            backend = OpenAIBatches() if batch.api == "openai" else AnthropicBatches()
+            return BatchTransport(backend, batch, self._batch_journal)
         name = override or settings.transport
         store = self._store or settings.store
         ident = (name, Path(store) if store is not None else None, settings.prompt_cache)
@@ -294,6 +314,8 @@ class LLMClient:
         if state is None:
             settings = self.config.settings_for(name)
             transport = self._transport(settings)
+            if isinstance(transport, BatchTransport):
+                self._transports[(f"batch:{name}", None, False)] = transport  # closed with the others
             provider = provider_prefix(name) if settings.base_url is None else None
             endpoint = self._endpoint(name, settings, offline=transport.offline, provider=provider)
             pending = provider if not endpoint.base_url else None
@@ -341,6 +363,11 @@ class LLMClient:
         """Models whose circuit breaker opened, each with its one message (what happened, calls affected)."""
         return {name: f"model {name!r} at {state.endpoint.url}: {state.breaker.message()}"
                 for name, state in self._models.items() if state.breaker.is_open}
+
+    def batches(self) -> list[BatchView]:
+        """The provider batches running now, as they stood at their last poll (for a progress line)."""
+        return [view for state in self._models.values() if isinstance(state.transport, BatchTransport)
+                for view in state.transport.running.values()]
 
     def limiter(self, name: str) -> Limiter:
         return self._state(name).limiter
@@ -411,7 +438,8 @@ class LLMClient:
         call = Call(state=state, model=model, request=request, cache_extra=cache_extra, attempts=self._first_attempt,
                     estimated_prompt_tokens=state.estimator.estimate(len(request.payload)),
                     max_out=int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
-        completion = await self._head.send(call)
+        head = self._batch_head if isinstance(state.transport, BatchTransport) else self._head
+        completion = await head.send(call)
         result = call.result  # made by the records (or cache) layer; without either, the bare reply
         return result if result is not None else to_chat_result(completion, model=model)
 

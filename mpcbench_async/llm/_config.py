@@ -75,6 +75,15 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     output_per_1m: float = 0.0
     cached_input_per_1m: float | None = None
     reasoning_per_1m: float | None = None
+    batch_discount: Annotated[float, msgspec.Meta(ge=0, lt=1)] = 0.5
+
+    def batched(self) -> Prices:
+        """These prices at the batch tier: every rate times ``1 - batch_discount`` (OpenAI's, Anthropic's: 50 %)."""
+        keep = 1.0 - self.batch_discount
+        return Prices(input_per_1m=self.input_per_1m * keep, output_per_1m=self.output_per_1m * keep,
+                      cached_input_per_1m=None if self.cached_input_per_1m is None else self.cached_input_per_1m * keep,
+                      reasoning_per_1m=None if self.reasoning_per_1m is None else self.reasoning_per_1m * keep,
+                      batch_discount=self.batch_discount)
 
     def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
              reasoning_tokens: int = 0) -> float:
@@ -112,6 +121,25 @@ class BreakerSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_
     """The model's circuit breaker: opens after ``failures`` consecutive failed calls of a dead endpoint (0: never)."""
 
     failures: Annotated[int, msgspec.Meta(ge=0)] = 5
+
+
+class BatchSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How a model's calls go in provider batches (``"batch": true`` takes these defaults; ``llm/_batch``).
+
+    A batch is cut at ``max_requests`` calls or ``max_wait_s`` after its first; it is polled every ``poll_s``,
+    doubling up to ``poll_max_s``; one not finished ``deadline_s`` after its creation is cancelled; a request
+    that failed transiently is resubmitted up to ``resubmits`` times. ``api`` is the provider's batch API: ``openai``
+    (the Batch API) or ``anthropic`` (Message Batches; the model's ``base_url`` is Anthropic's, e.g.
+    ``https://api.anthropic.com/v1``, and its key goes in ``x-api-key``).
+    """
+
+    api: Literal["openai", "anthropic"] = "openai"
+    max_requests: Annotated[int, msgspec.Meta(ge=1, le=50000)] = 50000
+    max_wait_s: _Seconds = 2.0
+    poll_s: Annotated[float, msgspec.Meta(ge=0)] = 5.0
+    poll_max_s: Annotated[float, msgspec.Meta(ge=0)] = 60.0
+    deadline_s: Annotated[float, msgspec.Meta(ge=0)] = 86400.0
+    resubmits: Annotated[int, msgspec.Meta(ge=0)] = 2
 
 
 class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -152,6 +180,12 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     budget_usd: Annotated[float, msgspec.Meta(gt=0)] | None = None
     provider: Literal["openai", "anthropic", "gemini"] = "openai"
     prompt_cache: bool = False
+    batch: bool | BatchSettings = False
+
+    @property
+    def batch_settings(self) -> BatchSettings | None:
+        """The model's batch settings, ``None`` when its calls go online."""
+        return BatchSettings() if self.batch is True else self.batch or None
 
     def reply_settings(self) -> dict[str, Any]:
         """The settings that change a model's replies (unit keys hash them; a sweep manifest shows their changes)."""

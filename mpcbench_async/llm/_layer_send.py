@@ -49,11 +49,12 @@ class TransportSend(Layer):
         state = call.state
         timeouts = state.settings.timeouts
         deadline = call.deadline
+        batch = state.settings.batch_settings is not None  # a batch call has its own deadline (batch.deadline_s)
         if deadline is None:  # the deadline runs from the first send
-            deadline = call.deadline = Deadline(at=self.clock.now() + timeouts.call_deadline_s,
-                                                seconds=timeouts.call_deadline_s)
+            seconds = math.inf if batch else timeouts.call_deadline_s
+            deadline = call.deadline = Deadline(at=self.clock.now() + seconds, seconds=seconds)
         remaining = deadline.remaining(self.clock)
-        per_attempt = state.settings.timeout_s or math.inf
+        per_attempt = math.inf if batch else state.settings.timeout_s or math.inf
         sent = time.perf_counter()
         try:
             # A bare cancel scope, not ``anyio.fail_after``: two generator context managers fewer on every call.

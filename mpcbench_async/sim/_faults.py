@@ -41,6 +41,8 @@ at once); a non-streamed reply waits for its last token too. ``output_tokens=N``
 makes every reply's content exactly N tokens (filler words appended or the text
 cut; tool calls add theirs), as vLLM's ``ignore_eos`` does for load tests.
 
+``batch_latency_s``, ``batch_expiry_s`` and ``batch_reject`` shape the Batch API (``_batch``).
+
 ``tokenizer=words`` counts prompt tokens as letter runs (up to 6), digit runs (up
 to 3) and single other characters, closer to a BPE count than the default 4 bytes a
 token, so the bytes per token vary with the text as real ones do.
@@ -130,6 +132,9 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     tokenizer: Literal["bytes", "words"] = "bytes"
     tokens_per_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     output_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    batch_latency_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    batch_expiry_s: Annotated[float, msgspec.Meta(gt=0)] = 86400.0
+    batch_reject: bool = False
 
     def with_overrides(self, query: str) -> FaultSpec:
         """This spec with fields from a query string (``a=1&b=2``) replaced."""

@@ -1,12 +1,12 @@
 """The simulated OpenAI-compatible provider: a real HTTP server on loopback.
 
 Routes: ``POST /v1/chat/completions`` (tools and tool_calls supported),
-``GET /v1/models``, ``GET /sim/stats`` (request counters) and
-``POST /sim/reset``. Requests are counted per idempotency key (the
-``Idempotency-Key`` header, else a hash of the body): ``received`` counts every
-request, ``completed`` only those answered 200 with a full body — tests use it
-to prove that no call was completed twice. A reply carries an ``x-request-id``
-header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
+``GET /v1/models``, ``GET /sim/stats`` (request counters),
+``POST /sim/reset`` and the Batch API (``_batch``: files, batches, ``POST /sim/clock``).
+Requests are counted per idempotency key (the ``Idempotency-Key`` header, else a
+hash of the body): ``received`` counts every request, ``completed`` only those
+answered 200 with a full body — tests use it to prove that no call was completed
+twice. A reply carries an ``x-request-id`` header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import orjson
 from aiohttp import web
 
 from ._anthropic import chat_request, error_reply, message_events, message_reply
+from ._batch import BatchDesk
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
 from ._gemini import chat_request as gemini_chat
 from ._gemini import error_reply as gemini_error
@@ -54,6 +55,10 @@ class SimStats(msgspec.Struct, kw_only=True):
     faults: dict[str, int] = msgspec.field(default_factory=dict)
     in_flight: int = 0
     max_in_flight: int = 0
+    batch_uploads: dict[str, int] = msgspec.field(default_factory=dict)
+    batch_rejected: dict[str, int] = msgspec.field(default_factory=dict)
+    batch_creates: dict[str, int] = msgspec.field(default_factory=dict)
+    batch_billed: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def total_received(self) -> int:
@@ -177,6 +182,8 @@ class SimServer:
         self.stats = SimStats()
         self._buckets: dict[tuple[str, str], _Bucket] = {}
         self._runner: web.AppRunner | None = None
+        self.batches = BatchDesk(self._batch_answer, lambda: self.defaults,
+                                 lambda table, key: self._count(getattr(self.stats, table), key))
 
     # -- lifecycle ---------------------------------------------------------
     @property
@@ -192,6 +199,7 @@ class SimServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/reset", self._reset)
+        self.batches.routes(app)
         return app
 
     async def start(self) -> str:
@@ -396,6 +404,29 @@ class SimServer:
         if self.on_complete is not None:
             self.on_complete(key)
         return response
+
+    def _batch_answer(self, body: dict[str, Any], key: str, attempt: int) -> tuple[int, dict[str, Any]]:
+        """One batch line answered as ``_chat`` would (policy, faults), minus the wire: (status, body)."""
+        model_name = body["model"]
+        base, query = split_model_name(model_name)
+        policy = get_policy(base)
+        if policy is None:
+            return 404, orjson.loads(_error_body(f"The model '{base}' does not exist", "invalid_request_error",
+                                                 "model_not_found"))
+        spec = self.defaults.with_overrides(query)
+        fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt)
+        if fault is not None:  # a batch has no connection to break: every fault is an error status
+            self._count(self.stats.faults, fault)
+            status = fault if fault in _ERROR_TEXT else "500"
+            kind, text = _ERROR_TEXT[status]
+            return int(status), orjson.loads(_error_body(text, kind))
+        try:
+            reply = policy(body)
+        except Exception as exc:  # a policy bug is the sim's 500
+            return 500, orjson.loads(_error_body(f"sim policy {base} failed: {exc}", "server_error"))
+        if spec.output_tokens is not None:
+            reply = msgspec.structs.replace(reply, content=fixed_length(reply.content, spec.output_tokens))
+        return 200, self._completion(model_name, reply, _prompt_tokens(orjson.dumps(body), spec.tokenizer), key)
 
     # -- helpers -----------------------------------------------------------
     def _bucket(self, model: str, kind: str, per_minute: int, window_s: float) -> _Bucket:

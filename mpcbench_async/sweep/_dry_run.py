@@ -54,6 +54,7 @@ __all__ = ["CostRange", "DryRun", "ModelTime", "RoleEstimate", "TokenRange", "es
 
 BYTES_PER_TOKEN = (2.5, 4.5)  # assumed without history: English BPE vocabularies ~3-4, JSON and code fewer
 ASSUMED_LATENCY_S = 2.0
+ASSUMED_BATCH_LATENCY_S = 3600.0  # a provider batch's turnaround: minutes to hours, within a 24 h window
 REPAIR_BYTES = 1024  # a judge's repair request: the template plus the validation problem
 
 
@@ -87,6 +88,7 @@ class RoleEstimate(msgspec.Struct, kw_only=True, frozen=True):
     output_tokens: TokenRange
     cost_usd: CostRange
     history_units: int  # finished units of earlier sweeps the estimate learned from (0: assumptions only)
+    online_cost_usd: CostRange | None = None  # a batch model's calls at the online price (``cost_usd``: batch)
 
 
 class ModelTime(msgspec.Struct, kw_only=True, frozen=True):
@@ -102,6 +104,7 @@ class ModelTime(msgspec.Struct, kw_only=True, frozen=True):
     tpm_s: tuple[float, float | None]
     latency_bound_s: tuple[float, float | None]
     bound_s: tuple[float, float | None]
+    batch: bool = False  # the model's calls go in provider batches: ``latency_bound_s`` is one batch per attempt
 
 
 class DryRun(msgspec.Struct, kw_only=True, frozen=True):
@@ -306,12 +309,19 @@ class _Estimator:
                             high=None if per_call.high is None or calls.high is None else calls.high * per_call.high,
                             likely=None if per_call.likely is None or calls.likely is None
                             else calls.likely * per_call.likely)
-        prices = model_prices(model, self.config.settings_for(model))
+        settings = self.config.settings_for(model)
+        prices = model_prices(model, settings)
         if prices is None:
             self.note(f"{model}: no known price: cost unknown (set models.{model}.prices in {self.config.source})")
+        online = _cost(prices, prompt, output)
+        batch = settings.batch_settings is not None and prices is not None
+        if batch:
+            self.note(f"{model}: in provider batches, each taking {ASSUMED_BATCH_LATENCY_S / 3600:g} h (assumed; "
+                      "OpenAI's window is 24 h); a judge's repair goes in a later batch")
         return RoleEstimate(model=model, role=role, units=units, skipped=skipped, to_run=n, calls_per_unit=per_unit,
                             calls=calls, prompt_tokens=prompt, output_tokens=output,
-                            cost_usd=_cost(prices, prompt, output), history_units=len(seen.units) if seen else 0)
+                            cost_usd=_cost(prices.batched(), prompt, output) if batch and prices else online,
+                            history_units=len(seen.units) if seen else 0, online_cost_usd=online if batch else None)
 
 
 def _empty_run(task: Task) -> RunLog:
@@ -352,11 +362,15 @@ def _model_time(model: str, rows: list[RoleEstimate], settings: ModelSettings, c
     rpm_s = per((calls.low, calls.high), None if limits.rpm is None else 60.0 / limits.rpm)
     tpm_s = per(charged, None if limits.tpm is None else 60.0 / limits.tpm)
     little_s = per((calls.low, calls.high), latency / parallel)
+    if settings.batch_settings is not None:  # no limits apply: one batch per judge attempt, one after another
+        rounds = max((r.calls_per_unit.high or r.calls_per_unit.low for r in rows), default=1)
+        rpm_s = tpm_s = (0.0, 0.0)
+        little_s = (ASSUMED_BATCH_LATENCY_S if calls.low else 0.0, ASSUMED_BATCH_LATENCY_S * rounds)
     highs = [rpm_s[1], tpm_s[1], little_s[1]]
     bound = (max(rpm_s[0], tpm_s[0], little_s[0]), None if None in highs else max(h or 0.0 for h in highs))
     return ModelTime(model=model, rpm=limits.rpm, tpm=limits.tpm, concurrency=parallel, latency_s=latency,
                      latency_observed=bool(latencies), rpm_s=rpm_s, tpm_s=tpm_s, latency_bound_s=little_s,
-                     bound_s=bound)
+                     bound_s=bound, batch=settings.batch_settings is not None)
 
 
 def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, out_dir: str | Path, *,
@@ -384,7 +398,7 @@ def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, 
         mine = [r for r in rows if r.model == model]
         seen = [o for (name, _), o in observed.items() if name == model]
         times.append(_model_time(model, mine, config.settings_for(model), concurrency, seen, assumed_latency_s))
-        if not times[-1].latency_observed:
+        if not times[-1].latency_observed and not times[-1].batch:
             estimator.note(f"{model}: {assumed_latency_s:g} s per call assumed (no latency history)")
     slowest = max(times, key=lambda t: (t.bound_s[1] is None, t.bound_s[1] or 0.0, t.bound_s[0]))
     costs = [r.cost_usd for r in rows]
@@ -439,12 +453,21 @@ def render_dry_run(dry: DryRun) -> str:
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in (head, *body)]
     lines += ["", "time the limits imply (largest of calls/RPM, tokens/TPM, calls x latency / concurrency):"]
     for t in dry.times:
+        if t.batch:
+            lines.append(f"  {t.model}: {_secs(t.bound_s)} (provider batches of {_duration(ASSUMED_BATCH_LATENCY_S)} "
+                         "each, assumed, one per judge attempt)")
+            continue
         latency = f"{t.latency_s:.2f} s {'observed' if t.latency_observed else 'assumed'}"
         parts = [f"rpm {t.rpm}: {_secs(t.rpm_s)}" if t.rpm else "no rpm limit",
                  f"tpm {t.tpm}: {_secs(t.tpm_s)}" if t.tpm else "no tpm limit",
                  f"{t.concurrency} at a time, {latency}: {_secs(t.latency_bound_s)}"]
         lines.append(f"  {t.model}: {_secs(t.bound_s)} ({'; '.join(parts)})")
     lines.append(f"  sweep: {_secs(dry.time_s)} (slowest model: {dry.slowest_model})")
+    batched = [r for r in dry.rows if r.online_cost_usd is not None]
+    if batched:
+        lines += ["", "batch vs online (the batch rows above are at batch prices):"]
+        lines += [f"  {r.model} ({r.role}): batch {_usd(r.cost_usd)}, online {_usd(r.online_cost_usd)}"
+                  for r in batched if r.online_cost_usd is not None]
     lines.append(f"history: {', '.join(dry.history) if dry.history else 'none (ranges from assumptions)'}")
     lines += ["assumptions:", *(f"  - {a}" for a in dry.assumptions)]
     return "\n".join(lines)

@@ -141,6 +141,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
     levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
     certificate: bool = True  # False (``--no-certificate``): skip the certificate's baselines
+    batch: Sequence[Literal["judge"]] = ()  # ``--batch judge``: every judge model's calls go in provider batches
     certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
@@ -244,7 +245,7 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
     bad one); nothing written."""
     suites = options.suites
-    config = load_model_config(options.config)
+    config = _batched(load_model_config(options.config), options)
     prompts = load_prompts(options.prompts)
     plan = None
     if "mpcbench" in suites:
@@ -260,6 +261,16 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan
     thresholds_from(config)  # a bad $.certificate fails now, before any call
     _check_budget(options, config, _models(plan, tariff, levels))
     return config, prompts, plan, tariff, levels
+
+
+def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
+    """``config`` with ``"batch": true`` for every judge model when ``--batch judge`` asks for it (a model whose
+    entry already sets ``batch`` keeps its own settings)."""
+    if "judge" in options.batch:
+        for name in options.judges or config.judge_models:
+            if not config.settings_for(name).batch_settings:
+                config = config.with_overrides(name, {"batch": True})
+    return config
 
 
 def _levels_suite(options: SweepOptions, config: ModelConfig, prompts: PromptConfig) -> LevelsSuite:

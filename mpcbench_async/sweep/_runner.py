@@ -63,7 +63,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import BenchError
 from ..distributed import WorkersLost
-from ..llm import LEDGER, Budget, BudgetExceeded, CallLedger, LLMClient, ModelConfig, ResponseCache, Transport
+from ..llm import BATCHES, LEDGER, Budget, BudgetExceeded, CallLedger, LLMClient, ModelConfig, ResponseCache, Transport
 from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import DirLock, JsonlWriter, Pipeline, PipelineEvents, Stage, latest_records, unit_failure
@@ -289,7 +289,8 @@ class Runner:
                 self._calls = JsonlWriter(self.out_dir / "calls.jsonl", fsync=self.fsync)
                 self.ledger = CallLedger(self.out_dir / LEDGER, fsync=self.ledger_fsync)
             self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call,
-                                    budget=self.budget, cache=self.cache, ledger=self.ledger)
+                                    budget=self.budget, cache=self.cache, ledger=self.ledger,
+                                    batch_journal=self.out_dir / BATCHES)
         except BaseException:
             self._lock.release()
             raise
@@ -336,6 +337,10 @@ class Runner:
     def retries(self) -> int:
         """Retries of every call so far: this runner's client's and the executor's workers'."""
         return (self.client.retries if self.client else 0) + (self.executor.retries if self.executor else 0)
+
+    def batches(self) -> list[tuple[str, int, int]]:
+        """Provider batches running now: (batch id, requests done, requests in it), for the progress line."""
+        return [(view.id, view.done, view.total) for view in self.client.batches()] if self.client else []
 
     @property
     def in_flight(self) -> int:
