@@ -24,8 +24,10 @@ stored in records and reports and printed::
     │   │   └── BadResponseError    truncated or undecodable body
     │   ├── PermanentLLMError       retrying cannot help (400/401/403/404/422/501/505)
     │   │   ├── HTMLReplyError      an HTML page answered where the JSON API should be
-    │   │   └── ReplayMissError     the replay store holds no reply for this request
+    │   │   ├── ReplayMissError     the replay store holds no reply for this request
+    │   │   └── UnknownBatchError   the provider does not know a batch id (404): never resubmitted blindly
     │   ├── CallDeadlineError       the call's deadline (retries and backoff included) passed
+    │   ├── BatchDeadlineError      the call's provider batch passed its deadline (retryable by a rerun)
     │   ├── ReplyStoreError         the response cache or replay store failed the call (damaged, locked)
     │   ├── CircuitOpenError        the model's endpoint failed N calls in a row; failing fast
     │   └── LedgerError             a request's intent could not be written to the call ledger: not sent
@@ -42,6 +44,7 @@ from ._redact import redact_text
 
 __all__ = [
     "BadResponseError",
+    "BatchDeadlineError",
     "BenchError",
     "BudgetExceeded",
     "CacheError",
@@ -66,6 +69,7 @@ __all__ = [
     "ServerError",
     "ToolWorkerTimeout",
     "TransientLLMError",
+    "UnknownBatchError",
     "WorkersLost",
 ]
 
@@ -198,6 +202,16 @@ class CallDeadlineError(LLMError):
                  endpoint: str = "") -> None:
         self.last_error = last_error
         super().__init__(message, model=model, endpoint=endpoint)
+
+
+class UnknownBatchError(PermanentLLMError):
+    """The provider does not know a batch id (404): never resubmitted blindly, it may have been paid for."""
+
+
+class BatchDeadlineError(LLMError):
+    """A request whose batch passed ``batch.deadline_s``: retryable by a rerun, not resubmitted in this one."""
+
+    retryable = True
 
 
 class ReplyStoreError(LLMError):

@@ -72,6 +72,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/test_startup.py",
     "tests/view/test_cli.py",
     "tests/view/test_index_temporary.py",
+    "tests/sweep/test_batch_sweep.py",
 })
 
 #: Slow tests: a whole file, or one test (``file::Class::test`` or ``file::test``, any parameters).

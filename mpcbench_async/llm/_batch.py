@@ -36,7 +36,7 @@ from typing import Any
 import anyio
 import orjson
 
-from .._exceptions import LLMError, TransientLLMError
+from .._exceptions import BatchDeadlineError, LLMError, TransientLLMError
 from ._batch_api import BatchBackend, BatchView, UnknownBatchError
 from ._config import BatchSettings
 from ._transport import ChatRequest, Endpoint, Transport
@@ -47,12 +47,6 @@ __all__ = ["BATCHES", "BatchDeadlineError", "BatchJournal", "BatchTransport"]
 log = logging.getLogger(__name__)
 
 BATCHES = "batches.jsonl"
-
-
-class BatchDeadlineError(LLMError):
-    """A request whose batch passed ``batch.deadline_s``: retryable by a rerun, not resubmitted in this one."""
-
-    retryable = True
 
 
 class BatchJournal:

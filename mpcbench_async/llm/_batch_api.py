@@ -19,17 +19,13 @@ import aiohttp
 import msgspec
 import orjson
 
-from .._exceptions import LLMConnectionError, LLMError, PermanentLLMError, ServerError
+from .._exceptions import LLMConnectionError, LLMError, PermanentLLMError, ServerError, UnknownBatchError
 from ._transport import Endpoint
 from ._wire import WireCompletion, completion_from_builtins, error_for_status
 
 __all__ = ["TERMINAL", "BatchBackend", "BatchView", "OpenAIBatches", "UnknownBatchError"]
 
 TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
-
-
-class UnknownBatchError(PermanentLLMError):
-    """The provider does not know a batch id (404): never resubmitted blindly, it may have been paid for."""
 
 
 class BatchView(msgspec.Struct, kw_only=True):
