@@ -42,9 +42,9 @@ from ..levels import (
 )
 from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope
 from ..records import unit_key
+from ..runner import Outcome
 from ..runtime import UnitFailure, iter_jsonl, log_unit_error, unit_failure
 from ._experiment import read_experiment_keys
-from ._outcome import Outcome
 
 __all__ = ["LevelsSuite", "LevelsUnit", "kept_levels_records"]
 
@@ -79,6 +79,7 @@ class LevelsSuite:
     """Every instance of ``sets`` × ``models`` × ``trials`` (see the module docstring)."""
 
     name, record_type = "levels", LevelsRecord
+    remote = True  # its units run on the runner's executor (Ray workers) when it has one
 
     def __init__(self, sets: Sequence[LevelSet], models: Sequence[str], *, prompts: PromptConfig,
                  config: ModelConfig, trials: int = 1, max_turns: int = MAX_TURNS,
