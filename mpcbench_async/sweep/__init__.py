@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
+    from ..levels import LevelsSuite, LevelsUnit  # moved beside the levels benchmark; kept here
     from ..mpcbench import GenerationSuite, ScenarioUnit  # moved beside the generator; kept here
     from ..runner import Outcome, StagedSuite, Suite, SuiteStage, SweepStats, SweepStream, Unit  # moved; kept here
     from ..tariff import CaseUnit, TariffSuite, tariff_outcome  # moved beside the tariff pipeline; kept here
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
         write_manifest,
     )
     from ._job import SweepOptions, SweepResult, check_sweep_options, dry_run_sweep, run_sweep, write_summary
-    from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
+    from ._levels_records import kept_levels_records
     from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite, plan_outcome
     from ._names import CALLS, JUDGEMENTS, RUNS
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_models, check_output_dir

@@ -58,6 +58,7 @@ from .._exceptions import InputError
 from .._options import checked_options, setting_error
 from .._resources import workspace_path
 from .._validate import output_dir_problem
+from ..levels import LevelsSuite
 from ..llm import (
     LEDGER,
     Budget,
@@ -90,7 +91,6 @@ from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
-from ._levels_suite import LevelsSuite
 from ._mpcbench_suite import MPCBenchSuite
 from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
