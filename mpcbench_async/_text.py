@@ -20,9 +20,7 @@ from typing import TypeVar
 
 from ._checkpoint import checkpoint
 
-__all__ = ["rank", "safe_name", "words"]
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+__all__ = ["rank", "words"]
 
 TOKENS_CACHED = 16384
 """Record texts whose words ``rank`` keeps (the shipped scenarios hold a few thousand; each is its text's size)."""
@@ -111,10 +109,3 @@ def rank(
     scored.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
     ranked = [(score, record) for score, _, _, record in scored]
     return ranked[:limit] if limit is not None else ranked
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe form of a model or task name (``sim/oracle-agent`` → ``sim_oracle-agent``); here, below
-    the benchmarks, because MPCBench's evaluation and the tariff suite both name files by it."""
-    cleaned = _UNSAFE.sub("_", text).strip("._")
-    return cleaned or "_"

@@ -1,6 +1,6 @@
 """``mpcbench-async generate``: world states and sources from scenarios, resumable per file.
 
-Every subcommand runs a ``sweep.GenerationSuite`` through ``Runner.run_suites`` (its lock, signals, limits and
+Every subcommand runs a ``mpcbench.GenerationSuite`` through ``Runner.run_suites`` (its lock, signals, limits and
 calls log); this module parses the arguments and prints the progress and the totals.
 """
 

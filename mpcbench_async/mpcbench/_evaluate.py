@@ -15,8 +15,8 @@ import msgspec
 
 from .._exceptions import InputError
 from .._prompts import PromptConfig
-from .._text import safe_name
 from ..llm import LLMClient
+from ..runtime import safe_name
 from ._agent import RunLog, run_agent
 from ._checks import CheckResult, run_checks
 from ._data import ScenarioData, load_scenario_data

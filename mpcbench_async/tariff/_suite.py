@@ -22,10 +22,9 @@ import anyio
 import msgspec
 
 from .._prompts import PromptConfig
-from .._text import safe_name
 from ..llm import LLMClient, ModelConfig
 from ..runner import Outcome
-from ..runtime import UnitFailure, atomic_write_bytes
+from ..runtime import UnitFailure, atomic_write_bytes, safe_name
 from ._cases import Case
 from ._fixtures import RecordingProposer
 from ._pack import Pack
