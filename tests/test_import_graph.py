@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"llm"},
     {"sim"},
     {"distributed"},
+    {"runner"},
     {"mpcbench", "tariff", "levels"},
     {"perf", "sweep", "report"},
     {"view", "compare", "export"},
@@ -128,6 +129,16 @@ class TestImportGraph:
         path.parent.mkdir(parents=True)
         path.write_text(source)
         assert expected == [module for _, module in imported_modules(path, package_dir)]
+
+
+def test_the_runner_imports_no_benchmark():
+    """``runner`` drives any suite it is handed and knows none (issue 27): it sits below the benchmarks, so not one of
+    its modules imports a benchmark, generation, the sweep's composition or anything above it, lazily or not."""
+    above = {part for part, rank in RANK.items() if rank > RANK["runner"]}
+    assert {"mpcbench", "tariff", "levels", "sweep", "generator"} <= above
+    imports = [f"{path.name} imports {module}" for path in sorted((PACKAGE / "runner").rglob("*.py"))
+               for _, module in imported_modules(path) if part_of(module) in above]
+    assert [] == imports
 
 
 def test_the_architecture_map_lists_the_layers_as_this_test_enforces_them():

@@ -81,7 +81,7 @@ class TestRendering:
         masked, with a level and a timestamp."""
         stream = io.StringIO()
         configure_logging(fmt="json", stream=stream, level="info")
-        logging.getLogger("mpcbench_async.sweep._runner").info(
+        logging.getLogger("mpcbench_async.runner._runner").info(
             "unit.failed", extra={"model": "m", "error_message": "HTTP 401: bad key sk-abcdefghijklmnop"})
         event = orjson.loads(stream.getvalue())
         assert ("unit.failed", "info", "m", "HTTP 401: bad key sk-***") == (

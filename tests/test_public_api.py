@@ -8,8 +8,8 @@ import pytest
 
 from tests.conftest import REPO
 
-SUBPACKAGES = ["records", "runtime", "llm", "sim", "stats", "mpcbench", "tariff", "levels", "sweep", "perf", "report",
-               "view", "compare", "distributed", "labels", "export", "testing"]
+SUBPACKAGES = ["records", "runtime", "llm", "sim", "stats", "runner", "mpcbench", "tariff", "levels", "sweep", "perf",
+               "report", "view", "compare", "distributed", "labels", "export", "testing"]
 PACKAGES = ["mpcbench_async", *(f"mpcbench_async.{name}" for name in SUBPACKAGES)]
 
 

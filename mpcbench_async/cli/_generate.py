@@ -1,6 +1,6 @@
 """``mpcbench-async generate``: world states and sources from scenarios, resumable per file.
 
-Every subcommand runs a ``sweep.GenerationSuite`` through ``Runner.run_suites`` (its lock, signals, limits and
+Every subcommand runs a ``mpcbench.GenerationSuite`` through ``Runner.run_suites`` (its lock, signals, limits and
 calls log); this module parses the arguments and prints the progress and the totals.
 """
 
@@ -130,9 +130,10 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str]
     import anyio
 
     from ..llm import load_model_config
-    from ..mpcbench import load_prompts, load_schemas
+    from ..mpcbench import GenerationSuite, load_prompts, load_schemas
+    from ..runner import Runner
     from ..runtime import DirLock
-    from ..sweep import GenerationSuite, Runner, check_models
+    from ..sweep import check_models
 
     config = load_model_config(args.config)
     model = args.model or config.data_generation_model

@@ -22,7 +22,8 @@ from ._levels import DATA as LEVELS_DATA
 from ._paths import output_dir
 
 if TYPE_CHECKING:
-    from ..sweep import Outcome, Runner, SweepOptions
+    from ..runner import Outcome, Runner
+    from ..sweep import SweepOptions
     from ._commands import Commands
 
 # Heavy imports live in the handlers: building a command's parser must stay cheap for its --help (issue 13).

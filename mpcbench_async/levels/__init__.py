@@ -31,10 +31,13 @@ if TYPE_CHECKING:
     from ._oracle import CONSTRAINT_TYPES, OracleResult, OracleSettings, solve
     from ._records import LevelsRecord
     from ._stats import PUBLISHED, LevelRow, ScoredRun, level_rows, render_levels_table, write_levels_summary
+    from ._suite import LevelsSuite, LevelsUnit
     from ._tools import TOOL_NAMES, LevelTools, ToolOptions, sanitize, tool_schemas
     from ._verify import FileVerdict, LineVerdict, read_results, render_verdicts, verify_file
 
 __all__ = [
+    "LevelsSuite",
+    "LevelsUnit",
     "CONSTRAINT_TYPES",
     "DEFAULT_DATA",
     "MAX_TURNS",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         encode_document,
         scenario_json,
     )
+    from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
     from ._provenance import (
         SIM_JUDGE,
@@ -43,11 +44,13 @@ if TYPE_CHECKING:
     from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 
 __all__ = [
+    "ScenarioUnit",
     "SIM_JUDGE",
     "SOURCES",
     "AxisScore",
     "CheckResult",
     "DataGenerator",
+    "GenerationSuite",
     "GenerationError",
     "GenerationOutcome",
     "GenerationRecord",

@@ -7,7 +7,6 @@ limiters); judges of one run are called concurrently.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import msgspec
 from .._exceptions import InputError
 from .._prompts import PromptConfig
 from ..llm import LLMClient
+from ..runtime import safe_name
 from ._agent import RunLog, run_agent
 from ._checks import CheckResult, run_checks
 from ._data import ScenarioData, load_scenario_data
@@ -26,13 +26,6 @@ from ._task import Task
 
 __all__ = ["TaskEvaluation", "evaluate_task", "load_task_data", "safe_name"]
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe form of a model or task name (``sim/oracle-agent`` → ``sim_oracle-agent``)."""
-    cleaned = _UNSAFE.sub("_", text).strip("._")
-    return cleaned or "_"
 
 
 class TaskEvaluation(msgspec.Struct, kw_only=True):

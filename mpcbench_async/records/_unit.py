@@ -30,3 +30,8 @@ class UnitRecord(msgspec.Struct, kw_only=True):
     started_at: float = 0.0
     finished_at: float = 0.0
     kind: str = "unit"
+
+    @property
+    def unscored(self) -> bool:
+        """A record that ran yet gave no score (a judge's unparsable verdict): the runner counts these apart."""
+        return False

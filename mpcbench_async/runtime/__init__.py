@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._done_index import KEYS_READ
     from ._failures import UnitFailure, log_unit_error, unit_failure
-    from ._files import atomic_write_bytes, pid_alive
+    from ._files import atomic_write_bytes, pid_alive, safe_name
     from ._jsonl import (
         LINES_DECODED,
         JsonlWriter,
@@ -68,6 +68,7 @@ __all__ = [
     "UnitFailure",
     "WorkerPool",
     "atomic_write_bytes",
+    "safe_name",
     "configure_logging",
     "current_unit_attempt",
     "done_keys",

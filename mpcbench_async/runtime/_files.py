@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "pid_alive", "write_all", "write_error"]
+__all__ = ["atomic_write_bytes", "pid_alive", "safe_name", "write_all", "write_error"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 _WHAT = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
          errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}
@@ -103,3 +106,10 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, fsync: bool = True) -> 
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of a model or task name (``sim/oracle-agent`` → ``sim_oracle-agent``); here, below
+    the benchmarks, because MPCBench's evaluation and the tariff suite both name files by it."""
+    cleaned = _UNSAFE.sub("_", text).strip("._")
+    return cleaned or "_"

@@ -1,10 +1,15 @@
-"""Sweeps: plan units, run agents and judges pipelined and resumably, drive other suites, summarise the results."""
+"""Sweeps: the composition of a benchmark run. Check the inputs, choose the registered suites, run them through one
+``runner.Runner``, summarise the results. The generic runner and the ``Suite`` protocols are ``runner``'s."""
 
 from __future__ import annotations
 
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
+    from ..levels import LevelsSuite, LevelsUnit  # moved beside the levels benchmark; kept here
+    from ..mpcbench import GenerationSuite, ScenarioUnit  # moved beside the generator; kept here
+    from ..runner import Outcome, StagedSuite, Suite, SuiteStage, SweepStats, SweepStream, Unit  # moved; kept here
+    from ..tariff import CaseUnit, TariffSuite, tariff_outcome  # moved beside the tariff pipeline; kept here
     from ._dry_run import CostRange, DryRun, ModelTime, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
     from ._errors import ErrorClass, hint_for
     from ._experiment import (
@@ -17,19 +22,15 @@ if TYPE_CHECKING:
         record_experiment_keys,
         write_manifest,
     )
-    from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._job import SweepOptions, SweepResult, check_sweep_options, dry_run_sweep, run_sweep, write_summary
     from ._kept import KeptRun, kept_records
-    from ._levels_suite import LevelsSuite, LevelsUnit, kept_levels_records
-    from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite
+    from ._levels_records import kept_levels_records
+    from ._mpcbench_suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite, plan_outcome
     from ._names import CALLS, JUDGEMENTS, RUNS
-    from ._outcome import Outcome, plan_outcome, tariff_outcome
     from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, check_models, check_output_dir
+    from ._plan_runner import Runner
     from ._reading import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
     from ._records import AgentRunRecord, Experiment, Fingerprint, Invocation, JudgeRecord, Manifest
-    from ._runner import Runner, SweepStats, SweepStream
-    from ._suite import StagedSuite, Suite, SuiteStage, Unit
-    from ._suites import CaseUnit, TariffSuite
     from ._summary import summarize, summary_of
     from ._summary_types import (
         AxisStats,
@@ -86,28 +87,28 @@ __all__ = [
     "MPCBenchSuite",
     "Manifest",
     "Mismatch",
+    "Outcome",
     "ModelTime",
     "ModelSummary",
-    "Outcome",
     "Runner",
     "RoleEstimate",
     "RunRow",
     "ScenarioUnit",
-    "StagedSuite",
     "SweepOptions",
     "SweepPlan",
     "SweepResult",
+    "StagedSuite",
     "Suite",
     "SuiteStage",
-    "Summary",
     "SweepStats",
     "SweepStream",
+    "Unit",
+    "Summary",
     "TariffRunOptions",
     "TariffRunResult",
     "TariffSuite",
     "Thresholds",
     "TokenRange",
-    "Unit",
     "Verification",
     "build_plan",
     "fingerprint_changes",

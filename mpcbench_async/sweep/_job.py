@@ -8,9 +8,10 @@ check (``open_experiment``: a rerun with other settings is refused unless
 ``allow_changes``) and every model's key (``_checked_start``, which writes
 nothing: a start that fails there leaves ``out`` as it found it, the lock file
 and directories it made removed by ``DirLock.abandon``, so the corrected rerun
-is no "changed experiment"); then the manifest, the experiment's unit keys, one ``Runner``
-driving every suite at once (``MPCBenchSuite`` and one ``TariffSuite`` per
-tariff suite × model), the manifest's end, and ``summary.json`` /
+is no "changed experiment"); then the manifest, the experiment's unit keys, one
+``runner.Runner`` driving every suite chosen at once (each built by its factory in
+the suite registry, ``runner.SUITES``: ``MPCBenchSuite``, one ``TariffSuite`` per
+tariff suite × model, the levels suite, any other registered suite), the manifest's end, and ``summary.json`` /
 ``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
 baselines run on the plan's tasks, cached across sweeps, unless ``certificate``
 is off). The result carries the outcome of the whole plan (every unit
@@ -48,7 +49,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import anyio
 import msgspec
@@ -57,6 +58,7 @@ from .._exceptions import InputError
 from .._options import checked_options, setting_error
 from .._resources import workspace_path
 from .._validate import output_dir_problem
+from ..levels import LevelsSuite
 from ..llm import (
     LEDGER,
     Budget,
@@ -72,29 +74,35 @@ from ..llm import (
 )
 from ..mpcbench import PromptConfig, load_prompts
 from ..report import render_markdown, render_table
+from ..runner import (
+    SUITES,
+    AnySuite,
+    Outcome,
+    Runner,
+    StagedSuite,
+    SuiteFactory,
+    SuiteRequest,
+    register_suite,
+    suite_factory,
+)
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
-from ..tariff import ScoringMode
+from ..tariff import ScoringMode, TariffSuite
 from ._baselines import thresholds_from, write_baselines
 from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
-from ._levels_suite import LevelsSuite
-from ._outcome import Outcome
+from ._mpcbench_suite import MPCBenchSuite
 from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
-from ._runner import Runner
-from ._suite import StagedSuite, Suite
-from ._suites import TariffSuite
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
 
-__all__ = ["SUITES", "SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
+__all__ = ["SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
 
-SUITES = ("mpcbench", "tariff", "hscodecomp", "levels")
 TARIFF_SUITES = ("tariff", "hscodecomp")
 
 Progress = Callable[[Runner], Coroutine[Any, Any, object]]  # runs beside the suites; cancelled when they end
@@ -148,13 +156,14 @@ class SweepOptions(msgspec.Struct, kw_only=True):
 def check_sweep_options(options: SweepOptions) -> SweepOptions:
     """``options`` checked as the CLI checks its flags, paths given as text made ``Path``; nothing is read or written.
 
-    Every field must have its declared type (``checked_options``), the suites must be known, the counts (trials,
-    max_turns, concurrency, workers) at least 1, ``max_cost`` positive, ``levels`` among 1–3 and ``out`` usable as
-    an output directory. Raises ``InputError`` naming the setting (the CLI names its flag).
+    Every field must have its declared type (``checked_options``), the suites must be registered
+    (``runner.SUITES``), the counts (trials, max_turns, concurrency, workers) at least 1, ``max_cost`` positive,
+    ``levels`` among 1–3 and ``out`` usable as an output directory. Raises ``InputError`` naming the setting (the
+    CLI names its flag).
     """
     options = checked_options(options)
     suites = [name.strip() for name in options.suites if name.strip()]
-    unknown = sorted(set(suites) - set(SUITES))
+    unknown = sorted(set(suites) - set(SUITES))  # every registered suite (``runner.register_suite``)
     if not suites or unknown:
         raise setting_error("suites", f"suites: unknown suite(s) {', '.join(unknown) or '(none)'}; "
                                       f"available: {', '.join(sorted(SUITES))}")
@@ -217,8 +226,8 @@ async def run_sweep(options: SweepOptions,
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)
-    config, prompts, plan, tariff, levels = _inputs(options)
-    executor = _executor(options, config, plan, tariff, levels)
+    config, prompts, chosen = _inputs(options)
+    executor = _executor(options, config, chosen)
     cache = (ResponseCache(options.cache, options.cache_mode).open()
              if options.cache is not None and options.cache_mode != "off" else None)
     lock = DirLock(options.out)
@@ -226,41 +235,64 @@ async def run_sweep(options: SweepOptions,
         started = False
         try:
             async with executor or nullcontext():
-                runner = Runner(config, prompts=prompts, out_dir=options.out, concurrency=options.concurrency,
+                runner = Runner(config, out_dir=options.out, concurrency=options.concurrency,
                                 retry_errors=options.retry_errors, handle_signals=options.handle_signals,
-                                budget=_budget(options, config, _models(plan, tariff, levels)), cache=cache,
+                                budget=_budget(options, config, chosen.models), cache=cache,
                                 executor=executor, ledger_fsync=options.ledger_fsync)
-                manifest, new_experiment = await _checked_start(options, config, plan, tariff, levels, runner,
-                                                                began=began)
+                manifest, new_experiment = await _checked_start(options, config, chosen, runner, began=began)
                 started = True
-                return await _locked(options, runner, plan, tariff, levels, progress, manifest, new_experiment)
+                return await _locked(options, prompts, runner, chosen, progress, manifest, new_experiment)
         except BaseException:
             if not started:
                 lock.abandon()  # nothing was written: leave out as it was (no new lock file, no new directory)
             raise
 
 
-def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, SweepPlan | None, list[TariffSuite],
-                                           LevelsSuite | None]:
+class _Chosen(NamedTuple):
+    """The suites of one sweep, built by their registered factories: MPCBench's (its plan is the experiment's
+    fingerprint), the tariff suites (counted in the manifest), and every other suite."""
+
+    mpcbench: MPCBenchSuite | None
+    tariff: list[TariffSuite]
+    others: list[AnySuite]
+
+    @property
+    def plan(self) -> SweepPlan | None:
+        return self.mpcbench.plan if self.mpcbench else None
+
+    @property
+    def suites(self) -> list[AnySuite]:
+        """Every suite, in the order they start."""
+        return [*([self.mpcbench] if self.mpcbench else []), *self.tariff, *self.others]
+
+    @property
+    def models(self) -> list[str]:
+        """Every model the sweep calls, once each."""
+        return list(dict.fromkeys(model for suite in self.suites for model in suite.models))
+
+    @property
+    def remote_models(self) -> list[str]:
+        """The models of the suites whose units run on an executor (``remote``)."""
+        return list(dict.fromkeys(model for suite in self.suites if getattr(suite, "remote", False)
+                                  for model in suite.models))
+
+
+def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
-    bad one); nothing written."""
-    suites = options.suites
+    bad one); nothing written. Each suite chosen comes from its registered factory (``runner.SUITES``): the
+    MPCBench suite (whose plan is the experiment's fingerprint), the tariff suites (counted in the manifest), and
+    every other suite, in the order chosen."""
     config = _batched(load_model_config(options.config), options)
     prompts = load_prompts(options.prompts)
-    plan = None
-    if "mpcbench" in suites:
-        plan = build_plan(config=config, prompts=prompts, tasks_dir=options.tasks_dir, data_dir=options.data_dir,
-                          scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
-                          agent_models=options.models, judge_models=options.judges, trials=options.trials,
-                          max_turns=options.max_turns, scenario_id=options.scenario_id)
-    if set(suites) & set(TARIFF_SUITES):
-        prompts.require("tariff_proposer", "tariff_critique")
-    tariff = [suite for name in TARIFF_SUITES if name in suites
-              for suite in _tariff_suites(options, config, prompts, name, mpcbench=plan is not None)]
-    levels = _levels_suite(options, config, prompts) if "levels" in suites else None
+    request = SuiteRequest(config, prompts, options)
+    built = {name: list(suite_factory(name)(request)) for name in options.suites}
+    chosen = _Chosen(
+        mpcbench=next((s for s in built.get("mpcbench", []) if isinstance(s, MPCBenchSuite)), None),
+        tariff=[s for name in TARIFF_SUITES for s in built.get(name, []) if isinstance(s, TariffSuite)],
+        others=[s for name, suites in built.items() if name not in ("mpcbench", *TARIFF_SUITES) for s in suites])
     thresholds_from(config)  # a bad $.certificate fails now, before any call
-    _check_budget(options, config, _models(plan, tariff, levels))
-    return config, prompts, plan, tariff, levels
+    _check_budget(options, config, chosen.models)
+    return config, prompts, chosen
 
 
 def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
@@ -273,10 +305,21 @@ def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
     return config
 
 
-def _levels_suite(options: SweepOptions, config: ModelConfig, prompts: PromptConfig) -> LevelsSuite:
+def _mpcbench_suite(request: SuiteRequest) -> list[MPCBenchSuite]:
+    """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
+    options = request.options
+    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=options.tasks_dir,
+                      data_dir=options.data_dir, scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
+                      agent_models=options.models, judge_models=options.judges, trials=options.trials,
+                      max_turns=options.max_turns, scenario_id=options.scenario_id)
+    return [MPCBenchSuite(plan, request.prompts)]
+
+
+def _levels_suite(request: SuiteRequest) -> list[LevelsSuite]:
     """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
     from ..levels import discover, find_output_dir, load_level_set
 
+    options, config = request.options, request.config
     try:
         base = find_output_dir(workspace_path(options.levels_data))
     except InputError as exc:
@@ -292,15 +335,8 @@ def _levels_suite(options: SweepOptions, config: ModelConfig, prompts: PromptCon
     problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
     if problems:
         raise InputError("; ".join(problems))
-    return LevelsSuite([load_level_set(base, level, split) for level, split in found], models, prompts=prompts,
-                       config=config, trials=options.trials)
-
-
-def _models(plan: SweepPlan | None, tariff: Sequence[TariffSuite], levels: LevelsSuite | None = None) -> list[str]:
-    """Every model the sweep calls, once each."""
-    return list(dict.fromkeys([*(plan.agent_models if plan else []), *(plan.judge_models if plan else []),
-                               *(model for suite in tariff for model in suite.models),
-                               *(levels.models if levels else [])]))
+    return [LevelsSuite([load_level_set(base, level, split) for level, split in found], models,
+                        prompts=request.prompts, config=config, trials=options.trials)]
 
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
@@ -325,18 +361,17 @@ def _budgeted(options: SweepOptions, config: ModelConfig, models: Sequence[str])
     return options.max_cost is not None or any(config.settings_for(m).budget_usd is not None for m in models)
 
 
-def _executor(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
-              tariff: Sequence[TariffSuite], levels: LevelsSuite | None) -> RayExecutor | None:
+def _executor(options: SweepOptions, config: ModelConfig, chosen: _Chosen) -> RayExecutor | None:
     """The Ray executor ``options`` ask for (not started), or ``None`` for a local sweep; ``InputError`` if refused."""
     if options.executor == "local":
         return None
     from ..distributed import RayExecutor, require_ray
 
     require_ray()
-    if plan is None and levels is None:
+    if not chosen.remote_models:
         raise InputError("--executor ray runs the mpcbench and levels suites' units on Ray (tariff and hscodecomp run "
                          "on the driver): add mpcbench or levels to --suite, or drop --executor ray")
-    if _budgeted(options, config, _models(plan, tariff, levels)):
+    if _budgeted(options, config, chosen.models):
         raise InputError("--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
                          "drop them or use --executor local")
     if options.cache is not None and options.cache_mode != "off":
@@ -353,56 +388,52 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
     whose ``calls.jsonl`` narrows the ranges (``options.out``'s own is always read).
     """
     options = check_sweep_options(options)
-    config, prompts, plan, tariff, levels = _inputs(options)
-    if plan is None or tariff or levels:
+    config, prompts, chosen = _inputs(options)
+    plan = chosen.plan
+    if plan is None or chosen.tariff or chosen.others:
         raise InputError("--dry-run: only --suite mpcbench is estimated so far")
     return estimate_sweep(plan, config, prompts, options.out, concurrency=options.concurrency, history=history,
                           retry_errors=options.retry_errors)
 
 
-async def _checked_start(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None,
-                         tariff: list[TariffSuite], levels: LevelsSuite | None,
-                         runner: Runner, *, began: str) -> tuple[Manifest, bool]:
+async def _checked_start(options: SweepOptions, config: ModelConfig, chosen: _Chosen, runner: Runner, *,
+                         began: str) -> tuple[Manifest, bool]:
     """The last checks before anything is written into ``out``: the experiment (a rerun with other settings is
     refused) and every model's key, here and on the Ray workers. Returns the manifest (``began``: when the
     invocation started) and whether a new experiment begins; reads ``out``, writes nothing."""
-    fingerprint = plan_fingerprint(plan, config, judge_attempts=runner.judge_attempts) if plan else None
+    plan, tariff = chosen.plan, chosen.tariff
+    fingerprint = (plan_fingerprint(plan, config, judge_attempts=chosen.mpcbench.judge_attempts)
+                   if plan and chosen.mpcbench else None)
     if fingerprint is not None and tariff:
         fingerprint.tariff_scoring = options.tariff_scoring
     opened = open_experiment(options.out, _manifest(options, config, plan, tariff, began), fingerprint,
                              allow_changes=options.allow_changes)
-    await check_models(config, _models(plan, tariff, levels))
+    await check_models(config, chosen.models)
     if runner.executor is not None:
-        await runner.executor.check_models(_models(plan, [], levels))
+        await runner.executor.check_models(chosen.remote_models)
     return opened
 
 
-async def _locked(options: SweepOptions, runner: Runner, plan: SweepPlan | None, tariff: list[TariffSuite],
-                  levels: LevelsSuite | None, progress: Progress | None, manifest: Manifest,
-                  new_experiment: bool) -> SweepResult:
+async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, chosen: _Chosen,
+                  progress: Progress | None, manifest: Manifest, new_experiment: bool) -> SweepResult:
     """The sweep proper, run while this process holds the output directory's lock (and the executor is up), once
     every input is checked: from here on it writes into ``out``."""
-    out, config, prompts, budget = options.out, runner.config, runner.prompts, runner.budget
-    assert prompts is not None
+    out, config, budget, plan = options.out, runner.config, runner.budget, chosen.plan
     if plan is not None:
         record_experiment_keys(out, plan, new_experiment=new_experiment)
-    for suite in tariff:
-        record_case_keys(out, f"{suite.name}.jsonl", {unit.key for unit in suite.units()})
-    if levels is not None:
-        record_case_keys(out, f"{levels.name}.jsonl", {unit.key for unit in levels.units()})
+    for suite in [*chosen.tariff, *chosen.others]:
+        if not isinstance(suite, StagedSuite):
+            record_case_keys(out, f"{suite.name}.jsonl", {unit.key for unit in suite.units()})
     write_manifest(out, manifest)
     warnings = plan_warnings(plan) if plan is not None else []
     if plan is not None:
         write_data_warnings(out, warnings)
     outcomes: list[Outcome] = []
     async with runner:
-        suites: list[Suite[Any, Any] | StagedSuite] = [*tariff, *([levels] if levels else [])]
-        if plan is not None:
-            suites.insert(0, runner.mpcbench_suite(plan))
         async with anyio.create_task_group() as tg:
             if progress is not None:
                 tg.start_soon(progress, runner)
-            outcomes = await runner.run_suites(suites)
+            outcomes = await runner.run_suites(chosen.suites)
             tg.cancel_scope.cancel()
     manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
@@ -502,17 +533,29 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def _tariff_suites(options: SweepOptions, config: ModelConfig, prompts: PromptConfig, suite: str, *,
-                   mpcbench: bool) -> list[TariffSuite]:
-    """One tariff-pipeline suite of a sweep, one ``TariffSuite`` per model, all validated before any call."""
+def _tariff_suites(suite: str) -> SuiteFactory:
+    """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
+    model, all validated before any call."""
+    return lambda request: _tariff_suite(request, suite)
+
+
+def _tariff_suite(request: SuiteRequest, suite: str) -> list[TariffSuite]:
     from ..tariff import load_pack, load_suite
 
+    options, config, prompts = request.options, request.config, request.prompts
+    prompts.require("tariff_proposer", "tariff_critique")
     cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
     cases = load_suite(cases_dir)
     if not cases:
         raise InputError(f"{cases_dir}: no {suite} cases")
     pack = load_pack(options.pack)
-    models = None if mpcbench else options.models
+    models = None if "mpcbench" in options.suites else options.models  # with mpcbench, --models are its agents
     return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
                         scoring=options.tariff_scoring)
             for model in models or config.tariff_models or ["sim/tariff"]]
+
+
+register_suite("mpcbench", _mpcbench_suite)
+register_suite("tariff", _tariff_suites("tariff"))
+register_suite("hscodecomp", _tariff_suites("hscodecomp"))
+register_suite("levels", _levels_suite)

@@ -30,12 +30,12 @@ from ..mpcbench import (
     run_judge,
     sim_judge_version,
 )
+from ..runner import Outcome, keys_on_disk
 from ..runtime import UnitFailure, log_unit_error, unit_failure
-from ._outcome import Outcome, plan_outcome
 from ._plan import AgentUnit, JudgeUnit, SweepPlan
 from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite"]
+__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite", "plan_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,10 @@ class JudgeStage:
 class MPCBenchSuite:
     """The agent runs of ``plan`` and their judgements, for ``Runner.run_suites`` (see the module docstring)."""
 
+    remote = True  # its units run on the runner's executor (Ray workers) when it has one
+
     def __init__(self, plan: SweepPlan, prompts: PromptConfig, *, judge_attempts: int = 3) -> None:
-        self.plan = plan
+        self.plan, self.judge_attempts = plan, judge_attempts
         self.models = [*plan.agent_models, *plan.judge_models]
         self.stages = (AgentStage(plan, prompts), JudgeStage(plan, prompts, attempts=judge_attempts))
 
@@ -180,3 +182,15 @@ class MPCBenchSuite:
     def finish(self, out_dir: Path) -> Outcome:
         """The plan's runs and judgements as they stand on disk (whatever earlier runs did)."""
         return plan_outcome(out_dir, self.plan)
+
+
+def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
+    """The agent runs and judgements of ``plan`` as they stand in ``out_dir`` (``runner.Outcome``)."""
+    runs_ok, runs = keys_on_disk(Path(out_dir) / "runs.jsonl", AgentRunRecord)
+    judges_ok, judges = keys_on_disk(Path(out_dir) / "judgements.jsonl", JudgeRecord)
+    outcome = Outcome()
+    for unit in plan.agent_units():
+        outcome.count(True if unit.key in runs_ok else False if unit.key in runs else None)
+        for key in plan.judge_keys(unit.key):
+            outcome.count(True if key in judges_ok else False if key in judges else None)
+    return outcome

@@ -46,6 +46,10 @@ class JudgeRecord(UnitRecord, kw_only=True):
     rubric_version: str = ""  # sim/judge only: mpcbench.sim_judge_version() of the rubric that scored it
     kind: Literal["judge"] = "judge"
 
+    @property
+    def unscored(self) -> bool:
+        return bool(self.judgement and self.judgement.verdict == "unscored")
+
 
 class Fingerprint(msgspec.Struct, kw_only=True):
     """Everything a sweep's results depend on, from the same parts its unit keys hash.

@@ -49,7 +49,7 @@ from ._certificate import certificate_of
 from ._data_warnings import read_data_warnings
 from ._errors import ErrorTally, endpoint_of
 from ._experiment import read_manifest
-from ._levels_suite import kept_levels_records
+from ._levels_records import kept_levels_records
 from ._reading import (
     CALLS,
     JUDGEMENTS,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from ..labels import Calibration
+from ..runner import cost_text
 from ..stats import Interval, Paired
-from ._cost import cost_text
 from ._errors import ErrorClass
 
 if TYPE_CHECKING:

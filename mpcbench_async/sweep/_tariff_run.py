@@ -24,19 +24,19 @@ from .._options import checked_options
 from .._prompts import load_prompts
 from ..llm import ModelConfig, Transport, load_model_config
 from ..mpcbench import safe_name
+from ..runner import Runner
 from ..tariff import (
     BenchmarkReport,
     FixtureTransport,
     Mode,
     ScoringMode,
     TariffCaseRecord,
+    TariffSuite,
     load_pack,
     load_suite,
     recorded_models,
 )
 from ._plan import check_models
-from ._runner import Runner
-from ._suites import TariffSuite
 
 __all__ = ["TariffRunOptions", "TariffRunResult", "run_tariff"]
 

@@ -35,8 +35,12 @@ if TYPE_CHECKING:
     )
     from ._runner import Mode, TariffCaseRecord, case_key, case_keys, failed_case, run_case, run_cases
     from ._scoring import SCORING_MODES, CaseScore, ScoringMode, score_case
+    from ._suite import CaseUnit, TariffSuite, tariff_outcome
 
 __all__ = [
+    "CaseUnit",
+    "TariffSuite",
+    "tariff_outcome",
     "CHANGE_THRESHOLD",
     "MixedScoringError",
     "CRITICAL_GATES",

@@ -1,4 +1,5 @@
-"""A toy suite, defined here in under 60 lines, runs through the Runner and resumes (issue 13, point 1)."""
+"""A toy suite, defined here in under 60 lines, runs through the Runner and resumes (issue 13, point 1); with one
+registration it is a suite of the real sweep, ``run_sweep(SweepOptions(suites=[...]))`` (issue 27, point 1)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from mpcbench_async import ModelConfig
 from mpcbench_async.llm import LLMClient, MockTransport, _registry, register_transport
 from mpcbench_async.records import Message, UnitRecord
+from mpcbench_async.runner import SUITES, Outcome, Runner, SuiteRequest, register_suite
 from mpcbench_async.runtime import UnitFailure, read_jsonl
-from mpcbench_async.sweep import Outcome, Runner
+from mpcbench_async.sweep import SweepOptions, run_sweep
 
 
 class Word(NamedTuple):
@@ -98,6 +100,38 @@ async def test_a_unit_that_raises_is_the_suites_error_record_and_the_others_go_o
         (r.key, r.status, r.error_class, r.error_message) for r in records)
     assert ([Outcome(units=2, ok=1, failed=1)], first, ["boom", "hi"], 0) == (
         second, second, sorted(calls), runner.stats.calls)
+
+
+@pytest.fixture
+def shout_registered():
+    """The toy's one registration, as a suite module beside its benchmark makes it at import (undone afterwards)."""
+    register_suite("shout", lambda request: [ShoutSuite(["hi", "mumble"])])
+    yield
+    SUITES.pop("shout")
+
+
+async def test_a_registered_suite_runs_through_the_sweep_entry_point(tmp_path, calls, shout_registered):
+    """Adding a suite is one module and one registration: ``suites=["shout"]`` is then a sweep like any other, with
+    its records, its report, its manifest and the sweep's outcome; a rerun resumes, asking the model nothing."""
+    config = tmp_path / "models.json"
+    config.write_text('{"models": {"toy": {"transport": "shout", "retry": {"max_attempts": 1}}}}')
+    options = SweepOptions(config=config, out=tmp_path / "out", suites=["shout"], handle_signals=False)
+    first = await run_sweep(options)
+    again = await run_sweep(options)
+    records, _ = read_jsonl(tmp_path / "out" / "shout.jsonl", type_=ShoutRecord)
+    assert ([("hi", "ok"), ("mumble", "error")], ["hi", "mumble"]) == ([(r.key, r.status) for r in records], calls)
+    assert (Outcome(units=2, ok=1, failed=1), Outcome(units=2, ok=1, failed=1), False) == (
+        first.outcome, again.outcome, first.interrupted)
+    assert "hi: HI\nmumble: mumble\n" == (tmp_path / "out" / "shout.md").read_text()
+    assert (tmp_path / "out" / "manifest.json").is_file()
+
+
+def test_the_registry_refuses_a_name_taken_by_another_suite(shout_registered):
+    """One name, one suite: a second factory under a registered name is a mistake, said at once."""
+    with pytest.raises(ValueError, match=r"^suite 'shout' is already registered$"):
+        register_suite("shout", lambda request: [])
+    assert {"mpcbench", "tariff", "hscodecomp", "levels", "shout"} <= set(SUITES)
+    assert callable(SUITES["shout"]) and SuiteRequest._fields == ("config", "prompts", "options")
 
 
 def test_every_record_kind_shares_the_unit_fields():

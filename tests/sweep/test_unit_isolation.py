@@ -36,7 +36,7 @@ class TestSweepUnits:
         async with SimServer(seed=31) as sim:
             root = workspace(sim.base_url)
             config, prompts, plan = plan_of(root, trials=2)
-            with caplog.at_level(logging.WARNING, logger="mpcbench_async.sweep._runner"):
+            with caplog.at_level(logging.WARNING, logger="mpcbench_async.runner._runner"):
                 async with Runner(config, prompts=prompts, out_dir=out) as runner:
                     stats = await runner.run(plan)
         runs, _ = read_jsonl(out / "runs.jsonl")

@@ -9,17 +9,13 @@ run reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
 from ..runtime import done_keys
-from ..tariff import TariffCaseRecord
-from ._plan import SweepPlan
-from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["Outcome", "plan_outcome", "tariff_outcome"]
+__all__ = ["Outcome", "keys_on_disk"]
 
 
 class Outcome(msgspec.Struct, kw_only=True):
@@ -50,25 +46,7 @@ class Outcome(msgspec.Struct, kw_only=True):
             self.failed += 1
 
 
-def _keys(path: Path, record_type: type[msgspec.Struct]) -> tuple[set[str], set[str]]:
+def keys_on_disk(path: Path, record_type: type[msgspec.Struct]) -> tuple[set[str], set[str]]:
     """The keys with an ok record in ``path``, and those with any record (from the done-index when trusted)."""
     entries = done_keys(path, record_type, warn=False)
     return {e.key for e in entries if e.code == "o"}, {e.key for e in entries}
-
-
-def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
-    """The agent runs and judgements of ``plan`` as they stand in ``out_dir``."""
-    runs_ok, runs = _keys(Path(out_dir) / "runs.jsonl", AgentRunRecord)
-    judges_ok, judges = _keys(Path(out_dir) / "judgements.jsonl", JudgeRecord)
-    outcome = Outcome()
-    for unit in plan.agent_units():
-        outcome.count(True if unit.key in runs_ok else False if unit.key in runs else None)
-        for key in plan.judge_keys(unit.key):
-            outcome.count(True if key in judges_ok else False if key in judges else None)
-    return outcome
-
-
-def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
-    """``cases`` tariff cases, of which ``records`` are the latest records (``tariff.run_cases``)."""
-    ok = sum(r.status == "ok" for r in records)
-    return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))

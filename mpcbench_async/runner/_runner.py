@@ -1,7 +1,7 @@
 """The runner: drives suites through one client, one pipelined loop, resumably and signal-safe.
 
-Every suite (``sweep.Suite``, one stage: tariff, data generation, a toy in a
-test; ``sweep.StagedSuite``, several: MPCBench's agent runs feeding judges)
+Every suite (``runner.Suite``, one stage: tariff, data generation, a toy in a
+test; ``runner.StagedSuite``, several: MPCBench's agent runs feeding judges)
 goes through the same loop, ``runtime.Pipeline``: one pool per stage, each
 stage's records appended to ``<stage name>.jsonl`` in the output directory as
 units finish, and each finished ``ok`` record's follow-ups (a run's judges)
@@ -22,28 +22,31 @@ A unit fails alone: whatever a unit raises (a crash in the checks, a data shape
 nothing foresaw) becomes an error record for that unit, logged with its key and
 model, and the sweep goes on. Failed units are logged at info with their error.
 
-Library use::
+It knows no benchmark (the import-graph test holds it to that): the suites
+are handed to it. Library use::
 
-    async with Runner(config, prompts=prompts, out_dir="reports/sweeps/x") as runner:
-        async with runner.sweep(plan) as records:
+    async with Runner(config, out_dir="reports/sweeps/x") as runner:
+        async with runner.stream(suite) as records:
             async for record in records:
                 print(record.kind, record.key, record.status)
 
-``runner.sweep(plan)`` streams the records of ``MPCBenchSuite(plan)``;
+``runner.stream(suite)`` streams the records of a ``StagedSuite`` (``sweep.Runner``
+adds ``sweep(plan)``, the same for an MPCBench plan);
 ``runner.run_suites([...])`` runs any suites to the end and returns how each
-stands. Leaving the ``async with runner.sweep(plan)`` block early (``break``,
+stands. Leaving the ``async with runner.stream(suite)`` block early (``break``,
 an exception) stops that sweep: no unit starts any more, units in flight are
 cancelled (they have no record, so the next run of the same plan does them),
 units that had already finished are written, and the block returns once the
 files are closed. ``async for record in runner.sweep(plan)`` without the inner
-block works too; a sweep still running when the ``Runner`` block ends is
+block works too; a stream still running when the ``Runner`` block ends is
 stopped the same way.
 
-With ``executor=`` (a ``distributed.RayExecutor``), the MPCBench and levels suites' units run
-on Ray worker actors: only ``stage.run`` moves, through the executor; the
-records and the calls they made come back, and this runner writes them as it
-writes local ones (same files, resume, lock, signals, counters). Other suites
-(tariff, HSCodeComp) run on this runner's own client. Every worker dying stops
+With ``executor=`` (a ``distributed.RayExecutor``), the units of suites that say
+``remote = True`` (MPCBench's and levels') run on Ray worker actors: only
+``stage.run`` moves, through the executor; the records and the calls they made
+come back, and this runner writes them as it writes local ones (same files,
+resume, lock, signals, counters). Other suites (tariff, HSCodeComp) run on this
+runner's own client. Every worker dying stops
 the sweep (``WorkersLost``, raised by ``run_suites`` and ``run``; finished units
 are kept).
 """
@@ -54,7 +57,7 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -64,25 +67,19 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._exceptions import BenchError
 from ..distributed import WorkersLost
 from ..llm import BATCHES, LEDGER, Budget, BudgetExceeded, CallLedger, LLMClient, ModelConfig, ResponseCache, Transport
-from ..mpcbench import PromptConfig
 from ..records import LLMCallRecord, UnitRecord
 from ..runtime import DirLock, JsonlWriter, Pipeline, PipelineEvents, Stage, latest_records, unit_failure
 from ._cost import cost_text
-from ._levels_suite import LevelsSuite
-from ._mpcbench_suite import MPCBenchSuite
 from ._outcome import Outcome
-from ._plan import SweepPlan
-from ._records import AgentRunRecord, JudgeRecord
 from ._suite import StagedSuite, Suite, SuiteStage
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
 
-__all__ = ["Runner", "SweepStats", "SweepStream"]
+__all__ = ["AnySuite", "Runner", "SweepStats", "SweepStream"]
 
 log = logging.getLogger(__name__)
 
-Record = AgentRunRecord | JudgeRecord
 AnySuite = Suite[Any, Any] | StagedSuite
 
 
@@ -142,8 +139,7 @@ class _Counting(PipelineEvents):
     async def record(self, stage: int, record: UnitRecord) -> None:
         self._add(stage, "done", 1)
         self.stats.errors += record.status == "error"
-        self.stats.unscored += isinstance(record, JudgeRecord) and bool(
-            record.judgement and record.judgement.verdict == "unscored")
+        self.stats.unscored += record.unscored
 
     def interrupted(self) -> None:
         self.stats.interrupted = True
@@ -152,7 +148,7 @@ class _Counting(PipelineEvents):
 class _Streaming(_Counting):
     """Counting, and every record sent to a ``SweepStream``'s reader; a reader gone abandons the sweep."""
 
-    def __init__(self, stats: SweepStats, stages: Sequence[SuiteStage[Any, Any]], out: ObjectSendStream[Record],
+    def __init__(self, stats: SweepStats, stages: Sequence[SuiteStage[Any, Any]], out: ObjectSendStream[UnitRecord],
                  stream: SweepStream) -> None:
         super().__init__(stats, stages)
         self.out, self.stream = out, stream
@@ -160,7 +156,7 @@ class _Streaming(_Counting):
     async def record(self, stage: int, record: UnitRecord) -> None:
         await super().record(stage, record)
         try:
-            await self.out.send(cast(Record, record))  # an MPCBench suite's records
+            await self.out.send(record)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.stream.stop(abandon=True)  # the caller stopped reading: stop, keeping what finished
 
@@ -171,7 +167,7 @@ class SweepStream:
     ``async with`` it to stop the sweep when the block ends; iterate it for the records.
     """
 
-    def __init__(self, receive: MemoryObjectReceiveStream[Record]) -> None:
+    def __init__(self, receive: MemoryObjectReceiveStream[UnitRecord]) -> None:
         self._receive = receive
         self._pipeline: Pipeline | None = None
         self._done = anyio.Event()
@@ -190,7 +186,7 @@ class SweepStream:
     def __aiter__(self) -> SweepStream:
         return self
 
-    async def __anext__(self) -> Record:
+    async def __anext__(self) -> UnitRecord:
         try:
             return await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -221,13 +217,13 @@ class SweepStream:
 
 
 class Runner:
-    """Runs suites (and sweep plans, as ``MPCBenchSuite``) into one output directory.
+    """Runs suites into one output directory.
 
-    Sweeps write ``runs.jsonl`` and ``judgements.jsonl`` (and need ``prompts``, the agent and judge templates),
-    other suites ``<name>.jsonl``; every call goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``),
-    and then each request's intent is made durable in ``ledger.jsonl`` before it is sent (``llm.CallLedger``;
-    the call's record settles it), so calls in flight when the process is killed are still accounted for
-    (``ledger_fsync=False``: written to the OS, not flushed to the disk — it survives a kill, not a crash).
+    Each stage of a suite writes ``<name>.jsonl`` (MPCBench's ``runs.jsonl`` and ``judgements.jsonl``); every call
+    goes to ``calls.jsonl`` unless ``log_calls=False`` (``tariff run``), and then each request's intent is made
+    durable in ``ledger.jsonl`` before it is sent (``llm.CallLedger``; the call's record settles it), so calls in
+    flight when the process is killed are still accounted for (``ledger_fsync=False``: written to the OS, not
+    flushed to the disk — it survives a kill, not a crash).
     ``budget`` and ``cache`` go to the client (``LLMClient(budget=..., cache=...)``). A call the budget refuses
     stops every suite of the runner (no new unit starts; units in flight finish and are written) and its unit
     leaves no record, so a rerun with a higher budget does it; ``budget_stop`` is that first refusal. A call
@@ -239,11 +235,9 @@ class Runner:
         self,
         config: ModelConfig,
         *,
-        prompts: PromptConfig | None = None,
         out_dir: str | Path,
         concurrency: int = 32,
         retry_errors: bool = False,
-        judge_attempts: int = 3,
         handle_signals: bool = False,
         grace_period: float = 30.0,
         fsync: bool = False,
@@ -261,13 +255,11 @@ class Runner:
         self.cache = cache  # ``LLMClient(cache=...)``, which closes it
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
-        self.prompts = prompts
-        self.executor = executor  # runs the agent suites' units (on Ray workers); None: this runner's client
+        self.executor = executor  # runs the ``remote`` suites' units (on Ray workers); None: this runner's client
         self.executor_error: WorkersLost | None = None  # set once every worker of the executor has died
         self.out_dir = Path(out_dir)
         self.concurrency = max(1, concurrency)
         self.retry_errors = retry_errors
-        self.judge_attempts = judge_attempts
         self.handle_signals = handle_signals
         self.grace_period = grace_period
         self.fsync = fsync
@@ -347,33 +339,17 @@ class Runner:
         """Units running now, over every sweep and suite of this runner."""
         return sum(pipeline.in_flight for pipeline in self._pipelines)
 
-    def sweep(self, plan: SweepPlan) -> SweepStream:
-        """Start ``plan``; return the stream of its records as units finish (it ends when the sweep does)."""
+    def stream(self, suite: StagedSuite) -> SweepStream:
+        """Start ``suite``; return the stream of its records as units finish (it ends when the suite does)."""
         if self._tg is None or self.client is None:
-            raise BenchError("Runner.sweep() needs `async with Runner(...) as runner:` first")
-        suite = self.mpcbench_suite(plan)
+            raise BenchError("Runner.stream() needs `async with Runner(...) as runner:` first")
         self.client.check_models(suite.models)
-        send, receive = anyio.create_memory_object_stream[Record](max(64, self.concurrency))
+        send, receive = anyio.create_memory_object_stream[UnitRecord](max(64, self.concurrency))
         stream = SweepStream(receive)
         pipeline = stream._pipeline = self._pipeline(suite, _Streaming(self.stats, suite.stages, send, stream))
         self._sweeps.add(stream)
         self._tg.start_soon(self._stream, suite, pipeline, stream, send)
         return stream
-
-    async def run(self, plan: SweepPlan) -> SweepStats:
-        """Run ``plan`` to the end (or to an interrupt) and return the counters."""
-        async with self.sweep(plan) as records:
-            async for _ in records:
-                pass
-        if self.executor_error is not None:
-            raise self.executor_error
-        return self.stats
-
-    def mpcbench_suite(self, plan: SweepPlan) -> MPCBenchSuite:
-        """``plan`` as a suite for ``run_suites``, with this runner's prompts and judge attempts."""
-        if self.prompts is None:
-            raise BenchError("Runner.sweep() needs the agent and judge prompts: Runner(config, prompts=...)")
-        return MPCBenchSuite(plan, self.prompts, judge_attempts=self.judge_attempts)
 
     async def run_suites(self, suites: Sequence[AnySuite]) -> list[Outcome]:
         """Run every unit of ``suites`` (at once, each stage in its own pool) not finished on disk; then each reports.
@@ -403,8 +379,8 @@ class Runner:
 
     # -- the one path every suite takes ----------------------------------------
     def _remote(self, suite: AnySuite) -> bool:
-        """Whether ``suite``'s units run on the executor: the agent suites' (MPCBench, levels) do, when there is one."""
-        return self.executor is not None and isinstance(suite, MPCBenchSuite | LevelsSuite)
+        """Whether ``suite``'s units run on the executor: those of a suite with ``remote = True``, when there is one."""
+        return self.executor is not None and bool(getattr(suite, "remote", False))
 
     def _pipeline(self, suite: AnySuite, events: PipelineEvents) -> Pipeline:
         """The pipeline of ``suite``'s stages on this runner's client, reporting to ``events``."""
@@ -502,8 +478,8 @@ class Runner:
                                       [unit.key for unit in units])
         return suite.finish(latest, self.out_dir)
 
-    async def _stream(self, suite: MPCBenchSuite, pipeline: Pipeline, stream: SweepStream,
-                      out: ObjectSendStream[Record]) -> None:
+    async def _stream(self, suite: StagedSuite, pipeline: Pipeline, stream: SweepStream,
+                      out: ObjectSendStream[UnitRecord]) -> None:
         try:
             async with out:
                 if self.executor is not None:  # a model the workers cannot resolve: no unit starts, the stream says why

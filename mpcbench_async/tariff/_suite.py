@@ -23,27 +23,17 @@ import msgspec
 
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..mpcbench import safe_name
-from ..runtime import UnitFailure, atomic_write_bytes
-from ..tariff import (
-    BenchmarkReport,
-    Case,
-    LLMProposer,
-    Mode,
-    Pack,
-    Proposer,
-    RecordingProposer,
-    ScoringMode,
-    TariffCaseRecord,
-    build_report,
-    case_keys,
-    failed_case,
-    render_report,
-    run_case,
-)
-from ._outcome import Outcome, tariff_outcome
+from ..runner import Outcome
+from ..runtime import UnitFailure, atomic_write_bytes, safe_name
+from ._cases import Case
+from ._fixtures import RecordingProposer
+from ._pack import Pack
+from ._pipeline import LLMProposer, Proposer
+from ._report import BenchmarkReport, build_report, render_report
+from ._runner import Mode, TariffCaseRecord, case_keys, failed_case, run_case
+from ._scoring import ScoringMode
 
-__all__ = ["CaseUnit", "TariffSuite"]
+__all__ = ["CaseUnit", "TariffSuite", "tariff_outcome"]
 
 
 class CaseUnit(NamedTuple):
@@ -117,3 +107,9 @@ class TariffSuite:
         atomic_write_bytes(base.parent / f"{base.name}.md", render_report(report).encode(), fsync=False)
         self.report, self.records = report, records
         return tariff_outcome(len(self.cases), records)
+
+
+def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
+    """``cases`` tariff cases, of which ``records`` are the latest records (``tariff.run_cases``)."""
+    ok = sum(r.status == "ok" for r in records)
+    return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))

@@ -28,19 +28,12 @@ from typing import NamedTuple
 
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..mpcbench import (
-    SOURCES,
-    DataGenerator,
-    GenerationOutcome,
-    GenerationRecord,
-    Scenario,
-    SchemaSet,
-    data_path,
-    scenario_json,
-)
 from ..records import unit_key
+from ..runner import Outcome
 from ..runtime import UnitFailure
-from ._outcome import Outcome
+from ._generation import DataGenerator, GenerationOutcome, GenerationRecord, data_path, scenario_json
+from ._scenario import Scenario
+from ._schemas import SOURCES, SchemaSet
 
 __all__ = ["GenerationSuite", "ScenarioUnit"]
 

@@ -22,44 +22,26 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple
 
 import msgspec
 
 from .._prompts import PromptConfig
-from ..levels import (
-    MAX_TURNS,
-    LevelSet,
-    LevelsRecord,
-    ScoredRun,
-    ToolOptions,
-    candidate_tuples,
-    level_rows,
-    run_levels_agent,
-    score,
-    solve,
-    write_levels_summary,
-)
 from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope
 from ..records import unit_key
-from ..runtime import UnitFailure, iter_jsonl, log_unit_error, unit_failure
-from ._experiment import read_experiment_keys
-from ._outcome import Outcome
+from ..runner import Outcome
+from ..runtime import UnitFailure, log_unit_error, unit_failure
+from ._agent import MAX_TURNS, run_levels_agent
+from ._answer import candidate_tuples, score
+from ._data import LevelSet
+from ._oracle import solve
+from ._records import LevelsRecord
+from ._stats import ScoredRun, level_rows, write_levels_summary
+from ._tools import ToolOptions
 
-__all__ = ["LevelsSuite", "LevelsUnit", "kept_levels_records"]
+__all__ = ["LevelsSuite", "LevelsUnit"]
 
 log = logging.getLogger("mpcbench_async.sweep")
-
-
-class _Kept(Protocol):
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def status(self) -> str: ...
-
-
-KeptT = TypeVar("KeptT", bound=_Kept)
 
 
 class LevelsUnit(NamedTuple):
@@ -79,6 +61,7 @@ class LevelsSuite:
     """Every instance of ``sets`` × ``models`` × ``trials`` (see the module docstring)."""
 
     name, record_type = "levels", LevelsRecord
+    remote = True  # its units run on the runner's executor (Ray workers) when it has one
 
     def __init__(self, sets: Sequence[LevelSet], models: Sequence[str], *, prompts: PromptConfig,
                  config: ModelConfig, trials: int = 1, max_turns: int = MAX_TURNS,
@@ -164,23 +147,3 @@ class LevelsSuite:
             write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
         ok = sum(r.status == "ok" for r in records)
         return Outcome(units=len(self._units), ok=ok, failed=len(records) - ok, not_run=len(self._units) - len(records))
-
-
-def kept_levels_records(out_dir: Path, record_type: type[KeptT]) -> list[KeptT]:
-    """A sweep directory's levels records as its summary counts them: per unit of the current experiment its first
-    ok record, else its last, in file order (``compare`` and ``view`` read them so).
-
-    ``record_type``: ``LevelsRecord``, or a lighter view of the lines (key and status at least) for a reader that
-    needs less than the whole record.
-    """
-    path = Path(out_dir) / "levels.jsonl"
-    if not path.is_file():
-        return []
-    keys = read_experiment_keys(Path(out_dir))
-    if keys is not None and not any(k.startswith("levels-") for k in keys):
-        keys = None  # a key list written before the levels suite was added to the sweep
-    kept: dict[str, KeptT] = {}
-    for record in iter_jsonl(path, type_=record_type, warn=False):
-        if (keys is None or record.key in keys) and (record.key not in kept or kept[record.key].status != "ok"):
-            kept[record.key] = record
-    return list(kept.values())
