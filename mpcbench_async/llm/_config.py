@@ -55,9 +55,11 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Per API a model speaks (``provider``): the environment variable that may name its base URL, else the default; and
 # what the provider changes of a model's defaults (its transport and its key's variable) unless set.
 PROVIDER_BASE_URLS = {"openai": ("OPENAI_BASE_URL", DEFAULT_BASE_URL),
-                      "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1")}
+                      "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1"),
+                      "gemini": ("GEMINI_BASE_URL", "https://generativelanguage.googleapis.com/v1beta")}
 PROVIDER_DEFAULTS: dict[str, dict[str, Any]] = {"anthropic": {"transport": "anthropic",
-                                                               "api_key_env": "ANTHROPIC_API_KEY"}}
+                                                               "api_key_env": "ANTHROPIC_API_KEY"},
+                                                 "gemini": {"transport": "gemini", "api_key_env": "GEMINI_API_KEY"}}
 
 
 class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -128,8 +130,9 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     may spend when the run has a ``Budget`` (``Budget.from_config``).
     ``provider`` is the API the model speaks: ``openai`` (chat completions, the default) or ``anthropic`` (the
     Messages API: transport ``anthropic``, key ``ANTHROPIC_API_KEY``, base URL ``ANTHROPIC_BASE_URL`` or
-    Anthropic's, unless set); ``prompt_cache`` marks the stable prefix for the provider's prompt cache
-    (Anthropic's ``cache_control``; cache reads are priced as cached input).
+    Anthropic's, unless set) or ``gemini`` (``generateContent``: transport ``gemini``, key ``GEMINI_API_KEY``, base
+    URL ``GEMINI_BASE_URL`` or Google's ``v1beta``, unless set); ``prompt_cache`` marks the stable prefix for the
+    provider's prompt cache (Anthropic's ``cache_control``; cache reads are priced as cached input).
     """
 
     model: str | None = None
@@ -147,7 +150,7 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
     prices: Prices | None = None
     budget_usd: Annotated[float, msgspec.Meta(gt=0)] | None = None
-    provider: Literal["openai", "anthropic"] = "openai"
+    provider: Literal["openai", "anthropic", "gemini"] = "openai"
     prompt_cache: bool = False
 
     def reply_settings(self) -> dict[str, Any]:

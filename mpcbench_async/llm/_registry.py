@@ -92,7 +92,14 @@ def _anthropic(options: TransportOptions) -> Transport:
     return AnthropicTransport(prompt_cache=options.prompt_cache)
 
 
+def _gemini(options: TransportOptions) -> Transport:
+    from ._gemini import GeminiTransport
+
+    return GeminiTransport()
+
+
 register_transport("native", _native)
+register_transport("gemini", _gemini)
 register_transport("anthropic", _anthropic)
 register_transport("openai", _openai)
 register_transport("record", _record)

@@ -25,7 +25,7 @@ from mpcbench_async.llm import (
 )
 from tests.conftest import REPO
 
-BUILT_IN = ["anthropic", "native", "openai", "record", "replay"]
+BUILT_IN = ["anthropic", "gemini", "native", "openai", "record", "replay"]
 
 
 def reply(endpoint: Endpoint, request: ChatRequest) -> dict:
@@ -40,7 +40,7 @@ def registry(monkeypatch):
 
 class TestRegistry:
     def test_built_in_names(self):
-        """anthropic, native, openai, record and replay are registered."""
+        """anthropic, gemini, native, openai, record and replay are registered."""
         assert BUILT_IN == transport_names()
 
     def test_create_by_name(self, tmp_path):
@@ -55,7 +55,7 @@ class TestRegistry:
         """An unknown name is a ConfigError naming it and every registered transport."""
         with pytest.raises(ConfigError) as caught:
             create_transport("carrier-pigeon")
-        assert ("unknown transport 'carrier-pigeon'; registered transports: anthropic, native, openai, record, "
+        assert ("unknown transport 'carrier-pigeon'; registered transports: anthropic, gemini, native, openai, record, "
                 "replay") == str(caught.value)
 
     @pytest.mark.parametrize("name", ["record", "replay"])
@@ -106,8 +106,8 @@ class TestConfig:
         """A transport name nobody registered is rejected when the config is read, listing the registered ones."""
         with pytest.raises(ConfigError) as caught:
             ModelConfig.from_dict(raw, source="mc.json")
-        assert (f"mc.json: {where}: unknown transport 'grpc'; registered transports: anthropic, native, openai, "
-                "record, replay - at `$.transport`") == str(caught.value)
+        assert (f"mc.json: {where}: unknown transport 'grpc'; registered transports: anthropic, gemini, native, "
+                "openai, record, replay - at `$.transport`") == str(caught.value)
 
     def test_cli_exits_2_on_an_unknown_transport(self, tmp_path):
         """The CLI reports an unknown transport in model_config.json as one error line, exit code 2."""
@@ -117,7 +117,8 @@ class TestConfig:
                                "--prompts", str(REPO / "prompt_config.json"), "--out", str(tmp_path / "out")],
                               capture_output=True, text=True, cwd=tmp_path)
         assert (2, f"error: {config}: models.sim/echo: unknown transport 'grpc'; registered transports: "
-                   "anthropic, native, openai, record, replay - at `$.transport`\n") == (done.returncode, done.stderr)
+                   "anthropic, gemini, native, openai, record, replay - at `$.transport`\n") == (
+            done.returncode, done.stderr)
 
 
 class TestCallRecords:

@@ -1,0 +1,187 @@
+"""The Gemini transport (generateContent / streamGenerateContent): the mapping both ways, recorded replies in the
+documented shape, the embedded sim's Gemini endpoints, and a whole sweep that scores as the OpenAI shape does
+(issue 29 points 1, 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from mpcbench_async import LLMClient, Message, ModelConfig
+from mpcbench_async._redact import redact
+from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
+from mpcbench_async.llm._gemini import from_gemini, retry_hint, to_gemini
+from mpcbench_async.sim import SimServer
+from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
+from mpcbench_async.testing import write_workspace
+from tests.sweep.conftest import FAST_RETRY
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
+WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather at a place",
+                                            "parameters": {"type": "object",
+                                                           "properties": {"location": {"type": "string"}}}}}
+
+
+def test_the_request_maps_system_calls_and_results():
+    body = {"model": "gemini-x", "temperature": 0, "max_tokens": 64, "stop": "END", "tool_choice": "required",
+            "tools": [WEATHER],
+            "messages": [
+                {"role": "system", "content": "You are terse."},
+                {"role": "user", "content": "Weather in SF and NYC?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_weather",
+                                                                  "arguments": '{"location": "SF"}'}},
+                    {"id": "c2", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "15 C"},
+                {"role": "tool", "tool_call_id": "c2", "content": "9:00"},
+                {"role": "user", "content": "Thanks"}]}
+    assert {
+        "systemInstruction": {"parts": [{"text": "You are terse."}]},
+        "tools": [{"functionDeclarations": [{"name": "get_weather", "description": "Weather at a place",
+                                             "parameters": WEATHER["function"]["parameters"]}]}],
+        "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+        "generationConfig": {"temperature": 0, "maxOutputTokens": 64, "stopSequences": ["END"]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in SF and NYC?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"location": "SF"}}},
+                                        {"functionCall": {"name": "get_time", "args": {}}}]},
+            {"role": "user", "parts": [  # results are named after the call they answer, in one user turn
+                {"functionResponse": {"name": "get_weather", "response": {"content": "15 C"}}},
+                {"functionResponse": {"name": "get_time", "response": {"content": "9:00"}}}]},
+            {"role": "user", "parts": [{"text": "Thanks"}]}],
+    } == to_gemini(body)
+
+
+def test_a_recorded_function_call_reply():
+    completion = from_gemini(orjson.loads((FIXTURES / "gemini_function_call.json").read_bytes()))
+    [choice] = completion["choices"]
+    assert ("Let me look up the theaters.", "tool_calls") == (choice["message"]["content"], choice["finish_reason"])
+    assert [{"id": "call_0", "type": "function",
+             "function": {"name": "find_theaters", "arguments": '{"location":"Mountain View, CA","movie":"Barbie"}'}}
+            ] == choice["message"]["tool_calls"]
+    assert {"prompt_tokens": 2108, "completion_tokens": 27 + 5, "total_tokens": 2140,
+            "prompt_tokens_details": {"cached_tokens": 2048}} == completion["usage"]
+    assert "content_filter" == from_gemini({"promptFeedback": {"blockReason": "SAFETY"}})["choices"][0][
+        "finish_reason"]
+
+
+def test_a_429s_retry_info_is_the_retry_after():
+    body = orjson.dumps({"error": {"code": 429, "message": "Resource has been exhausted", "status":
+                                   "RESOURCE_EXHAUSTED", "details": [
+                                       {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}]}})
+    assert {"retry-after": "17"} == retry_hint(429, body, {})
+    assert {"Retry-After": "3"} == retry_hint(429, body, {"Retry-After": "3"})
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_recorded_replies_through_the_transport(stream):
+    seen: list[dict] = []
+
+    async def generate(request: web.Request) -> web.StreamResponse:
+        seen.append({"path": request.path, "query": dict(request.query), "headers": dict(request.headers)})
+        if not stream:
+            return web.Response(body=(FIXTURES / "gemini_function_call.json").read_bytes(),
+                                content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write((FIXTURES / "gemini_stream.txt").read_bytes())
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1beta/models/{name}", generate)
+    async with TestServer(app) as server:
+        transport = create_transport("gemini")
+        endpoint = Endpoint(model="gem", api_model="gemini-2.0-flash", base_url=str(server.make_url("/v1beta")),
+                            api_key="AIzaTestKey")
+        body = {"model": "gemini-2.0-flash", "messages": [{"role": "user", "content": "Weather?"}],
+                "tools": [WEATHER], **({"stream": True} if stream else {})}
+        try:
+            completion = await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k1"))
+        finally:
+            await transport.aclose()
+    [sent] = seen
+    method = "streamGenerateContent" if stream else "generateContent"
+    assert (f"/v1beta/models/gemini-2.0-flash:{method}", "AIzaTestKey") == (sent["path"],
+                                                                          sent["headers"]["x-goog-api-key"])
+    assert ({"alt": "sse"} if stream else {}) == sent["query"]
+    message = completion.choices[0].message
+    if stream:
+        assert ("The weather in Boston is cold.", [("get_weather", '{"location":"Boston, MA"}')], 3) == (
+            message.content, [(c.function.name, c.function.arguments) for c in message.tool_calls or []],
+            completion.stream.chunks if completion.stream else None)
+        assert (9, 14) == (completion.usage.prompt_tokens, completion.usage.completion_tokens)
+    else:
+        assert ["find_theaters"] == [c.function.name for c in message.tool_calls or []]
+
+
+def test_the_key_header_and_url_key_are_redacted():
+    text = "x-goog-api-key: AIzaSyA1234567890abcdefghijklmnopqrstu url https://h/v1beta/models/m?key=AIzaSyZZZ9876543210"
+    out = redact(text)
+    assert "AIzaSyA1234567890abcdefghijklmnopqrstu" not in out and "AIzaSyZZZ9876543210" not in out
+
+
+def user(text: str) -> list[Message]:
+    return [Message(role="system", content="be brief"), Message(role="user", content=text)]
+
+
+def config(provider: str) -> ModelConfig:
+    return ModelConfig.from_dict({"defaults": {"provider": provider, **FAST_RETRY}})
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_sim_gives_the_same_reply_as_the_openai_shape(stream):
+    async with SimServer(seed=7) as sim:
+        replies = {}
+        for provider in ("openai", "gemini"):
+            async with LLMClient(config(provider), sim_base_url=sim.base_url) as client:
+                replies[provider] = [await client.chat(model, user("Plan the review of release 4"), tools=[WEATHER],
+                                                       stream=stream)
+                                     for model in ("sim/echo", "sim/oracle-agent")]
+    for native, gemini in zip(replies["openai"], replies["gemini"], strict=True):
+        assert (native.content, native.finish_reason) == (gemini.content, gemini.finish_reason)
+        assert [(c.function.name, orjson.loads(c.function.arguments)) for c in native.tool_calls] == [
+            (c.function.name, orjson.loads(c.function.arguments)) for c in gemini.tool_calls]
+        assert (gemini.ttft_s is not None) == stream
+
+
+async def test_the_sims_429_is_resource_exhausted_and_retried():
+    from mpcbench_async import RateLimitError
+
+    async with SimServer(seed=7) as sim:
+        transport = create_transport("gemini")
+        model = "sim/echo?fault=429&fail_first=1"
+        endpoint = Endpoint(model="sim/echo", api_model=model, base_url=sim.base_url)
+        body = {"model": model, "messages": [{"role": "user", "content": "x"}]}
+        try:
+            with pytest.raises(RateLimitError) as exc:
+                await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k-429"))
+        finally:
+            await transport.aclose()
+        async with LLMClient(config("gemini"), sim_base_url=sim.base_url) as client:
+            result = await client.chat(model, user("again"), key="k-429b")
+        assert 2 == sim.stats.received["k-429b"]
+    assert 429 == exc.value.status and exc.value.retry_after is not None
+    assert (2, "echo: again") == (result.attempts, result.content)
+
+
+async def test_a_sweep_scores_the_same_through_generate_content(tmp_path):
+    summaries, answers = {}, {}
+    async with SimServer(seed=11) as sim:
+        for provider in ("openai", "gemini"):
+            root = write_workspace(tmp_path / provider, base_url=sim.base_url, tasks=3,
+                                   agent_models=("sim/oracle-agent", "sim/lazy-agent"),
+                                   defaults={**FAST_RETRY, "provider": provider})
+            out = tmp_path / provider / "out"
+            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
+                                         out=out, tasks_dir=root / "tasks", data_dir=root / "data",
+                                         scenarios_dir=root / "scenarios", handle_signals=False, certificate=False))
+            summaries[provider] = {(m.model, m.stats.ars.mean, m.stats.sgr.mean, m.stats.check_rate.mean)
+                                   for m in summarize(out).models}
+            answers[provider] = sorted((r["model"], r["task_id"], r["run"]["final_answer"], len(r["checks"]))
+                                       for r in map(orjson.loads, (out / "runs.jsonl").read_bytes().splitlines()))
+    assert summaries["openai"] == summaries["gemini"]
+    assert answers["openai"] == answers["gemini"]
