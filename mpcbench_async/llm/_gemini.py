@@ -30,7 +30,7 @@ import orjson
 
 from .._exceptions import BadResponseError, LLMConnectionError
 from ..runtime import unit_attempt_headers
-from ._anthropic import _input, _text
+from ._anthropic_shape import content_text, tool_input
 from ._stream import SSEParser
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import StreamTiming, WireCompletion, completion_from_builtins, error_for_status, request_id_header
@@ -47,7 +47,8 @@ _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 def to_gemini(body: dict[str, Any]) -> dict[str, Any]:
     """A chat-completions request body as a ``generateContent`` body (see the module docstring); the model goes in
     the URL, not the body."""
-    system = [_text(m.get("content")) for m in body["messages"] if m.get("role") == "system" and m.get("content")]
+    system = [content_text(m.get("content")) for m in body["messages"]
+              if m.get("role") == "system" and m.get("content")]
     out: dict[str, Any] = {"contents": _contents(body["messages"])}
     if system:
         out["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
@@ -85,7 +86,7 @@ def _contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if role == "tool":
             call_id = m.get("tool_call_id", "")
             part = {"functionResponse": {"name": names.get(call_id, call_id),
-                                         "response": {"content": _text(m.get("content"))}}}
+                                         "response": {"content": content_text(m.get("content"))}}}
             if out and out[-1]["role"] == "user" and all("functionResponse" in p for p in out[-1]["parts"]):
                 out[-1]["parts"].append(part)  # one user turn holds every result of the turn
             else:
@@ -95,10 +96,10 @@ def _contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for call in m.get("tool_calls") or ():
                 names[call["id"]] = call["function"]["name"]
                 parts.append({"functionCall": {"name": call["function"]["name"],
-                                               "args": _input(call["function"].get("arguments"))}})
+                                               "args": tool_input(call["function"].get("arguments"))}})
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
         else:
-            out.append({"role": "user", "parts": [{"text": _text(m.get("content"))}]})
+            out.append({"role": "user", "parts": [{"text": content_text(m.get("content"))}]})
     return out
 
 

@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestServer
 
 from mpcbench_async import LLMClient, Message, MissingAPIKeyError, ModelConfig
 from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
-from mpcbench_async.llm._anthropic import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
+from mpcbench_async.llm._anthropic_shape import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
 from mpcbench_async.testing import write_workspace
