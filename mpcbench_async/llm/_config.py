@@ -60,6 +60,8 @@ PROVIDER_BASE_URLS = {"openai": ("OPENAI_BASE_URL", DEFAULT_BASE_URL),
 PROVIDER_DEFAULTS: dict[str, dict[str, Any]] = {"anthropic": {"transport": "anthropic",
                                                                "api_key_env": "ANTHROPIC_API_KEY"},
                                                  "gemini": {"transport": "gemini", "api_key_env": "GEMINI_API_KEY"}}
+# A key variable read when the configured one is unset, as the provider's own SDK does.
+KEY_FALLBACKS = {"GEMINI_API_KEY": "GOOGLE_API_KEY"}
 
 
 class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):

@@ -118,10 +118,16 @@ async def test_recorded_replies_through_the_transport(stream):
         assert ["find_theaters"] == [c.function.name for c in message.tool_calls or []]
 
 
-def test_the_key_header_and_url_key_are_redacted():
-    text = "x-goog-api-key: AIzaSyA1234567890abcdefghijklmnopqrstu url https://h/v1beta/models/m?key=AIzaSyZZZ9876543210"
+@pytest.mark.parametrize("text, key", [
+    ("x-api-key: sk-ant-api03-Zx81kQ0aB7cD9eF1gH3iJ5kL7mN9oP1qR3sT5uV7",
+     "sk-ant-api03-Zx81kQ0aB7cD9eF1gH3iJ5kL7mN9oP1qR3sT5uV7"),
+    ('{"x-goog-api-key": "AIzaSyA1234567890abcdefghijklmnopqrstu"}', "AIzaSyA1234567890abcdefghijklmnopqrstu"),
+    ("POST https://h/v1beta/models/m:generateContent?key=Qw3rTy7uIo9pAs1dFg5hJk8l failed", "Qw3rTy7uIo9pAs1dFg5hJk8l"),
+])
+def test_each_providers_key_is_redacted_unregistered(text, key):
+    """Each provider's key header, and a key in a URL, masked by its shape alone (no key registered)."""
     out = redact(text)
-    assert "AIzaSyA1234567890abcdefghijklmnopqrstu" not in out and "AIzaSyZZZ9876543210" not in out
+    assert key not in out and key[4:-4] not in out
 
 
 def user(text: str) -> list[Message]:
@@ -185,3 +191,26 @@ async def test_a_sweep_scores_the_same_through_generate_content(tmp_path):
                                        for r in map(orjson.loads, (out / "runs.jsonl").read_bytes().splitlines()))
     assert summaries["openai"] == summaries["gemini"]
     assert answers["openai"] == answers["gemini"]
+
+
+async def test_the_key_comes_from_gemini_api_key_or_google_api_key(monkeypatch):
+    from mpcbench_async import MissingAPIKeyError
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    cfg = ModelConfig.from_dict({"models": {"gemini-2.5-flash": {"provider": "gemini"}}})
+    assert ("gemini", "GEMINI_API_KEY") == (cfg.settings_for("gemini-2.5-flash").transport,
+                                            cfg.settings_for("gemini-2.5-flash").api_key_env)
+    client = LLMClient(cfg)
+    try:
+        with pytest.raises(MissingAPIKeyError,
+                           match=r"set the environment variable GEMINI_API_KEY \(or GOOGLE_API_KEY\)"):
+            client.check_models(["gemini-2.5-flash"])
+    finally:
+        await client.aclose()
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaFallbackKey0123456789")
+    client = LLMClient(cfg)
+    try:
+        client.check_models(["gemini-2.5-flash"])
+    finally:
+        await client.aclose()
