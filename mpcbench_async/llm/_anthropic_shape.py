@@ -10,7 +10,8 @@ of Message Batches requests, say) maps the same way:
   prompt and the tools) is marked ``cache_control: ephemeral``;
 - the reply (``from_anthropic``): text blocks join into the content, ``tool_use`` blocks become tool calls
   (``input`` encoded back to arguments), ``stop_reason`` maps to a finish reason, and usage counts cache reads and
-  writes as prompt tokens (``cached_tokens``: the reads, priced as cached input).
+  writes as prompt tokens (``cached_tokens``: the reads, priced as cached input; ``cache_write_tokens``: the
+  writes, priced at the cache-write rate).
 """
 
 from __future__ import annotations
@@ -108,11 +109,11 @@ def from_anthropic(message: dict[str, Any]) -> dict[str, Any]:
     if calls:
         reply["tool_calls"] = calls
     usage = message.get("usage") or {}
-    read = usage.get("cache_read_input_tokens") or 0
-    prompt = (usage.get("input_tokens") or 0) + read + (usage.get("cache_creation_input_tokens") or 0)
+    read, written = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
+    prompt = (usage.get("input_tokens") or 0) + read + written
     completion = usage.get("output_tokens") or 0
     return {"id": message.get("id", ""), "model": message.get("model", ""),
             "choices": [{"index": 0, "message": reply,
                          "finish_reason": _FINISH.get(message.get("stop_reason") or "", "stop")}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                      "prompt_tokens_details": {"cached_tokens": read}}}
+                      "prompt_tokens_details": {"cached_tokens": read, "cache_write_tokens": written}}}

@@ -70,21 +70,25 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     Providers report cached prompt tokens (``usage.prompt_tokens_details.cached_tokens``, part of
     ``prompt_tokens``) and reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``, part of
     ``completion_tokens``); ``cached_input_per_1m`` and ``reasoning_per_1m`` price them, and unset they cost
-    the input and output rates.
+    the input and output rates. ``cache_write_per_1m`` prices prompt tokens written to the cache (Anthropic's
+    ``cache_creation_input_tokens``, also part of ``prompt_tokens``); unset, they cost the input rate.
     """
 
     input_per_1m: float = 0.0
     output_per_1m: float = 0.0
     cached_input_per_1m: float | None = None
     reasoning_per_1m: float | None = None
+    cache_write_per_1m: float | None = None
 
     def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
-             reasoning_tokens: int = 0) -> float:
+             reasoning_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
+        write_rate = self.input_per_1m if self.cache_write_per_1m is None else self.cache_write_per_1m
         reasoning = min(max(reasoning_tokens, 0), completion_tokens)
         cached_rate = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
         reasoning_rate = self.output_per_1m if self.reasoning_per_1m is None else self.reasoning_per_1m
-        return ((prompt_tokens - cached) * self.input_per_1m + cached * cached_rate
+        return ((prompt_tokens - cached - written) * self.input_per_1m + cached * cached_rate + written * write_rate
                 + (completion_tokens - reasoning) * self.output_per_1m + reasoning * reasoning_rate) / 1e6
 
     def worst_case(self, prompt_tokens: int, max_output_tokens: int) -> float:
@@ -134,7 +138,8 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     Messages API: transport ``anthropic``, key ``ANTHROPIC_API_KEY``, base URL ``ANTHROPIC_BASE_URL`` or
     Anthropic's, unless set) or ``gemini`` (``generateContent``: transport ``gemini``, key ``GEMINI_API_KEY``, base
     URL ``GEMINI_BASE_URL`` or Google's ``v1beta``, unless set); ``prompt_cache`` marks the stable prefix for the
-    provider's prompt cache (Anthropic's ``cache_control``; cache reads are priced as cached input).
+    provider's prompt cache (Anthropic's ``cache_control``; cache reads are priced as cached input, cache writes at
+    ``cache_write_per_1m``).
     """
 
     model: str | None = None
@@ -234,7 +239,7 @@ def _setting_problems(settings: ModelSettings) -> list[str]:
                  + _at_least(limits.tpm, 1, "limits.tpm") + _at_least(retry.max_attempts, 1, "retry.max_attempts"))
     for name in ("max_total_wait", "initial_backoff", "max_backoff"):
         problems += _at_least(getattr(retry, name), 0, f"retry.{name}")
-    for name in ("input_per_1m", "output_per_1m", "cached_input_per_1m", "reasoning_per_1m"):
+    for name in ("input_per_1m", "output_per_1m", "cached_input_per_1m", "reasoning_per_1m", "cache_write_per_1m"):
         problems += _at_least(getattr(prices, name, None), 0, f"prices.{name}")
     return problems
 
