@@ -19,14 +19,14 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import orjson
 
-from .._exceptions import BadResponseError, LLMConnectionError
+from .._exceptions import BadResponseError
 from ..runtime import unit_attempt_headers
 from ._anthropic_shape import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic, tool_input
+from ._provider_http import ProviderHTTPTransport, stream_timing
 from ._stream import SSEParser
-from ._transport import ChatRequest, Endpoint, Transport
+from ._transport import ChatRequest, Endpoint
 from ._wire import (
     StreamTiming,
     WireCompletion,
@@ -78,26 +78,17 @@ class _StreamedMessage:
             self.stopped = True
 
     def timing(self) -> StreamTiming:
-        if not self.times:
-            return StreamTiming(ttft_s=round(time.perf_counter() - self.started, 6), itl_s=[], chunks=0)
-        gaps = [round(b - a, 6) for a, b in zip(self.times, self.times[1:], strict=False)]
-        return StreamTiming(ttft_s=round(self.times[0] - self.started, 6), itl_s=gaps, chunks=len(self.times))
+        return stream_timing(self.started, self.times)
 
 
-class AnthropicTransport(Transport):
+class AnthropicTransport(ProviderHTTPTransport):
     """POST to ``{base_url}/messages`` with ``x-api-key`` and ``anthropic-version``; map both ways."""
 
     name = "anthropic"
 
     def __init__(self, *, prompt_cache: bool = False) -> None:
-        self._session: aiohttp.ClientSession | None = None
+        super().__init__()
         self.prompt_cache = prompt_cache
-
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30),
-                                                  skip_auto_headers=("User-Agent",))
-        return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         url = endpoint.base_url.rstrip("/") + "/messages"
@@ -110,42 +101,30 @@ class AnthropicTransport(Transport):
             headers["x-api-key"] = endpoint.api_key
         stream = body.get("stream") is True
         started = time.perf_counter()
-        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
-        try:
-            async with self._get_session().post(url, data=orjson.dumps(body), headers=headers,
-                                                timeout=timeout) as response:
-                if response.status != 200:
-                    raise error_for_status(response.status, await response.read(), response.headers,
-                                           model=endpoint.model, endpoint=url)
-                if stream and "text/event-stream" in response.headers.get("Content-Type", ""):
-                    folded = await self._read_stream(response.content.iter_any(), started, endpoint, url)
-                    completion = completion_from_builtins(from_anthropic(folded.message), model=endpoint.model,
-                                                          endpoint=url)
-                    completion.stream = folded.timing()
-                else:
-                    raw = await response.read()
-                    try:
-                        message = orjson.loads(raw)
-                    except orjson.JSONDecodeError as exc:
-                        raise BadResponseError(f"undecodable reply body ({exc}): {raw[:200]!r}",
-                                               model=endpoint.model, endpoint=url) from exc
-                    if not isinstance(message, dict) or message.get("type") != "message":
-                        raise BadResponseError(f"not a Messages API reply: {raw[:200]!r}", model=endpoint.model,
-                                               endpoint=url)
-                    completion = completion_from_builtins(from_anthropic(message), model=endpoint.model,
-                                                          endpoint=url)
-                completion.rate_limit_headers = rate_limit_headers(response.headers)
-                completion.request_id = request_id_header(response.headers)
-                return completion
-        except aiohttp.ConnectionTimeoutError as exc:
-            raise endpoint.connect_timeout() from exc
-        except aiohttp.ServerTimeoutError as exc:
-            raise endpoint.read_timeout() from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise BadResponseError(f"truncated reply ({exc})", model=endpoint.model, endpoint=url) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
-            raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})", model=endpoint.model,
-                                     endpoint=url) from exc
+        async with self._post(endpoint, url, orjson.dumps(body), headers) as response:
+            if response.status != 200:
+                raise error_for_status(response.status, await response.read(), response.headers,
+                                       model=endpoint.model, endpoint=url)
+            if stream and "text/event-stream" in response.headers.get("Content-Type", ""):
+                folded = await self._read_stream(response.content.iter_any(), started, endpoint, url)
+                completion = completion_from_builtins(from_anthropic(folded.message), model=endpoint.model,
+                                                      endpoint=url)
+                completion.stream = folded.timing()
+            else:
+                raw = await response.read()
+                try:
+                    message = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    raise BadResponseError(f"undecodable reply body ({exc}): {raw[:200]!r}",
+                                           model=endpoint.model, endpoint=url) from exc
+                if not isinstance(message, dict) or message.get("type") != "message":
+                    raise BadResponseError(f"not a Messages API reply: {raw[:200]!r}", model=endpoint.model,
+                                           endpoint=url)
+                completion = completion_from_builtins(from_anthropic(message), model=endpoint.model,
+                                                      endpoint=url)
+            completion.rate_limit_headers = rate_limit_headers(response.headers)
+            completion.request_id = request_id_header(response.headers)
+            return completion
 
     @staticmethod
     async def _read_stream(chunks: AsyncIterator[bytes], started: float, endpoint: Endpoint,
@@ -160,11 +139,6 @@ class AnthropicTransport(Transport):
             raise BadResponseError("the stream ended before message_stop (cut off)", model=endpoint.model,
                                    endpoint=url)
         return folded
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
 
 def _fold(folded: _StreamedMessage, kind: str, data: bytes, endpoint: Endpoint, url: str) -> None:

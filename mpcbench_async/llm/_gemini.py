@@ -25,14 +25,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
 import orjson
 
-from .._exceptions import BadResponseError, LLMConnectionError
+from .._exceptions import BadResponseError
 from ..runtime import unit_attempt_headers
 from ._anthropic_shape import content_text, tool_input
+from ._provider_http import ProviderHTTPTransport, stream_timing
 from ._stream import SSEParser
-from ._transport import ChatRequest, Endpoint, Transport
+from ._transport import ChatRequest, Endpoint
 from ._wire import StreamTiming, WireCompletion, completion_from_builtins, error_for_status, request_id_header
 
 __all__ = ["GeminiTransport", "from_gemini", "to_gemini"]
@@ -158,10 +158,7 @@ class _StreamedReply:
                                               "finishReason": self.finish}]}
 
     def timing(self) -> StreamTiming:
-        if not self.times:
-            return StreamTiming(ttft_s=round(time.perf_counter() - self.started, 6), itl_s=[], chunks=0)
-        gaps = [round(b - a, 6) for a, b in zip(self.times, self.times[1:], strict=False)]
-        return StreamTiming(ttft_s=round(self.times[0] - self.started, 6), itl_s=gaps, chunks=len(self.times))
+        return stream_timing(self.started, self.times)
 
 
 def retry_hint(status: int, body: bytes, headers: Any) -> dict[str, str]:
@@ -179,20 +176,12 @@ def retry_hint(status: int, body: bytes, headers: Any) -> dict[str, str]:
     return out
 
 
-class GeminiTransport(Transport):
+class GeminiTransport(ProviderHTTPTransport):
     """POST to ``{base_url}/models/{model}:generateContent`` (``:streamGenerateContent?alt=sse`` when streaming)
     with ``x-goog-api-key``; map both ways."""
 
     name = "gemini"
 
-    def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
-
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30),
-                                                  skip_auto_headers=("User-Agent",))
-        return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         model = str(request.body.get("model") or endpoint.api_model)
@@ -204,42 +193,25 @@ class GeminiTransport(Transport):
         if endpoint.api_key:
             headers["x-goog-api-key"] = endpoint.api_key
         started = time.perf_counter()
-        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
-        try:
-            async with self._get_session().post(url, data=orjson.dumps(to_gemini(request.body)), headers=headers,
-                                                timeout=timeout) as response:
-                if response.status != 200:
-                    raw = await response.read()
-                    raise error_for_status(response.status, raw, retry_hint(response.status, raw, response.headers),
-                                           model=endpoint.model, endpoint=url)
-                if stream and "text/event-stream" in response.headers.get("Content-Type", ""):
-                    folded = await _read_stream(response.content.iter_any(), started, endpoint, url)
-                    completion = completion_from_builtins(from_gemini(folded.folded()), model=endpoint.model,
-                                                          endpoint=url)
-                    completion.stream = folded.timing()
-                else:
-                    raw = await response.read()
-                    reply = _decode(raw, endpoint, url)
-                    if "candidates" not in reply and "promptFeedback" not in reply:
-                        raise BadResponseError(f"not a generateContent reply: {raw[:200]!r}", model=endpoint.model,
-                                               endpoint=url)
-                    completion = completion_from_builtins(from_gemini(reply), model=endpoint.model, endpoint=url)
-                completion.request_id = request_id_header(response.headers)
-                return completion
-        except aiohttp.ConnectionTimeoutError as exc:
-            raise endpoint.connect_timeout() from exc
-        except aiohttp.ServerTimeoutError as exc:
-            raise endpoint.read_timeout() from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise BadResponseError(f"truncated reply ({exc})", model=endpoint.model, endpoint=url) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
-            raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})", model=endpoint.model,
-                                     endpoint=url) from exc
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        async with self._post(endpoint, url, orjson.dumps(to_gemini(request.body)), headers) as response:
+            if response.status != 200:
+                raw = await response.read()
+                raise error_for_status(response.status, raw, retry_hint(response.status, raw, response.headers),
+                                       model=endpoint.model, endpoint=url)
+            if stream and "text/event-stream" in response.headers.get("Content-Type", ""):
+                folded = await _read_stream(response.content.iter_any(), started, endpoint, url)
+                completion = completion_from_builtins(from_gemini(folded.folded()), model=endpoint.model,
+                                                      endpoint=url)
+                completion.stream = folded.timing()
+            else:
+                raw = await response.read()
+                reply = _decode(raw, endpoint, url)
+                if "candidates" not in reply and "promptFeedback" not in reply:
+                    raise BadResponseError(f"not a generateContent reply: {raw[:200]!r}", model=endpoint.model,
+                                           endpoint=url)
+                completion = completion_from_builtins(from_gemini(reply), model=endpoint.model, endpoint=url)
+            completion.request_id = request_id_header(response.headers)
+            return completion
 
 
 def _decode(raw: bytes, endpoint: Endpoint, url: str) -> dict[str, Any]:
