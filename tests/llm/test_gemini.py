@@ -214,3 +214,44 @@ async def test_the_key_comes_from_gemini_api_key_or_google_api_key(monkeypatch):
         client.check_models(["gemini-2.5-flash"])
     finally:
         await client.aclose()
+
+
+async def test_the_sims_503_is_unavailable_in_googles_shape_and_retried():
+    from mpcbench_async import ServerError
+
+    async with SimServer(seed=7) as sim:
+        transport = create_transport("gemini")
+        model = "sim/echo?fault=503&fail_first=1"
+        endpoint = Endpoint(model="sim/echo", api_model=model, base_url=sim.base_url)
+        body = {"model": model, "messages": [{"role": "user", "content": "x"}]}
+        try:
+            with pytest.raises(ServerError) as exc:
+                await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k-503"))
+        finally:
+            await transport.aclose()
+        async with LLMClient(config("gemini"), sim_base_url=sim.base_url) as client:
+            result = await client.chat(model, user("again"), key="k-503b", stream=True)
+    assert 503 == exc.value.status
+    assert (2, "echo: again") == (result.attempts, result.content)
+
+
+async def test_a_stream_without_a_finish_reason_is_cut_off():
+    from mpcbench_async import BadResponseError
+
+    async def generate(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write((FIXTURES / "gemini_stream.txt").read_bytes().split(b"\r\n\r\n")[0] + b"\r\n\r\n")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1beta/models/{name}", generate)
+    async with TestServer(app) as server:
+        transport = create_transport("gemini")
+        endpoint = Endpoint(model="gem", api_model="gemini-2.0-flash", base_url=str(server.make_url("/v1beta")))
+        body = {"model": "gemini-2.0-flash", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        try:
+            with pytest.raises(BadResponseError, match="the stream ended before a finishReason"):
+                await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k"))
+        finally:
+            await transport.aclose()
