@@ -48,7 +48,8 @@ def priced(call: Call, completion: WireCompletion) -> tuple[ChatResult, float | 
     state.estimator.observe(len(call.request.payload), usage.prompt_tokens)
     cost = None if state.prices is None else state.prices.cost(
         usage.prompt_tokens, usage.completion_tokens, cached_tokens=cached_tokens,
-        reasoning_tokens=reasoning_tokens)
+        reasoning_tokens=reasoning_tokens,
+        cache_write_tokens=completion.usage.cache_writes() if completion.usage else 0)
     call.priced = result, cost, cached_tokens, reasoning_tokens
     return call.priced
 

@@ -61,7 +61,7 @@ from ._batch_api import BatchView, OpenAIBatches
 from ._breaker import CircuitBreaker
 from ._budget import Budget
 from ._cache import ResponseCache
-from ._config import PROVIDER_BASE_URLS, ModelConfig, ModelSettings, Prices
+from ._config import KEY_FALLBACKS, PROVIDER_BASE_URLS, ModelConfig, ModelSettings, Prices
 from ._estimate import TokenEstimator
 from ._layer import Call, Layer, link
 from ._layer_breaker import BreakerLayer
@@ -294,11 +294,13 @@ class LLMClient:
             variable, default = PROVIDER_BASE_URLS[settings.provider]
             base_url = base_url or os.environ.get(variable) or default
             if settings.api_key_env and not offline:
-                api_key = os.environ.get(settings.api_key_env)
+                fallback = KEY_FALLBACKS.get(settings.api_key_env)
+                api_key = os.environ.get(settings.api_key_env) or (os.environ.get(fallback) if fallback else None)
                 if not api_key:
                     raise MissingAPIKeyError(
                         f"model {name!r} needs an API key: set the environment variable "
-                        f"{settings.api_key_env} (or set models.{name}.api_key_env in "
+                        f"{settings.api_key_env}{f' (or {fallback})' if fallback else ''} "
+                        f"(or set models.{name}.api_key_env in "
                         f"{self.config.source}; null means the endpoint needs no key)"
                     )
                 register_secret(api_key)  # from now on masked in every error text and log line

@@ -57,9 +57,11 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PROVIDER_BASE_URLS = {"openai": ("OPENAI_BASE_URL", DEFAULT_BASE_URL),
                       "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1"),
                       "gemini": ("GEMINI_BASE_URL", "https://generativelanguage.googleapis.com/v1beta")}
-PROVIDER_DEFAULTS: dict[str, dict[str, Any]] = {
-    "anthropic": {"transport": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
-    "gemini": {"transport": "gemini", "api_key_env": "GEMINI_API_KEY"}}
+PROVIDER_DEFAULTS: dict[str, dict[str, Any]] = {"anthropic": {"transport": "anthropic",
+                                                               "api_key_env": "ANTHROPIC_API_KEY"},
+                                                 "gemini": {"transport": "gemini", "api_key_env": "GEMINI_API_KEY"}}
+# A key variable read when the configured one is unset, as the provider's own SDK does.
+KEY_FALLBACKS = {"GEMINI_API_KEY": "GOOGLE_API_KEY"}
 
 
 class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -68,13 +70,15 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     Providers report cached prompt tokens (``usage.prompt_tokens_details.cached_tokens``, part of
     ``prompt_tokens``) and reasoning tokens (``usage.completion_tokens_details.reasoning_tokens``, part of
     ``completion_tokens``); ``cached_input_per_1m`` and ``reasoning_per_1m`` price them, and unset they cost
-    the input and output rates.
+    the input and output rates. ``cache_write_per_1m`` prices prompt tokens written to the cache (Anthropic's
+    ``cache_creation_input_tokens``, also part of ``prompt_tokens``); unset, they cost the input rate.
     """
 
     input_per_1m: float = 0.0
     output_per_1m: float = 0.0
     cached_input_per_1m: float | None = None
     reasoning_per_1m: float | None = None
+    cache_write_per_1m: float | None = None
     batch_discount: Annotated[float, msgspec.Meta(ge=0, lt=1)] = 0.5
 
     def batched(self) -> Prices:
@@ -83,15 +87,18 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
         return Prices(input_per_1m=self.input_per_1m * keep, output_per_1m=self.output_per_1m * keep,
                       cached_input_per_1m=None if self.cached_input_per_1m is None else self.cached_input_per_1m * keep,
                       reasoning_per_1m=None if self.reasoning_per_1m is None else self.reasoning_per_1m * keep,
+                      cache_write_per_1m=None if self.cache_write_per_1m is None else self.cache_write_per_1m * keep,
                       batch_discount=self.batch_discount)
 
     def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
-             reasoning_tokens: int = 0) -> float:
+             reasoning_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
+        write_rate = self.input_per_1m if self.cache_write_per_1m is None else self.cache_write_per_1m
         reasoning = min(max(reasoning_tokens, 0), completion_tokens)
         cached_rate = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
         reasoning_rate = self.output_per_1m if self.reasoning_per_1m is None else self.reasoning_per_1m
-        return ((prompt_tokens - cached) * self.input_per_1m + cached * cached_rate
+        return ((prompt_tokens - cached - written) * self.input_per_1m + cached * cached_rate + written * write_rate
                 + (completion_tokens - reasoning) * self.output_per_1m + reasoning * reasoning_rate) / 1e6
 
     def worst_case(self, prompt_tokens: int, max_output_tokens: int) -> float:
@@ -158,9 +165,10 @@ class ModelSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     may spend when the run has a ``Budget`` (``Budget.from_config``).
     ``provider`` is the API the model speaks: ``openai`` (chat completions, the default) or ``anthropic`` (the
     Messages API: transport ``anthropic``, key ``ANTHROPIC_API_KEY``, base URL ``ANTHROPIC_BASE_URL`` or
-    Anthropic's, unless set) or ``gemini`` (``generateContent``: transport ``gemini``, key ``GEMINI_API_KEY``,
-    base URL ``GEMINI_BASE_URL`` or Google's); ``prompt_cache`` marks the stable prefix for the provider's prompt cache
-    (Anthropic's ``cache_control``; cache reads are priced as cached input).
+    Anthropic's, unless set) or ``gemini`` (``generateContent``: transport ``gemini``, key ``GEMINI_API_KEY``, base
+    URL ``GEMINI_BASE_URL`` or Google's ``v1beta``, unless set); ``prompt_cache`` marks the stable prefix for the
+    provider's prompt cache (Anthropic's ``cache_control``; cache reads are priced as cached input, cache writes at
+    ``cache_write_per_1m``).
     """
 
     model: str | None = None
@@ -266,7 +274,7 @@ def _setting_problems(settings: ModelSettings) -> list[str]:
                  + _at_least(limits.tpm, 1, "limits.tpm") + _at_least(retry.max_attempts, 1, "retry.max_attempts"))
     for name in ("max_total_wait", "initial_backoff", "max_backoff"):
         problems += _at_least(getattr(retry, name), 0, f"retry.{name}")
-    for name in ("input_per_1m", "output_per_1m", "cached_input_per_1m", "reasoning_per_1m"):
+    for name in ("input_per_1m", "output_per_1m", "cached_input_per_1m", "reasoning_per_1m", "cache_write_per_1m"):
         problems += _at_least(getattr(prices, name, None), 0, f"prices.{name}")
     return problems
 

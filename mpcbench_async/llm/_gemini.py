@@ -1,70 +1,55 @@
-"""Google's Gemini API (``generateContent``, ``streamGenerateContent?alt=sse``) as a transport, mapped at the edge.
+"""The Gemini API (``generateContent`` / ``streamGenerateContent``) as a transport: chat request in, completion out.
 
-As for Anthropic (``_anthropic``), everything above the transport keeps the one chat shape. The request: system
-messages become ``systemInstruction``; turns become ``contents`` with roles ``user`` and ``model``; an assistant's
-tool calls become ``functionCall`` parts (arguments decoded to ``args``) and tool messages ``functionResponse`` parts
-(named by the call they answer, the result under ``response.content``); tools become ``functionDeclarations``;
-``max_tokens``, ``temperature``, ``top_p`` and ``stop`` go into ``generationConfig``. The reply: text parts join into
-the content, ``functionCall`` parts become tool calls (ids made up when the API sends none), the finish reason maps,
-and ``usageMetadata`` gives the tokens (``cachedContentTokenCount``: cached input). A stream's chunks are folded into
-the same reply, timed as other streams are. The key travels in ``x-goog-api-key`` (never in the URL).
+Like ``_anthropic``, this maps at the edge so everything above the transport keeps its one shape:
+
+- the request: ``system`` messages become ``systemInstruction``; user and assistant messages become ``contents``
+  (roles ``user`` and ``model``) of ``parts``; an assistant's tool calls become ``functionCall`` parts (arguments
+  decoded to ``args``); ``tool`` messages become ``functionResponse`` parts of one user turn, named after the call
+  they answer (the API pairs results by name); tools become ``functionDeclarations``; sampling settings go in
+  ``generationConfig``;
+- the reply: the first candidate's text parts join into the content, ``functionCall`` parts become tool calls,
+  ``finishReason`` maps to a finish reason, ``usageMetadata`` to usage (``cachedContentTokenCount`` as cached
+  prompt tokens, thinking tokens as completion tokens: both are billed as output);
+- a stream (``?alt=sse``): each event is a partial reply; text parts concatenate, the last usage and finish reason
+  win. TTFT is the first event with content, the gaps are between such events.
+
+Gemini sends no rate-limit headers; its 429 (``RESOURCE_EXHAUSTED``) says when to retry in a ``RetryInfo`` detail
+(``retryDelay``), which is read as the ``retry-after`` the client already honours.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
 import orjson
 
-from .._exceptions import BadResponseError, LLMConnectionError
+from .._exceptions import BadResponseError
 from ..runtime import unit_attempt_headers
-from ._anthropic import _input, _text
+from ._anthropic_shape import content_text, tool_input
+from ._provider_http import ProviderHTTPTransport, stream_timing
 from ._stream import SSEParser
-from ._transport import ChatRequest, Endpoint, Transport
-from ._wire import (
-    StreamTiming,
-    WireCompletion,
-    completion_from_builtins,
-    error_for_status,
-    rate_limit_headers,
-    request_id_header,
-)
+from ._transport import ChatRequest, Endpoint
+from ._wire import StreamTiming, WireCompletion, completion_from_builtins, error_for_status, request_id_header
 
 __all__ = ["GeminiTransport", "from_gemini", "to_gemini"]
 
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
-           "PROHIBITED_CONTENT": "content_filter", "BLOCKLIST": "content_filter", "SPII": "content_filter"}
+           "BLOCKLIST": "content_filter", "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter",
+           "IMAGE_SAFETY": "content_filter"}
+_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
 def to_gemini(body: dict[str, Any]) -> dict[str, Any]:
-    """A chat-completions request body as a ``generateContent`` body (the model goes in the URL)."""
-    names: dict[str, str] = {}  # tool call id -> function name: a functionResponse is named by its call
-    contents: list[dict[str, Any]] = []
-    system = [m["content"] for m in body["messages"] if m.get("role") == "system" and m.get("content")]
-    for m in body["messages"]:
-        role = m.get("role")
-        if role == "system":
-            continue
-        if role == "tool":
-            part = {"functionResponse": {"name": names.get(m.get("tool_call_id", ""), "tool"),
-                                         "response": {"content": _text(m.get("content"))}}}
-            if contents and contents[-1]["role"] == "user" and "functionResponse" in contents[-1]["parts"][0]:
-                contents[-1]["parts"].append(part)
-            else:
-                contents.append({"role": "user", "parts": [part]})
-        elif role == "assistant":
-            parts: list[dict[str, Any]] = [{"text": m["content"]}] if m.get("content") else []
-            for call in m.get("tool_calls") or ():
-                names[call["id"]] = call["function"]["name"]
-                parts.append({"functionCall": {"name": call["function"]["name"],
-                                               "args": _input(call["function"].get("arguments"))}})
-            contents.append({"role": "model", "parts": parts or [{"text": ""}]})
-        else:
-            contents.append({"role": "user", "parts": [{"text": _text(m.get("content"))}]})
-    out: dict[str, Any] = {"contents": contents}
+    """A chat-completions request body as a ``generateContent`` body (see the module docstring); the model goes in
+    the URL, not the body."""
+    system = [content_text(m.get("content")) for m in body["messages"]
+              if m.get("role") == "system" and m.get("content")]
+    out: dict[str, Any] = {"contents": _contents(body["messages"])}
     if system:
         out["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     declarations = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
@@ -72,10 +57,18 @@ def to_gemini(body: dict[str, Any]) -> dict[str, Any]:
                     for t in body.get("tools") or () if t.get("type", "function") == "function"]
     if declarations:
         out["tools"] = [{"functionDeclarations": declarations}]
-    config = {key: body[name] for name, key in (("temperature", "temperature"), ("top_p", "topP"))
-              if body.get(name) is not None}
-    if body.get("max_tokens") or body.get("max_completion_tokens"):
-        config["maxOutputTokens"] = body.get("max_tokens") or body.get("max_completion_tokens")
+    choice = body.get("tool_choice")
+    if isinstance(choice, str) and choice in _MODES:
+        out["toolConfig"] = {"functionCallingConfig": {"mode": _MODES[choice]}}
+    elif isinstance(choice, dict):
+        out["toolConfig"] = {"functionCallingConfig": {
+            "mode": "ANY", "allowedFunctionNames": [choice.get("function", {}).get("name", "")]}}
+    config: dict[str, Any] = {}
+    for name, key in (("temperature", "temperature"), ("top_p", "topP"), ("seed", "seed")):
+        if body.get(name) is not None:
+            config[key] = body[name]
+    if limit := body.get("max_tokens") or body.get("max_completion_tokens"):
+        config["maxOutputTokens"] = limit
     if body.get("stop"):
         config["stopSequences"] = [body["stop"]] if isinstance(body["stop"], str) else list(body["stop"])
     if config:
@@ -83,128 +76,163 @@ def to_gemini(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def from_gemini(reply: dict[str, Any]) -> dict[str, Any]:
-    """A ``generateContent`` reply (or the fold of a stream's chunks) as a chat completion (builtins)."""
+def _contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # a tool call's id → its function's name, for the result that answers it
+    for m in messages:
+        role = m.get("role")
+        if role == "system":
+            continue
+        if role == "tool":
+            call_id = m.get("tool_call_id", "")
+            part = {"functionResponse": {"name": names.get(call_id, call_id),
+                                         "response": {"content": content_text(m.get("content"))}}}
+            if out and out[-1]["role"] == "user" and all("functionResponse" in p for p in out[-1]["parts"]):
+                out[-1]["parts"].append(part)  # one user turn holds every result of the turn
+            else:
+                out.append({"role": "user", "parts": [part]})
+        elif role == "assistant":
+            parts: list[dict[str, Any]] = [{"text": m["content"]}] if m.get("content") else []
+            for call in m.get("tool_calls") or ():
+                names[call["id"]] = call["function"]["name"]
+                parts.append({"functionCall": {"name": call["function"]["name"],
+                                               "args": tool_input(call["function"].get("arguments"))}})
+            out.append({"role": "model", "parts": parts or [{"text": ""}]})
+        else:
+            out.append({"role": "user", "parts": [{"text": content_text(m.get("content"))}]})
+    return out
+
+
+def from_gemini(reply: dict[str, Any], *, reply_id: str = "") -> dict[str, Any]:
+    """A ``generateContent`` reply as a chat completion (builtins). Tool calls get ids ``call_{n}`` unless the
+    reply names them (Gemini pairs results by name; the agent loop pairs them by id)."""
     candidates = reply.get("candidates") or [{}]
     candidate = candidates[0]
     parts = (candidate.get("content") or {}).get("parts") or []
     text = "".join(p.get("text", "") for p in parts if "text" in p and not p.get("thought"))
-    prefix = f"call_{reply['responseId']}_" if reply.get("responseId") else "call_"  # unique across the turns
-    calls = [{"id": p["functionCall"].get("id") or f"{prefix}{i}", "type": "function",
+    calls = [{"id": p["functionCall"].get("id") or f"call_{n}", "type": "function",
               "function": {"name": p["functionCall"].get("name", ""),
                            "arguments": orjson.dumps(p["functionCall"].get("args") or {}).decode()}}
-             for i, p in enumerate(q for q in parts if "functionCall" in q)]
+             for n, p in enumerate(p for p in parts if "functionCall" in p)]
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         message["tool_calls"] = calls
-    finish = "tool_calls" if calls else _FINISH.get(candidate.get("finishReason") or "STOP", "stop")
+    blocked = (reply.get("promptFeedback") or {}).get("blockReason")
+    finish = "tool_calls" if calls else "content_filter" if blocked else _FINISH.get(
+        candidate.get("finishReason") or "STOP", "stop")
     usage = reply.get("usageMetadata") or {}
-    prompt, completion = usage.get("promptTokenCount") or 0, usage.get("candidatesTokenCount") or 0
-    return {"id": reply.get("responseId", ""), "model": reply.get("modelVersion", ""),
+    prompt = usage.get("promptTokenCount") or 0
+    completion = (usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0)
+    return {"id": reply.get("responseId") or reply_id, "model": reply.get("modelVersion", ""),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": usage.get("totalTokenCount") or prompt + completion,
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
                       "prompt_tokens_details": {"cached_tokens": usage.get("cachedContentTokenCount") or 0}}}
 
 
-class _Folded:
-    """A stream's chunks folded into one reply: text parts joined, function calls kept, the last usage."""
+class _StreamedReply:
+    """A ``streamGenerateContent`` SSE stream folded into one reply, with the times of its content events."""
 
     def __init__(self, started: float) -> None:
-        self.started, self.times = started, list[float]()
-        self.text, self.calls, self.last = "", list[dict[str, Any]](), dict[str, Any]()
+        self.started = started
+        self.parts: list[dict[str, Any]] = []
+        self.reply: dict[str, Any] = {}
+        self.finish: str | None = None
+        self.times: list[float] = []
 
-    def chunk(self, data: dict[str, Any]) -> None:
-        self.last = {**self.last, **{k: v for k, v in data.items() if k != "candidates"}}
-        for candidate in (data.get("candidates") or [])[:1]:
-            parts = (candidate.get("content") or {}).get("parts") or []
-            if parts:
-                self.times.append(time.perf_counter())
-            self.text += "".join(p.get("text", "") for p in parts if "text" in p and not p.get("thought"))
-            self.calls += [p for p in parts if "functionCall" in p]
-            if candidate.get("finishReason"):
-                self.last["finishReason"] = candidate["finishReason"]
+    def event(self, chunk: dict[str, Any]) -> None:
+        candidate = (chunk.get("candidates") or [{}])[0]
+        parts = (candidate.get("content") or {}).get("parts") or []
+        if parts:
+            self.times.append(time.perf_counter())
+        for part in parts:
+            if "text" in part and self.parts and "text" in self.parts[-1] \
+                    and bool(part.get("thought")) == bool(self.parts[-1].get("thought")):
+                self.parts[-1] = {**self.parts[-1], "text": self.parts[-1]["text"] + part["text"]}
+            else:
+                self.parts.append(dict(part))
+        self.finish = candidate.get("finishReason") or self.finish
+        self.reply.update({k: v for k, v in chunk.items() if k != "candidates"})
 
-    def reply(self) -> dict[str, Any]:
-        parts = ([{"text": self.text}] if self.text else []) + self.calls
-        candidate = {"content": {"role": "model", "parts": parts}, "finishReason": self.last.get("finishReason")}
-        return {**self.last, "candidates": [candidate]}
+    def folded(self) -> dict[str, Any]:
+        return {**self.reply, "candidates": [{"content": {"role": "model", "parts": self.parts},
+                                              "finishReason": self.finish}]}
 
     def timing(self) -> StreamTiming:
-        if not self.times:
-            return StreamTiming(ttft_s=round(time.perf_counter() - self.started, 6), itl_s=[], chunks=0)
-        gaps = [round(b - a, 6) for a, b in zip(self.times, self.times[1:], strict=False)]
-        return StreamTiming(ttft_s=round(self.times[0] - self.started, 6), itl_s=gaps, chunks=len(self.times))
+        return stream_timing(self.started, self.times)
 
 
-class GeminiTransport(Transport):
-    """POST to ``{base_url}/models/{model}:generateContent`` (or ``:streamGenerateContent?alt=sse``)."""
+def retry_hint(status: int, body: bytes, headers: Any) -> dict[str, str]:
+    """The reply's headers, plus a ``retry-after`` from a 429's ``RetryInfo.retryDelay`` when none was sent."""
+    out = dict(headers)
+    if status != 429 or any(k.lower() == "retry-after" for k in out):
+        return out
+    try:
+        details = orjson.loads(body)["error"].get("details") or []
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return out
+    for detail in details:
+        if isinstance(detail, dict) and (match := _DELAY.match(str(detail.get("retryDelay", "")))):
+            out["retry-after"] = match.group(1)
+    return out
+
+
+class GeminiTransport(ProviderHTTPTransport):
+    """POST to ``{base_url}/models/{model}:generateContent`` (``:streamGenerateContent?alt=sse`` when streaming)
+    with ``x-goog-api-key``; map both ways."""
 
     name = "gemini"
 
-    def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
-
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30),
-                                                  skip_auto_headers=("User-Agent",))
-        return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
-        model = quote(str(request.body.get("model", endpoint.api_model)), safe="")
+        model = str(request.body.get("model") or endpoint.api_model)
         stream = request.body.get("stream") is True
-        url = (endpoint.base_url.rstrip("/") + f"/models/{model}:"
-               + ("streamGenerateContent?alt=sse" if stream else "generateContent"))
+        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        url = f"{endpoint.base_url.rstrip('/')}/models/{quote(model, safe='')}:{method}"
         headers = {"Content-Type": "application/json", "User-Agent": "mpcbench-async", "Idempotency-Key": request.key,
                    **unit_attempt_headers(), **endpoint.headers}
         if endpoint.api_key:
             headers["x-goog-api-key"] = endpoint.api_key
         started = time.perf_counter()
-        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
-        try:
-            async with self._get_session().post(url, data=orjson.dumps(to_gemini(request.body)), headers=headers,
-                                                timeout=timeout) as response:
-                if response.status != 200:
-                    raise error_for_status(response.status, await response.read(), response.headers,
-                                           model=endpoint.model, endpoint=url)
-                if stream:
-                    folded, parser = _Folded(started), SSEParser()
-                    async for chunk in response.content.iter_any():
-                        for _, data in parser.feed(chunk):
-                            folded.chunk(_json(data, endpoint, url))
-                    for _, data in parser.close():
-                        folded.chunk(_json(data, endpoint, url))
-                    reply, timing = folded.reply(), folded.timing()
-                else:
-                    reply, timing = _json(await response.read(), endpoint, url), None
-                if not isinstance(reply, dict) or not reply.get("candidates"):
-                    raise BadResponseError(f"not a generateContent reply: {str(reply)[:200]!r}",
-                                           model=endpoint.model, endpoint=url)
+        async with self._post(endpoint, url, orjson.dumps(to_gemini(request.body)), headers) as response:
+            if response.status != 200:
+                raw = await response.read()
+                raise error_for_status(response.status, raw, retry_hint(response.status, raw, response.headers),
+                                       model=endpoint.model, endpoint=url)
+            if stream and "text/event-stream" in response.headers.get("Content-Type", ""):
+                folded = await _read_stream(response.content.iter_any(), started, endpoint, url)
+                completion = completion_from_builtins(from_gemini(folded.folded()), model=endpoint.model,
+                                                      endpoint=url)
+                completion.stream = folded.timing()
+            else:
+                raw = await response.read()
+                reply = _decode(raw, endpoint, url)
+                if "candidates" not in reply and "promptFeedback" not in reply:
+                    raise BadResponseError(f"not a generateContent reply: {raw[:200]!r}", model=endpoint.model,
+                                           endpoint=url)
                 completion = completion_from_builtins(from_gemini(reply), model=endpoint.model, endpoint=url)
-                completion.stream = timing
-                completion.rate_limit_headers = rate_limit_headers(response.headers)
-                completion.request_id = request_id_header(response.headers)
-                return completion
-        except aiohttp.ConnectionTimeoutError as exc:
-            raise endpoint.connect_timeout() from exc
-        except aiohttp.ServerTimeoutError as exc:
-            raise endpoint.read_timeout() from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise BadResponseError(f"truncated reply ({exc})", model=endpoint.model, endpoint=url) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
-            raise LLMConnectionError(f"connection failed ({type(exc).__name__}: {exc})", model=endpoint.model,
-                                     endpoint=url) from exc
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+            completion.request_id = request_id_header(response.headers)
+            return completion
 
 
-def _json(data: bytes, endpoint: Endpoint, url: str) -> Any:
+def _decode(raw: bytes, endpoint: Endpoint, url: str) -> dict[str, Any]:
     try:
-        return orjson.loads(data)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise BadResponseError(f"undecodable reply ({exc}): {data[:200]!r}", model=endpoint.model,
+        raise BadResponseError(f"undecodable reply ({exc}): {raw[:200]!r}", model=endpoint.model,
                                endpoint=url) from exc
+    if not isinstance(value, dict):
+        raise BadResponseError(f"not a generateContent reply: {raw[:200]!r}", model=endpoint.model, endpoint=url)
+    return value
+
+
+async def _read_stream(chunks: AsyncIterator[bytes], started: float, endpoint: Endpoint, url: str) -> _StreamedReply:
+    folded, parser = _StreamedReply(started), SSEParser()
+    async for chunk in chunks:
+        for _kind, data in parser.feed(chunk):
+            folded.event(_decode(data, endpoint, url))
+    for _kind, data in parser.close():
+        folded.event(_decode(data, endpoint, url))
+    if folded.finish is None:
+        raise BadResponseError("the stream ended before a finishReason (cut off)", model=endpoint.model,
+                               endpoint=url)
+    return folded

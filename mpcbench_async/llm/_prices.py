@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from ._config import ModelSettings, Prices
 
 __all__ = ["PRICE_TABLE", "PRICES_AS_OF", "model_prices", "table_prices"]
@@ -34,6 +36,12 @@ _P = Prices
 def _rows(rows: dict[str, tuple[float, float, float | None]]) -> dict[str, Prices]:
     """``name: (input, output, cached input)``; reasoning tokens bill at the output rate for all of these."""
     return {name: _P(input_per_1m=i, output_per_1m=o, cached_input_per_1m=c) for name, (i, o, c) in rows.items()}
+
+
+def _with_cache_writes(factor: float, rows: dict[str, tuple[float, float, float | None]]) -> dict[str, Prices]:
+    """``_rows``, with cache writes at ``factor`` × the input rate."""
+    return {name: msgspec.structs.replace(p, cache_write_per_1m=round(p.input_per_1m * factor, 6))
+            for name, p in _rows(rows).items()}
 
 
 PRICE_TABLE: dict[str, Prices] = {
@@ -58,8 +66,9 @@ PRICE_TABLE: dict[str, Prices] = {
     }),
     # Anthropic (direct, its OpenAI-compatible endpoint, or a gateway passing its rates through) — source:
     # https://platform.claude.com/docs/en/about-claude/pricing, "Model pricing" table; cached input is the
-    # "cache hits and refreshes" column (cache writes are not reported in OpenAI-style usage, so not priced).
-    **_rows({
+    # "cache hits and refreshes" column; cache writes (reported by the native Messages API) are the "5m cache
+    # writes" column, 1.25× input.
+    **_with_cache_writes(1.25, {
         "claude-opus-4-5": (5.00, 25.00, 0.50),
         "claude-opus-4-1": (15.00, 75.00, 1.50),
         "claude-opus-4": (15.00, 75.00, 1.50),

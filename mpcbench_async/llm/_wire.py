@@ -67,6 +67,7 @@ class _WireChoice(msgspec.Struct):
 
 class _PromptDetails(msgspec.Struct, omit_defaults=True):
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None  # written to the prompt cache (Anthropic's cache_creation_input_tokens)
 
 
 class _CompletionDetails(msgspec.Struct, omit_defaults=True):
@@ -84,6 +85,10 @@ class _WireUsage(msgspec.Struct, omit_defaults=True):
         """Prompt tokens served from the provider's prompt cache, and completion tokens spent reasoning."""
         prompt, completion = self.prompt_tokens_details, self.completion_tokens_details
         return (prompt.cached_tokens or 0) if prompt else 0, (completion.reasoning_tokens or 0) if completion else 0
+
+    def cache_writes(self) -> int:
+        """Prompt tokens written to the provider's prompt cache (billed at its cache-write rate)."""
+        return (self.prompt_tokens_details.cache_write_tokens or 0) if self.prompt_tokens_details else 0
 
 
 class StreamTiming(msgspec.Struct, kw_only=True):

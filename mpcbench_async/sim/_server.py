@@ -24,13 +24,10 @@ import msgspec
 import orjson
 from aiohttp import web
 
-from ._anthropic import chat_request, error_reply, message_events, message_reply
+from . import _anthropic as anthropic
+from . import _gemini as gemini
 from ._batch import BatchDesk
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
-from ._gemini import chat_request as gemini_chat
-from ._gemini import error_reply as gemini_error
-from ._gemini import reply_chunks as gemini_chunks
-from ._gemini import reply_of as gemini_reply
 from ._leaks import echoed_credentials, echoed_shapes, quoted_key, request_key
 from ._policies import Reply
 from ._registry import get_policy, policy_names
@@ -194,8 +191,8 @@ class SimServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
-        app.router.add_post("/v1beta/models/{target:.+}", self._generate)  # Google's base URL ends in /v1beta,
-        app.router.add_post("/v1/models/{target:.+}", self._generate)  # the sim's (for every provider) in /v1
+        app.router.add_post("/v1/models/{name:.+}", self._generate)  # Gemini, at the sim's base URL
+        app.router.add_post("/v1beta/models/{name:.+}", self._generate)  # and at Gemini's own path
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/reset", self._reset)
@@ -262,61 +259,53 @@ class SimServer:
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         """Anthropic's Messages API: the request translated to a chat request, served as one, the reply translated
-        back (``_anthropic``). A fault that breaks the connection off is served as it is (nothing to translate)."""
+        back (``_anthropic``)."""
         try:
-            chat = chat_request(orjson.loads(await request.read()))
+            chat = anthropic.chat_request(orjson.loads(await request.read()))
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            status, body = error_reply(400, _error_body(str(exc), "invalid_request_error"))
-            return self._respond(status, body)
+            return self._respond(*anthropic.error_reply(400, _error_body(str(exc), "invalid_request_error")))
         stream = chat.pop("stream", None) is True
+        return await self._translated(request, chat, stream, anthropic.error_reply,
+                                      lambda c: (anthropic.message_reply(c), anthropic.message_events), ())
+
+    async def _generate(self, request: web.Request) -> web.StreamResponse:
+        """Gemini's ``models/{model}:generateContent`` and ``:streamGenerateContent`` (``_gemini``); Gemini sends no
+        rate-limit headers, so the ``x-ratelimit-*`` ones are dropped (a 429 keeps its ``retry-after``)."""
+        model, _, method = request.match_info["name"].rpartition(":")
+        try:
+            if method not in ("generateContent", "streamGenerateContent") or not model:
+                raise ValueError(f"unknown method {method!r}: generateContent or streamGenerateContent")
+            chat = gemini.chat_request(model, orjson.loads(await request.read()))
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self._respond(*gemini.error_reply(400, _error_body(str(exc), "invalid_request_error")))
+        return await self._translated(request, chat, method == "streamGenerateContent", gemini.error_reply,
+                                      lambda c: (gemini.generate_reply(c), gemini.reply_events), ("x-ratelimit-",))
+
+    async def _translated(self, request: web.Request, chat: dict[str, Any], stream: bool,
+                          error_reply: Callable[[int, bytes], tuple[int, bytes]],
+                          translate: Callable[[dict[str, Any]], tuple[dict[str, Any], Callable[..., list[bytes]]]],
+                          drop: tuple[str, ...]) -> web.StreamResponse:
+        """``chat`` served as a chat request, its reply translated by ``translate`` (the reply and its stream events)
+        and its errors by ``error_reply``. A fault that breaks the connection off is served as it is (nothing to
+        translate), and so is a malformed-reply fault (malformed in any shape)."""
         response = await self._chat(request, orjson.dumps(chat))
         if not isinstance(response, web.Response) or not isinstance(response.body, bytes):
             return response
-        keep = {k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")}
+        keep = {k: v for k, v in response.headers.items()
+                if k.lower() not in ("content-type", "content-length") and not k.lower().startswith(drop)}
         if response.status != 200:
             status, body = error_reply(response.status, response.body)
             return web.Response(status=status, body=body, content_type="application/json", headers=keep)
         try:
-            message = message_reply(orjson.loads(response.body))
+            reply, events = translate(orjson.loads(response.body))
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-            return response  # a malformed-reply fault: malformed in any shape
-        if not stream:
-            return web.Response(status=200, body=orjson.dumps(message), content_type="application/json",
-                                headers=keep)
-        streamed = web.StreamResponse(status=200, headers={**keep, "Content-Type": "text/event-stream"})
-        await streamed.prepare(request)
-        for event in message_events(message):
-            await streamed.write(event)
-        await streamed.write_eof()
-        return streamed
-
-    async def _generate(self, request: web.Request) -> web.StreamResponse:
-        """Gemini's ``{model}:generateContent`` and ``:streamGenerateContent?alt=sse``, served through the chat path
-        (``_gemini``); the model name is percent-encoded in the path (a sim model's options hold ``?`` and ``&``)."""
-        model, _, method = request.match_info["target"].rpartition(":")
-        if method not in ("generateContent", "streamGenerateContent"):
-            return self._respond(404, gemini_error(404, _error_body(f"no method {method!r}", "not_found")))
-        try:
-            chat = gemini_chat(model, orjson.loads(await request.read()))
-        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            return self._respond(400, gemini_error(400, _error_body(str(exc), "invalid_request_error")))
-        response = await self._chat(request, orjson.dumps(chat))
-        if not isinstance(response, web.Response) or not isinstance(response.body, bytes):
             return response
-        keep = {k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")}
-        if response.status != 200:
-            return web.Response(status=response.status, body=gemini_error(response.status, response.body),
-                                content_type="application/json", headers=keep)
-        try:
-            reply = gemini_reply(orjson.loads(response.body))
-        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-            return response  # a malformed-reply fault
-        if method == "generateContent":
+        if not stream:
             return web.Response(status=200, body=orjson.dumps(reply), content_type="application/json", headers=keep)
         streamed = web.StreamResponse(status=200, headers={**keep, "Content-Type": "text/event-stream"})
         await streamed.prepare(request)
-        for chunk in gemini_chunks(reply):
-            await streamed.write(chunk)
+        for event in events(reply):
+            await streamed.write(event)
         await streamed.write_eof()
         return streamed
 

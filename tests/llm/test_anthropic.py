@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestServer
 
 from mpcbench_async import LLMClient, Message, MissingAPIKeyError, ModelConfig
 from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
-from mpcbench_async.llm._anthropic import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
+from mpcbench_async.llm._anthropic_shape import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
 from mpcbench_async.testing import write_workspace
@@ -79,7 +79,20 @@ class TestRecordedReplies:
             == choice["message"]["tool_calls"]
         # cache reads and writes are prompt tokens; the reads are the cached ones (priced as cached input)
         assert {"prompt_tokens": 472 + 2051 + 1200, "completion_tokens": 89, "total_tokens": 472 + 2051 + 1200 + 89,
-                "prompt_tokens_details": {"cached_tokens": 1200}} == completion["usage"]
+                "prompt_tokens_details": {"cached_tokens": 1200, "cache_write_tokens": 2051}} == completion["usage"]
+
+    def test_cache_reads_and_writes_are_priced_as_such(self):
+        """Sonnet 4.5 at the table's rates: input $3, cache read $0.30, cache write (5 min) $3.75, output $15."""
+        from mpcbench_async.llm._prices import PRICE_TABLE
+        from mpcbench_async.llm._wire import completion_from_builtins
+
+        reply = from_anthropic(orjson.loads((FIXTURES / "anthropic_tool_use.json").read_bytes()))
+        usage = completion_from_builtins(reply, model="claude", endpoint="e").usage
+        assert usage is not None and (1200, 0) == usage.cached_and_reasoning() and 2051 == usage.cache_writes()
+        prices = PRICE_TABLE["claude-sonnet-4-5"]
+        assert 3.75 == prices.cache_write_per_1m
+        assert pytest.approx((472 * 3.00 + 1200 * 0.30 + 2051 * 3.75 + 89 * 15.00) / 1e6, rel=1e-12) == prices.cost(
+            usage.prompt_tokens or 0, usage.completion_tokens or 0, cached_tokens=1200, cache_write_tokens=2051)
 
     @pytest.mark.parametrize("stream", [False, True])
     async def test_through_the_transport(self, stream):
