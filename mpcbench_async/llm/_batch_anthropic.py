@@ -19,6 +19,7 @@ import aiohttp
 import orjson
 
 from .._exceptions import LLMConnectionError, LLMError, ServerError
+from ._anthropic_shape import content_text
 from ._batch_api import BatchView, UnknownBatchError
 from ._transport import Endpoint
 from ._wire import WireCompletion, completion_from_builtins, error_for_status
@@ -29,17 +30,13 @@ VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; a judge's reply is far shorter
 
 
-def _text(content: Any) -> str:
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or ())
-
-
 def messages_params(body: dict[str, Any]) -> dict[str, Any]:
     """A chat-completions body as Messages params: system prompts apart, user and assistant text, max_tokens."""
-    system = "\n\n".join(_text(m["content"]) for m in body["messages"] if m["role"] == "system")
+    system = "\n\n".join(content_text(m["content"]) for m in body["messages"] if m["role"] == "system")
     params: dict[str, Any] = {
         "model": body["model"],
         "max_tokens": int(body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS),
-        "messages": [{"role": m["role"], "content": _text(m["content"])} for m in body["messages"]
+        "messages": [{"role": m["role"], "content": content_text(m["content"])} for m in body["messages"]
                      if m["role"] in ("user", "assistant")]}
     if system:
         params["system"] = system
@@ -137,7 +134,7 @@ def _result(result: dict[str, Any], endpoint: Endpoint, url: str) -> WireComplet
         usage = message.get("usage") or {}
         return completion_from_builtins({
             "id": message.get("id", ""), "model": message.get("model", ""),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": _text(message.get("content"))},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content_text(message.get("content"))},
                          "finish_reason": "length" if message.get("stop_reason") == "max_tokens" else "stop"}],
             "usage": {"prompt_tokens": int(usage.get("input_tokens") or 0),
                       "completion_tokens": int(usage.get("output_tokens") or 0),
