@@ -3,25 +3,17 @@ the embedded sim's /v1/messages, and a whole sweep that scores as the OpenAI sha
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from mpcbench_async import LLMClient, Message, MissingAPIKeyError, ModelConfig
+from mpcbench_async import LLMClient, MissingAPIKeyError, ModelConfig
 from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
 from mpcbench_async.llm._anthropic_shape import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
-from mpcbench_async.testing import write_workspace
+from tests.llm.providers import FIXTURES, WEATHER, config, refused, sweep_results, user
 from tests.sweep.conftest import FAST_RETRY
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
-WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather at a place",
-                                            "parameters": {"type": "object",
-                                                           "properties": {"location": {"type": "string"}}}}}
 
 
 class TestRequestMapping:
@@ -139,14 +131,6 @@ class TestRecordedReplies:
             assert completion.stream is not None and 6 == completion.stream.chunks  # 2 text + 4 input deltas
 
 
-def user(text: str) -> list[Message]:
-    return [Message(role="system", content="be brief"), Message(role="user", content=text)]
-
-
-def config(provider: str, **extra) -> ModelConfig:
-    return ModelConfig.from_dict({"defaults": {"provider": provider, **FAST_RETRY, **extra}})
-
-
 class TestAgainstTheSim:
     @pytest.mark.parametrize("stream", [False, True])
     async def test_the_same_reply_as_the_openai_shape(self, stream):
@@ -170,15 +154,7 @@ class TestAgainstTheSim:
         from mpcbench_async import ServerError
 
         async with SimServer(seed=7) as sim:
-            transport = create_transport("anthropic")
-            endpoint = Endpoint(model="sim/echo", api_model="sim/echo?fault=503&fail_first=1", base_url=sim.base_url)
-            body = {"model": "sim/echo?fault=503&fail_first=1", "messages": [{"role": "user", "content": "x"}]}
-            try:
-                with pytest.raises(ServerError) as exc:
-                    await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k-503"))
-            finally:
-                await transport.aclose()
-            assert 529 == exc.value.status
+            assert 529 == (await refused(sim, "anthropic", "sim/echo?fault=503&fail_first=1", ServerError)).status
             async with LLMClient(config("anthropic"), sim_base_url=sim.base_url) as client:
                 result = await client.chat("sim/echo?fault=503&fail_first=1", user("again"), key="k-529")
             assert 2 == sim.stats.received["k-529"]  # the first refused, the retry served
@@ -219,20 +195,10 @@ class TestConfig:
 async def test_a_sweep_scores_the_same_through_the_messages_api(tmp_path):
     """Agents and judge on the Messages API (the sim's /v1/messages): the same answers, checks and scores as the
     same sweep on chat completions."""
-    summaries, answers = {}, {}
     async with SimServer(seed=11) as sim:
+        summaries, answers = {}, {}
         for provider in ("openai", "anthropic"):
-            root = write_workspace(tmp_path / provider, base_url=sim.base_url, tasks=3,
-                                   agent_models=("sim/oracle-agent", "sim/lazy-agent"),
-                                   defaults={**FAST_RETRY, "provider": provider})
-            out = tmp_path / provider / "out"
-            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
-                                         out=out, tasks_dir=root / "tasks", data_dir=root / "data",
-                                         scenarios_dir=root / "scenarios", handle_signals=False, certificate=False))
-            summaries[provider] = {(m.model, m.stats.ars.mean, m.stats.sgr.mean, m.stats.check_rate.mean)
-                                   for m in summarize(out).models}
-            answers[provider] = sorted((r["model"], r["task_id"], r["run"]["final_answer"], len(r["checks"]))
-                                       for r in map(orjson.loads, (out / "runs.jsonl").read_bytes().splitlines()))
+            summaries[provider], answers[provider] = await sweep_results(tmp_path / provider, sim, provider)
         assert sim.stats.statuses.get("200", 0) > 0
     assert summaries["openai"] == summaries["anthropic"]
     assert answers["openai"] == answers["anthropic"]

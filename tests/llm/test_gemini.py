@@ -4,26 +4,17 @@ documented shape, the embedded sim's Gemini endpoints, and a whole sweep that sc
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from mpcbench_async import LLMClient, Message, ModelConfig
+from mpcbench_async import LLMClient, ModelConfig
 from mpcbench_async._redact import redact
 from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
 from mpcbench_async.llm._gemini import from_gemini, retry_hint, to_gemini
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
-from mpcbench_async.testing import write_workspace
-from tests.sweep.conftest import FAST_RETRY
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
-WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather at a place",
-                                            "parameters": {"type": "object",
-                                                           "properties": {"location": {"type": "string"}}}}}
+from tests.llm.providers import FIXTURES, WEATHER, config, refused, sweep_results, user
 
 
 def test_the_request_maps_system_calls_and_results():
@@ -130,14 +121,6 @@ def test_each_providers_key_is_redacted_unregistered(text, key):
     assert key not in out and key[4:-4] not in out
 
 
-def user(text: str) -> list[Message]:
-    return [Message(role="system", content="be brief"), Message(role="user", content=text)]
-
-
-def config(provider: str) -> ModelConfig:
-    return ModelConfig.from_dict({"defaults": {"provider": provider, **FAST_RETRY}})
-
-
 @pytest.mark.parametrize("stream", [False, True])
 async def test_the_sim_gives_the_same_reply_as_the_openai_shape(stream):
     async with SimServer(seed=7) as sim:
@@ -158,40 +141,22 @@ async def test_the_sims_429_is_resource_exhausted_and_retried():
     from mpcbench_async import RateLimitError
 
     async with SimServer(seed=7) as sim:
-        transport = create_transport("gemini")
         model = "sim/echo?fault=429&fail_first=1"
-        endpoint = Endpoint(model="sim/echo", api_model=model, base_url=sim.base_url)
-        body = {"model": model, "messages": [{"role": "user", "content": "x"}]}
-        try:
-            with pytest.raises(RateLimitError) as exc:
-                await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k-429"))
-        finally:
-            await transport.aclose()
+        exc = await refused(sim, "gemini", model, RateLimitError)
         async with LLMClient(config("gemini"), sim_base_url=sim.base_url) as client:
             result = await client.chat(model, user("again"), key="k-429b")
         assert 2 == sim.stats.received["k-429b"]
-    assert 429 == exc.value.status and exc.value.retry_after is not None
+    assert 429 == exc.status and exc.retry_after is not None
     assert (2, "echo: again") == (result.attempts, result.content)
 
 
 async def test_a_sweep_scores_the_same_through_generate_content(tmp_path):
-    summaries, answers = {}, {}
     async with SimServer(seed=11) as sim:
+        summaries, answers = {}, {}
         for provider in ("openai", "gemini"):
-            root = write_workspace(tmp_path / provider, base_url=sim.base_url, tasks=3,
-                                   agent_models=("sim/oracle-agent", "sim/lazy-agent"),
-                                   defaults={**FAST_RETRY, "provider": provider})
-            out = tmp_path / provider / "out"
-            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
-                                         out=out, tasks_dir=root / "tasks", data_dir=root / "data",
-                                         scenarios_dir=root / "scenarios", handle_signals=False, certificate=False))
-            summaries[provider] = {(m.model, m.stats.ars.mean, m.stats.sgr.mean, m.stats.check_rate.mean)
-                                   for m in summarize(out).models}
-            answers[provider] = sorted((r["model"], r["task_id"], r["run"]["final_answer"], len(r["checks"]))
-                                       for r in map(orjson.loads, (out / "runs.jsonl").read_bytes().splitlines()))
+            summaries[provider], answers[provider] = await sweep_results(tmp_path / provider, sim, provider)
     assert summaries["openai"] == summaries["gemini"]
     assert answers["openai"] == answers["gemini"]
-
 
 async def test_the_key_comes_from_gemini_api_key_or_google_api_key(monkeypatch):
     from mpcbench_async import MissingAPIKeyError
@@ -220,18 +185,11 @@ async def test_the_sims_503_is_unavailable_in_googles_shape_and_retried():
     from mpcbench_async import ServerError
 
     async with SimServer(seed=7) as sim:
-        transport = create_transport("gemini")
         model = "sim/echo?fault=503&fail_first=1"
-        endpoint = Endpoint(model="sim/echo", api_model=model, base_url=sim.base_url)
-        body = {"model": model, "messages": [{"role": "user", "content": "x"}]}
-        try:
-            with pytest.raises(ServerError) as exc:
-                await transport.complete(endpoint, ChatRequest(body=body, payload=b"", key="k-503"))
-        finally:
-            await transport.aclose()
+        exc = await refused(sim, "gemini", model, ServerError)
         async with LLMClient(config("gemini"), sim_base_url=sim.base_url) as client:
             result = await client.chat(model, user("again"), key="k-503b", stream=True)
-    assert 503 == exc.value.status
+    assert 503 == exc.status
     assert (2, "echo: again") == (result.attempts, result.content)
 
 
