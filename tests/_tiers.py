@@ -35,6 +35,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/cli/test_cli.py",
     "tests/cli/test_commands.py",
     "tests/cli/test_generate_runner.py",
+    "tests/cli/test_help_cache.py",
     "tests/cli/test_output_paths.py",
     "tests/cli/test_sweep_dry_run.py",
     "tests/compare/test_cli.py",

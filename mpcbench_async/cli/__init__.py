@@ -11,15 +11,14 @@ error. The exit codes are listed in ``_exit`` and in ``--help``.
 
 from __future__ import annotations
 
-import argparse
 import errno
 import sys
 
 from .._lazy import TYPE_CHECKING
-from . import _exit
-from ._commands import add_commands
+from ._help import cached_help
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -53,6 +52,11 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The program's parser; a command's own parser is built when the command is parsed (``_commands``)."""
+    import argparse
+
+    from . import _exit
+    from ._commands import add_commands
+
     parser = argparse.ArgumentParser(
         prog="mpcbench-async",
         allow_abbrev=False,
@@ -82,6 +86,12 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's arguments); return the exit code (``_exit``)."""
+    if (text := cached_help(sys.argv[1:] if argv is None else argv)) is not None:
+        sys.stdout.write(text)  # what argparse prints for --help, stored (``_help``): no parser, no argparse
+        return 0
+    from . import _exit
+
     parser = build_parser()
     args = parser.parse_args(argv)
     from .._exceptions import BenchError, Interrupted  # after parsing, as logging: --help never loads them

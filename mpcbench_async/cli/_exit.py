@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from .._lazy import TYPE_CHECKING
+from ._help import columns
 
 if TYPE_CHECKING:
     from typing import Any
@@ -33,7 +32,7 @@ class _Formatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
                  width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+        super().__init__(prog, indent_increment, max_help_position, columns() - 2 if width is None else width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if text == EPILOG:
@@ -44,20 +43,3 @@ class _Formatter(argparse.HelpFormatter):
 def with_epilog(**kwargs: Any) -> dict[str, Any]:
     """Parser keyword arguments that add the exit-code table under the help."""
     return {"epilog": EPILOG, "formatter_class": _Formatter, **kwargs}
-
-
-def _columns() -> int:
-    """``shutil.get_terminal_size().columns`` (what argparse wraps to) without importing ``shutil``.
-
-    ``shutil`` imports bz2, lzma and zlib: about 3 ms, an eighth of ``mpcbench-async --help`` (issue 31).
-    """
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -42,6 +43,12 @@ def built(monkeypatch):
     monkeypatch.setattr(argparse.ArgumentParser, "__init__", counting_init)
     monkeypatch.setattr(argparse._ActionsContainer, "add_argument", counting_add_argument)
     return counts
+
+
+@pytest.fixture(autouse=True)
+def _parser_width(monkeypatch):
+    """Help at a width other than the stored text's, so the parser renders it (the stored text: test_help_cache)."""
+    monkeypatch.setenv("COLUMNS", "100")
 
 
 def _help(argv: list[str], capsys) -> str:
@@ -126,15 +133,18 @@ class TestCommandsAction:
 
 
 def test_help_imports_no_command_module():
-    """``--help`` imports the program's parser modules only: no command module, and none of typing, shutil,
-    threading, ast or importlib.resources (each a few ms of a start-up about twice the bare interpreter's)."""
+    """``--help`` rendered by the parser (at a width other than the stored text's, ``test_help_cache``) imports the
+    program's parser modules only: no command module, and none of typing, shutil, threading, ast or
+    importlib.resources (each a few ms of a start-up about twice the bare interpreter's)."""
     probe = ("import sys\nbefore = set(sys.modules)\nfrom mpcbench_async.cli import main\ntry:\n    main(['--help'])\n"
              "except SystemExit:\n    pass\nprint(sorted(set(sys.modules) - before), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "100"})
     loaded = set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
     assert {"mpcbench_async", "mpcbench_async._lazy", "mpcbench_async._wiring", "mpcbench_async.cli",
-            "mpcbench_async.cli._commands", "mpcbench_async.cli._exit", "mpcbench_async.llm",
-            "mpcbench_async.llm._providers", "mpcbench_async.sim", "mpcbench_async.sim._registry"} == {
+            "mpcbench_async.cli._commands", "mpcbench_async.cli._exit", "mpcbench_async.cli._help",
+            "mpcbench_async.cli._help_text", "mpcbench_async.llm", "mpcbench_async.llm._providers",
+            "mpcbench_async.sim", "mpcbench_async.sim._registry"} == {
         m for m in loaded if m.startswith("mpcbench_async")}
     assert set() == loaded & {"typing", "shutil", "threading", "ast", "pathlib", "importlib.resources"}
 
