@@ -137,22 +137,11 @@ def _os_error(exc: OSError) -> str:
     return f"{where}: {exc.strerror or exc}"
 
 
-# Settings whose flag is not ``--`` and the setting's name with dashes (``max_turns`` → ``--max-turns``).
-_FLAGS = {"suites": "--suite", "tariff_scoring": "--scoring", "ledger_fsync": "--ledger-sync",
-          "certificate": "--no-certificate"}
-
-
 def _flagged(exc: BaseException) -> str:
-    """A library error's text as the CLI's user should read it: the setting it starts with named by its flag.
+    """A library error's text as the CLI's user should read it: the settings it names shown as flags (``_flags``)."""
+    from ._flags import flagged
 
-    The library names settings (``max_turns must be at least 1``); here the flag that sets it is put in its place
-    (``--max-turns must be at least 1``). Other errors are printed as they are.
-    """
-    text = str(exc)
-    setting = getattr(exc, "setting", None)
-    if setting and text.startswith(setting):
-        return _FLAGS.get(setting, "--" + setting.replace("_", "-")) + text[len(setting):]
-    return text
+    return flagged(str(exc), getattr(exc, "setting", None))
 
 
 def _is_user_error(exc: BaseException) -> bool:

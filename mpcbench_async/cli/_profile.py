@@ -11,6 +11,7 @@ from .._lazy import TYPE_CHECKING
 from ..runtime import atomic_write_bytes
 from ._bench import _int_list
 from ._commands import add_commands
+from ._flags import flagged
 from ._paths import output_dir
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
               f"{ttft}  errors {100 * level.error_rate:.1f}%{'  over-saturated' if level.oversaturated else ''}",
               file=sys.stderr, flush=True)
         for error in level.error_classes:
-            print(f"{'':<12} {error.error_class} ×{error.count}: {error.message}", file=sys.stderr, flush=True)
+            print(f"{'':<12} {error.error_class} ×{error.count}: {flagged(error.message)}", file=sys.stderr, flush=True)
 
     profile = anyio.run(lambda: profile_endpoint(config, args.model, concurrencies=args.concurrency,
                                                  duration=args.duration, prompt_tokens=args.prompt_tokens,

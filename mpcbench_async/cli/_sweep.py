@@ -18,6 +18,7 @@ from .._options import sweep_dir_problem
 from .._resources import workspace_path
 from . import _exit
 from ._bench import _int_list
+from ._flags import flagged
 from ._levels import DATA as LEVELS_DATA
 from ._paths import output_dir
 
@@ -214,12 +215,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     result = anyio.run(run_sweep, options, _progress(quiet=args.quiet))
     for warning in result.warnings:
         print(f"data warning: {warning}", file=sys.stderr)
-    print(result.table)  # with the tariff section, the error classes, an example of each and what to do
+    print(flagged(result.table))  # with the tariff section, the error classes, an example of each and what to do
     print(f"written to {result.out}/")
     if result.interrupted:
         raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")
     if result.budget_reached:
-        print(result.budget_reached, file=sys.stderr)
+        print(flagged(result.budget_reached), file=sys.stderr)
         return _exit.BUDGET
     code = _exit_code(result.outcome)
     if code == _exit.OK and args.require_valid and result.certificate.status in ("invalid", "unknown"):
@@ -292,5 +293,5 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
     if (problem := sweep_dir_problem(args.dir)) is not None:
         raise InputError(problem)
-    print(write_summary(args.dir, pass_k=args.pass_k))
+    print(flagged(write_summary(args.dir, pass_k=args.pass_k)))
     return 0

@@ -12,6 +12,7 @@ from .._exceptions import Interrupted
 from ..runtime import atomic_write_bytes
 from . import _exit
 from ._commands import add_commands
+from ._flags import flagged
 from ._paths import output_dir
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  {case_type:18} {g.passed:>3}/{g.cases:<3} passed  avg {g.average_score:.3f}")
     errors = _error_lines(result.records, result.results)
     if errors:
-        print("errors by class:", *errors, sep="\n")
+        print("errors by class:", *map(flagged, errors), sep="\n")
     print(f"report -> {result.report_base.parent / result.report_base.name}.json and .md")
     if result.interrupted:
         raise Interrupted(f"tariff run stopped with {report.not_run} of {result.cases} case(s) not run; finished cases "

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InputError
+from .._options import setting_error
 from ..llm import ModelConfig
 from ..runtime import current_unit_attempt
 from ._limiter_actor import start_limiter
@@ -72,8 +73,8 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
     except OSError as exc:
-        raise InputError(f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the head "
-                         "with `ray start --head --port=PORT` and give HEAD:PORT") from None
+        raise setting_error("ray_address", f"ray_address {address}: nothing answers there ({exc.strerror or exc}); "
+                            "start the head with `ray start --head --port=PORT` and give HEAD:PORT") from None
 
 
 def require_ray() -> ModuleType:
@@ -111,7 +112,7 @@ class RayExecutor:
     def __init__(self, config: ModelConfig, *, address: str | None = None, workers: int | None = None,
                  concurrency: int = 64, transport: str | None = None) -> None:
         if workers is not None and workers < 1:
-            raise InputError(f"--workers must be at least 1, got {workers}")
+            raise setting_error("workers", f"workers must be at least 1, got {workers}")
         self.config, self.address, self.requested = config, address, workers
         self.concurrency, self.transport = max(1, concurrency), transport
         self.workers: list[WorkerState] = []
@@ -168,16 +169,16 @@ class RayExecutor:
             try:
                 ray.init(address=self.address, log_to_driver=True)
             except (ConnectionError, ValueError) as exc:
-                raise InputError(f"--ray-address {self.address}: cannot join the Ray cluster there: {exc}"
-                                 f"{'' if os.environ.get('RAY_AUTH_MODE') else AUTH_HINT}") from exc
+                raise setting_error("ray_address", f"ray_address {self.address}: cannot join the Ray cluster there: "
+                                    f"{exc}{'' if os.environ.get('RAY_AUTH_MODE') else AUTH_HINT}") from exc
         self._started = True
 
     async def _start_workers(self, ray: Any) -> None:
         cpus = int(ray.cluster_resources().get("CPU", 0))
         count = self.requested or max(1, cpus)
         if count > cpus:
-            raise InputError(f"--workers {count}: the Ray cluster has {cpus} CPU(s) and each worker needs one; "
-                             "ask for fewer workers or add nodes")
+            raise setting_error("workers", f"workers {count}: the Ray cluster has {cpus} CPU(s) and each worker "
+                                "needs one; ask for fewer workers or add nodes")
         self.limiter = start_limiter()
         actor_class = ray.remote(UnitWorker).options(num_cpus=1, max_concurrency=self.concurrency,
                                                      scheduling_strategy="SPREAD")

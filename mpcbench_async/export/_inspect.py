@@ -43,7 +43,7 @@ def export_inspect(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     try:
         from inspect_ai.log import write_eval_log
     except ImportError:
-        raise InputError("export --format inspect needs Inspect AI: pip install 'mpcbench-async[export]'") from None
+        raise InputError("``format=inspect`` needs Inspect AI: pip install 'mpcbench-async[export]'") from None
     sweep_dir, out_dir = Path(sweep_dir), Path(out_dir)
     by_model: dict[str, list[KeptRun]] = defaultdict(list)
     for kept in kept_records(sweep_dir):

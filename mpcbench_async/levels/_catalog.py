@@ -105,7 +105,7 @@ def results_identity(path: Path, lines: Sequence[dict[str, Any]]) -> tuple[int, 
     files have no split: ``test``), the split read from the instance ids when they carry one."""
     match = _RESULTS.match(path.name)
     if match is None:
-        raise InputError(f"{path}: not named eval_L<level>_[<split>_]<model>_<YYYYmmdd_HHMMSS>.jsonl; pass --model")
+        raise InputError(f"{path}: not named eval_L<level>_[<split>_]<model>_<YYYYmmdd_HHMMSS>.jsonl; pass ``model``")
     level, middle = int(match.group(1)), match.group(2)
     ids = {m.group(2) for line in lines if (m := _INSTANCE.match(str(line.get("instance_id", ""))))}
     split = ids.pop() if len(ids) == 1 else "test"

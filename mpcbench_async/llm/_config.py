@@ -397,7 +397,7 @@ def load_model_config(path: str | Path) -> ModelConfig:
     """
     path = workspace_path(path)
     if not path.is_file():
-        raise ConfigError(f"{path}: model config not found (pass --config PATH)")
+        raise ConfigError(f"{path}: model config not found (pass ``config=PATH``)")
     try:
         raw = decode_json(path.read_bytes(), _ConfigFile, source=str(path))
     except RecordDecodeError as exc:  # same message, as a configuration error

@@ -66,25 +66,25 @@ class ProfileOptions(msgspec.Struct, kw_only=True, frozen=True):
     def __post_init__(self) -> None:
         checked_options(self)  # the declared types first: a library caller's rates="1,5" is named, not a TypeError
         if not all(math.isfinite(value) for value in (*self.rates, *self.slo.values(), self.warmup, self.cooldown)):
-            raise InputError("--rates, --slo, --warmup and --cooldown take finite numbers (not inf or nan)")
+            raise InputError("``rates``, ``slo``, ``warmup`` and ``cooldown`` take finite numbers (not inf or nan)")
         if self.mode == "rate" and not self.rates:
-            raise InputError("--mode rate needs --rates R1,R2,... (requests/s)")
+            raise InputError("``mode=rate`` needs ``rates=R1,R2,...`` (requests/s)")
         if self.rates and self.mode != "rate":
-            raise InputError(f"--rates applies to --mode rate only (this is --mode {self.mode})")
+            raise InputError(f"``rates`` applies to ``mode=rate`` only (this is ``mode={self.mode}``)")
         for rate in self.rates:
             if not rate > 0:
-                raise InputError(f"--rates: every rate must be a positive number of requests/s, got {rate:g}")
+                raise InputError(f"``rates``: every rate must be a positive number of requests/s, got {rate:g}")
         for key, limit in self.slo.items():
             if key not in SLO_KEYS:
-                raise InputError(f"--slo: unknown key {key!r} (known: {', '.join(SLO_KEYS)})")
+                raise InputError(f"``slo``: unknown key {key!r} (known: {', '.join(SLO_KEYS)})")
             if not limit > 0:
-                raise InputError(f"--slo: {key} must be a positive number of seconds, got {limit:g}")
+                raise InputError(f"``slo``: {key} must be a positive number of seconds, got {limit:g}")
         if not self.stream and {"ttft", "tpot"} & self.slo.keys():
-            raise InputError("--slo: ttft and tpot need streaming (drop --no-stream)")
+            raise InputError("``slo``: ttft and tpot need streaming (drop ``stream=False``)")
         if self.warmup < 0 or self.cooldown < 0:
-            raise InputError("--warmup and --cooldown must be 0 or more")
+            raise InputError("``warmup`` and ``cooldown`` must be 0 or more")
         if self.max_concurrency < 1 or self.sweep_points < 1:
-            raise InputError("--max-concurrency and --sweep-points must be positive")
+            raise InputError("``max_concurrency`` and ``sweep_points`` must be positive")
 
 
 class EndpointProfile(msgspec.Struct, kw_only=True):
@@ -267,14 +267,14 @@ MAX_OUTPUT_TOKENS = 10_000_000
 def _check_load(options: ProfileOptions, *, duration: float, prompt_tokens: int, max_tokens: int) -> None:
     """Refuse, naming the flag, a load that is not a number or could not be generated (a schedule, a prompt)."""
     if not (math.isfinite(duration) and duration > 0):
-        raise InputError(f"--duration must be a positive number of seconds, got {duration:g}")
+        raise InputError(f"``duration`` must be a positive number of seconds, got {duration:g}")
     if not 1 <= prompt_tokens <= MAX_PROMPT_TOKENS:
-        raise InputError(f"--prompt-tokens must be between 1 and {MAX_PROMPT_TOKENS:,}, got {prompt_tokens}")
+        raise InputError(f"``prompt_tokens`` must be between 1 and {MAX_PROMPT_TOKENS:,}, got {prompt_tokens}")
     if not 1 <= max_tokens <= MAX_OUTPUT_TOKENS:
-        raise InputError(f"--max-tokens must be between 1 and {MAX_OUTPUT_TOKENS:,}, got {max_tokens}")
+        raise InputError(f"``max_tokens`` must be between 1 and {MAX_OUTPUT_TOKENS:,}, got {max_tokens}")
     for rate in options.rates:
         if rate * duration > MAX_ARRIVALS:
-            raise InputError(f"--rates {rate:g} for --duration {duration:g} s schedules {rate * duration:,.0f} "
+            raise InputError(f"``rates={rate:g}`` for ``duration={duration:g}`` s schedules {rate * duration:,.0f} "
                              f"requests in one level (at most {MAX_ARRIVALS:,}): lower the rate or the duration")
 
 
@@ -300,8 +300,8 @@ async def profile_endpoint(
     _check_load(options, duration=duration, prompt_tokens=prompt_tokens, max_tokens=max_tokens)
     warmup_s, cooldown_s = options.warmup, options.cooldown
     if warmup_s + cooldown_s >= duration:
-        raise InputError(f"--warmup and --cooldown ({warmup_s:g} s + {cooldown_s:g} s) leave nothing of "
-                         f"--duration {duration:g} s to measure")
+        raise InputError(f"``warmup`` and ``cooldown`` ({warmup_s:g} s + {cooldown_s:g} s) leave nothing of "
+                         f"``duration={duration:g}`` s to measure")
     words = "the quick brown fox jumps over the lazy dog and counts the tokens it sees".split()
     prompt = " ".join(words[i % len(words)] for i in range(max(1, prompt_tokens * 3 // 4)))
     provider = SimProvider() if sim_base_url is None and _embedded_sim(config, model) else None

@@ -12,7 +12,7 @@ from ._stats import Section, pct
 
 __all__ = ["certificate_notes", "certificate_sections", "certificate_status"]
 
-_WHY_UNKNOWN = {"skipped": "its baselines were skipped (--no-certificate)",
+_WHY_UNKNOWN = {"skipped": "its baselines were skipped (``certificate=False``)",
                 "missing": "the sweep wrote no baselines (certificate_baselines.json)"}
 
 

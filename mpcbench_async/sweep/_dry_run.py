@@ -30,7 +30,6 @@ from typing import Literal
 import msgspec
 import orjson
 
-from .._exceptions import InputError
 from .._options import setting_error
 from ..llm import ModelConfig, ModelSettings, Prices, TokenEstimator, model_prices
 from ..mpcbench import (
@@ -386,7 +385,7 @@ def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, 
         raise setting_error("concurrency", f"concurrency must be at least 1, got {concurrency}")
     for path in history:
         if not (Path(path) / CALLS).is_file():
-            raise InputError(f"--history {path}: no {CALLS} here; is it a sweep output directory?")
+            raise setting_error("history", f"history {path}: no {CALLS} here; is it a sweep output directory?")
     out_dir = Path(out_dir)
     sources = [d for d in dict.fromkeys([out_dir, *(Path(h) for h in history)]) if (d / CALLS).is_file()]
     observed = read_history(sources)

@@ -34,12 +34,12 @@ _HINTS = {
     "MissingAPIKeyError": "set the environment variable named by the model's api_key_env, then rerun",
     "HTMLReplyError": "a web page answered instead of the API: check base_url (it usually ends in /v1)",
     "PermanentLLMError": "the endpoint rejected the request: check the model name, API key and params in "
-                         "model_config.json, then rerun with --retry-errors",
+                         "model_config.json, then rerun with ``retry_errors=True``",
     "ToolWorkerTimeout": "a tool call found no free tool worker in time (other units' tool calls held them all): "
                          "rerun the same command to retry these units",
     "UnparsableJudgement": "the judge never replied with the scores its prompt asks for (the last reply's problem "
                            "is in the example): check the judge model and the judge prompts of prompt_config.json, "
-                           "then rerun with --retry-errors",
+                           "then rerun with ``retry_errors=True``",
     "InvalidInstance": "a levels instance does not fit the schema (file, line and field in the message): fix it; "
                        "the fixed instance runs on the next sweep",
 }
@@ -53,7 +53,7 @@ def hint_for(error_class: str, *, retryable: bool, file: str) -> str:
         return _HINTS[error_class]
     if retryable:
         return f"an infrastructure error: rerun the same command to retry; details in {file}"
-    return f"a task-level error: see error_message in {file}; fix the cause, then rerun with --retry-errors"
+    return f"a task-level error: see error_message in {file}; fix the cause, then rerun with ``retry_errors=True``"
 
 
 def endpoint_of(message: str) -> str | None:

@@ -122,7 +122,7 @@ def read_manifest(out_dir: Path) -> Manifest | None:
     try:
         return msgspec.json.decode(raw, type=Manifest)
     except msgspec.DecodeError as exc:
-        raise InputError(f"{path}: not a sweep manifest ({exc}); move it away or pass another --out") from exc
+        raise InputError(f"{path}: not a sweep manifest ({exc}); move it away or pass another ``out``") from exc
 
 
 def write_manifest(out_dir: Path, manifest: Manifest) -> None:
@@ -137,9 +137,9 @@ def _refusal(out_dir: Path, experiment: int, changes: list[str]) -> str:
     if len(changes) > _SHOWN:
         shown.append(f"  … and {len(changes) - _SHOWN} more")
     return (f"{out_dir / MANIFEST_FILE}: this directory holds experiment {experiment}, and this sweep changes what "
-            "its results depend on:\n" + "\n".join(shown) + "\nPass a new --out to keep the experiments in separate "
-            f"directories, or --allow-changes to start experiment {experiment + 1} here (the summary then counts only "
-            "its units).")
+            "its results depend on:\n" + "\n".join(shown) + "\nPass a new ``out`` to keep the experiments in separate "
+            f"directories, or ``allow_changes=True`` to start experiment {experiment + 1} here (the summary then "
+            "counts only its units).")
 
 
 _SHOWN = 20
@@ -279,4 +279,4 @@ def _key_words(out_dir: Path) -> list[str] | None:
 def _damaged(path: Path, what: str) -> str:
     return (f"{path}: not a list of unit keys ({what}). It names the units of this directory's current experiment; "
             "move it away and rerun to rebuild it from this sweep's units (records of other units in the directory "
-            "then stay out of the summary), or pass another --out")
+            "then stay out of the summary), or pass another ``out``")

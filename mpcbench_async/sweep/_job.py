@@ -331,7 +331,7 @@ def _levels_suite(request: SuiteRequest) -> list[LevelsSuite]:
                          + (f" of split {', '.join(options.levels_splits)}" if options.levels_splits else ""))
     models = list(options.models or config.agent_models)
     if not models:
-        raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
     problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
     if problems:
         raise InputError("; ".join(problems))
@@ -369,13 +369,13 @@ def _executor(options: SweepOptions, config: ModelConfig, chosen: _Chosen) -> Ra
 
     require_ray()
     if not chosen.remote_models:
-        raise InputError("--executor ray runs the mpcbench and levels suites' units on Ray (tariff and hscodecomp run "
-                         "on the driver): add mpcbench or levels to --suite, or drop --executor ray")
+        raise InputError("``executor=ray`` runs the mpcbench and levels suites' units on Ray (tariff and hscodecomp "
+                         "run on the driver): add mpcbench or levels to ``suites``, or drop ``executor=ray``")
     if _budgeted(options, config, chosen.models):
-        raise InputError("--executor ray: budgets (--max-cost, models.<name>.budget_usd) are not supported yet; "
-                         "drop them or use --executor local")
+        raise InputError("``executor=ray``: budgets (``max_cost``, models.<name>.budget_usd) are not supported yet; "
+                         "drop them or use ``executor=local``")
     if options.cache is not None and options.cache_mode != "off":
-        raise InputError("--executor ray: --cache is not supported yet; drop it or use --executor local")
+        raise InputError("``executor=ray``: ``cache`` is not supported yet; drop it or use ``executor=local``")
     # Each worker may run a full pool of runs and one of judgements at once.
     return RayExecutor(config, address=options.ray_address, workers=options.workers,
                        concurrency=2 * options.concurrency)
@@ -391,7 +391,7 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
     config, prompts, chosen = _inputs(options)
     plan = chosen.plan
     if plan is None or chosen.tariff or chosen.others:
-        raise InputError("--dry-run: only --suite mpcbench is estimated so far")
+        raise InputError("``dry_run``: only ``suites=mpcbench`` is estimated so far")
     return estimate_sweep(plan, config, prompts, options.out, concurrency=options.concurrency, history=history,
                           retry_errors=options.retry_errors)
 
@@ -487,7 +487,7 @@ def _budget_line(stop: BudgetExceeded | None, budget: Budget | None, outcome: Ou
     if stop is None or budget is None:
         return None
     if stop.scope == "the run":
-        spent, who, how = budget.spent_usd, "the sweep", "a higher --max-cost"
+        spent, who, how = budget.spent_usd, "the sweep", "a higher ``max_cost``"
         unsettled = (budget.unsettled_calls, budget.unsettled_usd)
     else:
         spent, who = budget.spent_by_model().get(stop.model, 0.0), stop.model

@@ -250,7 +250,7 @@ def build_plan(
     agents = list(agent_models or config.agent_models)
     judges = list(judge_models if judge_models is not None else config.judge_models)
     if not agents:
-        raise InputError(f"{config.source}: $.agent_models is empty (or pass --models)")
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
     if trials < 1:
         raise setting_error("trials", f"trials must be at least 1, got {trials}")
     if max_turns < 1:
@@ -276,7 +276,7 @@ def load_inputs(tasks_dir: Path, data_dir: Path, scenarios_dir: Path, *, task_gl
     paths = [p for p in list_tasks(tasks_dir) if fnmatch.fnmatch(p.stem, task_glob)
              or fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", task_glob)]
     if not paths:
-        raise InputError(f"{tasks_dir}: no task matches --tasks {task_glob!r}")
+        raise InputError(f"{tasks_dir}: no task matches ``tasks={task_glob!r}``")
     tasks, task_hashes = _load_tasks(paths, scenario_id, problems)
     data: dict[str, ScenarioData] = {}
     data_hashes: dict[str, str] = {}

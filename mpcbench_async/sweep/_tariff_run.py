@@ -91,17 +91,17 @@ async def run_tariff(options: TariffRunOptions,
     if options.path is None and not suite_dir.is_dir():
         raise InputError(f"{suite_dir}: no such suite directory. Tariff suites are not shipped in the package (a "
                          "clone of the repository has them under storage/benchmarks/): run from a clone, or set the "
-                         "suite's directory, one holding cases/ and fixtures/ (path; --path on the command line)")
+                         "suite's directory, one holding cases/ and fixtures/ (``path``)")
     cases = load_suite(suite_dir / "cases")
     if not cases:
         raise InputError(f"{suite_dir / 'cases'}: no cases")
     fixtures = suite_dir / "fixtures"
     if options.mode == "fixture" and not any(fixtures.glob("*.json")):
         raise InputError(f"{fixtures}: no recorded fixtures for suite {options.suite!r}; run it live with "
-                         "--mode live --model M (or record fixtures with --mode record --model M)")
+                         "``mode=live`` ``model=M`` (or record fixtures with ``mode=record`` ``model=M``)")
     packs = {c.pack_id for c in cases}
     if len(packs) != 1 and options.pack is None:
-        raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass --pack")
+        raise InputError(f"{suite_dir}: cases use several packs ({', '.join(sorted(packs))}); pass ``pack``")
     pack = load_pack(options.pack or Path("storage/packs") / packs.pop())
     prompts = load_prompts(options.prompts)
     model, config = "fixture", ModelConfig()

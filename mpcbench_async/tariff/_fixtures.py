@@ -78,14 +78,14 @@ def read_reply(fixtures_dir: Path, case_id: str, iteration: int) -> str:
     try:
         fixture = msgspec.json.decode(path.read_bytes(), type=_Fixture)
     except FileNotFoundError as exc:
-        raise ReplayMissError(f"{path}: no fixture for case {case_id!r}; record one with --mode record") from exc
+        raise ReplayMissError(f"{path}: no fixture for case {case_id!r}; record one with ``mode=record``") from exc
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise InputError(f"{path}: invalid fixture ({exc})") from exc
     except RecursionError as exc:
         raise InputError(f"{path}: invalid fixture (nested too deeply to read)") from exc
     if iteration >= len(fixture.replies):
         raise ReplayMissError(f"{path}: has {len(fixture.replies)} recorded repl(ies) but iteration {iteration + 1} "
-                              "needs another; re-record with --mode record")
+                              "needs another; re-record with ``mode=record``")
     return fixture.replies[iteration]
 
 

@@ -255,9 +255,9 @@ def compare_reports(baseline: BenchmarkReport, current: BenchmarkReport, *,
 
     Reports scored under different modes are refused (``MixedScoringError``) unless ``allow_mixed_scoring``."""
     if baseline.scoring != current.scoring and not allow_mixed_scoring:
-        raise MixedScoringError(f"the baseline was scored with --scoring {baseline.scoring} and the current run with "
-                                f"--scoring {current.scoring}: their scores are not comparable; rerun one of them "
-                                "under the other's mode, or pass --allow-mixed-scoring to compare anyway")
+        raise MixedScoringError(f"the baseline was scored with ``scoring={baseline.scoring}`` and the current run with "
+                                f"``scoring={current.scoring}``: their scores are not comparable; rerun one of them "
+                                "under the other's mode, or pass ``allow_mixed_scoring=True`` to compare anyway")
     old, new = _every_case(baseline), _every_case(current)
     shared = sorted(set(old) & set(new))
     diff = ReportDiff(scoring=(baseline.scoring, current.scoring), added=sorted(set(new) - set(old)),

@@ -194,5 +194,5 @@ def _client_for(mode: Mode, client: LLMClient | None,
     if client is not None:
         return nullcontext(client)
     if mode != "fixture":
-        raise BenchError(f"--mode {mode} needs a model (pass --model)")
+        raise BenchError(f"``mode={mode}`` needs a model (pass ``model``)")
     return LLMClient(transport=FixtureTransport(fixtures_dir))

@@ -133,5 +133,5 @@ def test_bad_input_is_one_line_and_exit_2(shipped, tmp_path, capsys, monkeypatch
     assert f"error: --out {tmp_path}: {tmp_path} is a directory, not a file" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as without the export extra
     assert 2 == main(["export", str(shipped), "--format", "inspect", "--out", str(tmp_path / "logs")])
-    assert "error: export --format inspect needs Inspect AI: pip install 'mpcbench-async[export]'" in \
+    assert "error: --format inspect needs Inspect AI: pip install 'mpcbench-async[export]'" in \
         capsys.readouterr().err

@@ -235,7 +235,7 @@ class TestConfig:
         """A missing config file says so and how to point at another."""
         with pytest.raises(ConfigError) as caught:
             load_model_config(tmp_path / "nope.json")
-        assert f"{tmp_path / 'nope.json'}: model config not found (pass --config PATH)" == str(caught.value)
+        assert f"{tmp_path / 'nope.json'}: model config not found (pass ``config=PATH``)" == str(caught.value)
 
     def test_usage_addition(self):
         """Usage values add field by field."""

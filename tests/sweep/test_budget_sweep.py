@@ -74,7 +74,7 @@ class TestSweepBudget:
         units = plan.agent_unit_count + plan.judge_unit_count
         assert first.budget_reached is not None
         match = re.match(
-            budget_line(5.0, who="the sweep", how="a higher --max-cost"), first.budget_reached)
+            budget_line(5.0, who="the sweep", how="a higher ``max_cost``"), first.budget_reached)
         assert match is not None, first.budget_reached
         not_run = int(match.group(1))
         assert (0 < not_run < units, first.outcome) == (True, Outcome(units=units, ok=units - not_run,

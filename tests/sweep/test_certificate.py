@@ -94,7 +94,7 @@ async def test_no_certificate_skips_the_baselines_and_says_so(tmp_path, counted_
     assert ([], False) == (counted_agents, (tmp_path / "cache").exists())
     assert ("unknown", "skipped", None, 6) == (cert.status, cert.baselines, cert.families[3].oracle,
                                                cert.families[3].compared_runs)
-    assert "## Validity certificate: unknown: its baselines were skipped (--no-certificate)" in (
+    assert "## Validity certificate: unknown: its baselines were skipped (``certificate=False``)" in (
         tmp_path / "out" / "summary.md").read_text()
 
 

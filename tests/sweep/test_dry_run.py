@@ -205,7 +205,7 @@ class TestInputs:
     def test_a_history_directory_without_calls_or_a_concurrency_below_one_is_refused(self, tmp_path):
         root = write_workspace(tmp_path / "ws", defaults=PRICED)
         config, prompts, plan = plan_of(root)
-        with pytest.raises(InputError, match=f"^--history {tmp_path}: no calls.jsonl here; is it a sweep output "
+        with pytest.raises(InputError, match=f"^history {tmp_path}: no calls.jsonl here; is it a sweep output "
                                              "directory[?]$"):
             estimate_sweep(plan, config, prompts, tmp_path / "out", concurrency=4, history=[tmp_path])
         with pytest.raises(InputError, match="^concurrency must be at least 1, got 0$"):

@@ -77,7 +77,7 @@ class TestErrorClasses:
               run("run-b", model="n", status="error", retryable=True, error_class="Weird", error_message="w"))
         hints = {e.error_class: e.hint for e in summarize(tmp_path).errors}
         assert {"ToolCrash": "a task-level error: see error_message in runs.jsonl; fix the cause, then rerun with "
-                             "--retry-errors",
+                             "``retry_errors=True``",
                 "Weird": "an infrastructure error: rerun the same command to retry; details in runs.jsonl"} == hints
 
     def test_the_terminal_and_markdown_list_them(self, tmp_path):
@@ -90,7 +90,7 @@ class TestErrorClasses:
                 "  PermanentLLMError × 2: m at http://h/v1 (task-level; runs.jsonl 1, tariff_m.jsonl 1)\n"
                 "    e.g. model 'm' at http://h/v1: HTTP 400: bad\n"
                 "    what to do: the endpoint rejected the request: check the model name, API key and params in "
-                "model_config.json, then rerun with --retry-errors\n"
+                "model_config.json, then rerun with ``retry_errors=True``\n"
                 "  RateLimitError × 2: m at http://h/v1 (2 infrastructure, a rerun retries them; runs.jsonl 2)\n"
                 f"    e.g. {LIMITED}\n"
                 f"    what to do: {RATE_HINT}\n") in table
@@ -99,7 +99,7 @@ class TestErrorClasses:
                 "| PermanentLLMError | m | http://h/v1 | 2 | 0 | runs.jsonl 1, "
                 "tariff_m.jsonl 1 | model 'm' at http://h/v1: HTTP 400: bad | the endpoint "
                 "rejected the request: check the model name, API key and params in model_config.json, then rerun "
-                "with --retry-errors |\n") in markdown
+                "with ``retry_errors=True`` |\n") in markdown
 
     def test_none_is_said_too(self, tmp_path):
         write(tmp_path / "runs.jsonl", run("run-a"))
@@ -249,7 +249,7 @@ async def test_a_judge_that_never_replies_with_scores_is_an_error_class(tmp_path
     example = f"judge sim/echo gave no parsable judgement in 2 tries; the last reply: {problem}"
     hint = ("the judge never replied with the scores its prompt asks for (the last reply's problem is in the "
             "example): check the judge model and the judge prompts of prompt_config.json, then rerun with "
-            "--retry-errors")
+            "``retry_errors=True``")
     assert ("errors by class and model:\n"
             "  UnparsableJudgement × 2: sim/echo (task-level; judgements.jsonl 2)\n"
             f"    e.g. {example}\n"

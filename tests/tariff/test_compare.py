@@ -220,9 +220,9 @@ class TestScoringModes:
     def test_mixed_modes_are_refused_with_what_to_do(self):
         with pytest.raises(MixedScoringError) as refused:
             compare_reports(BASELINE, self.ORIGINAL)
-        assert ("the baseline was scored with --scoring project and the current run with --scoring original: their "
-                "scores are not comparable; rerun one of them under the other's mode, or pass --allow-mixed-scoring "
-                "to compare anyway") == str(refused.value)
+        assert ("the baseline was scored with ``scoring=project`` and the current run with ``scoring=original``: "
+                "their scores are not comparable; rerun one of them under the other's mode, or pass "
+                "``allow_mixed_scoring=True`` to compare anyway") == str(refused.value)
 
     def test_allowed_mixed_modes_are_compared_and_flagged(self):
         diff = compare_reports(BASELINE, self.ORIGINAL, allow_mixed_scoring=True)

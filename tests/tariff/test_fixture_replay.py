@@ -134,9 +134,9 @@ class TestMisses:
         async with LLMClient(transport=FixtureTransport(fixtures), call_sink=calls.append) as client:
             records = await run(shipped_pack, tmp_path, "misses", client, fixtures)
         messages = {
-            missing: f"{fixtures / missing}.json: no fixture for case {missing!r}; record one with --mode record",
+            missing: f"{fixtures / missing}.json: no fixture for case {missing!r}; record one with ``mode=record``",
             short: f"{fixtures / short}.json: has 1 recorded repl(ies) but iteration 2 needs another; re-record "
-                   "with --mode record",
+                   "with ``mode=record``",
         }
         errors = {r.case_id: (r.error_class, r.error_message, r.retryable) for r in records if r.status == "error"}
         assert {case: ("ReplayMissError", text, False) for case, text in messages.items()} == errors

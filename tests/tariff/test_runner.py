@@ -64,7 +64,7 @@ class TestRunner:
         [record] = await run_cases(CASES[:1], pack=pack, prompts=PROMPTS, mode="fixture",
                                    results_path=tmp_path / "r.jsonl", fixtures_dir=tmp_path / "none")
         assert ("error", f"{tmp_path / 'none' / 'pos_a.json'}: no fixture for case 'pos_a'; record one with "
-                         "--mode record") == (record.status, record.error_message)
+                         "``mode=record``") == (record.status, record.error_message)
 
 
 class TestCompare:

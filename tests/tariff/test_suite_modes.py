@@ -118,7 +118,7 @@ class TestFromAnEmptyDirectory:
             await run_tariff(TariffRunOptions())
         assert ("storage/benchmarks/tariff: no such suite directory. Tariff suites are not shipped in the package (a "
                 "clone of the repository has them under storage/benchmarks/): run from a clone, or set the suite's "
-                "directory, one holding cases/ and fixtures/ (path; --path on the command line)") == str(exc.value)
+                "directory, one holding cases/ and fixtures/ (``path``)") == str(exc.value)
         assert [] == list(tmp_path.iterdir())  # nothing written
 
 
