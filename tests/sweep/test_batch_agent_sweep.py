@@ -1,0 +1,79 @@
+"""Agents in provider batches (issue 29 point 4, ``--batch agent``): the same run records and scores as online on
+the same replies (the sim is deterministic for a seed), every agent request billed once at half the price, the
+wave line printed, and a request the provider refuses in a wave failing its run alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mpcbench_async.runtime import read_jsonl
+from mpcbench_async.sim import SimServer
+from mpcbench_async.sweep import run_sweep
+from mpcbench_async.testing import write_workspace
+from tests.sweep.test_batch_sweep import PRICED, options, verdicts
+
+AGENTS = ("sim/oracle-agent", "sim/lazy-agent")
+
+
+def runs(out: Path) -> dict[str, Any]:
+    """What a run's record says, minus its times and the call ids the provider chose."""
+    records, _ = read_jsonl(out / "runs.jsonl")
+    return {r["key"]: (r["status"], r["run"]["stop_reason"], r["run"]["turns"], r["run"]["final_answer"],
+                       r["run"]["tool_trace_steps"], r["checks"], r["run"]["usage"])
+            for r in records}
+
+
+def agent_calls(out: Path) -> list[dict[str, Any]]:
+    return [c for c in read_jsonl(out / "calls.jsonl")[0] if c["model"] in AGENTS]
+
+
+async def test_batch_agents_score_as_online_ones_at_half_the_price(tmp_path: Path):
+    """One workspace swept online and with ``--batch agent``: the same runs (turns, tool steps, answers, checks,
+    usage) and the same verdicts for the same keys; every agent request billed once by the Batch API and none sent
+    online; the agents' calls at half the price; the wave line says how many waves for how many requests."""
+    async with SimServer(seed=5) as sim:
+        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=PRICED, agent_models=AGENTS)
+        await run_sweep(options(root, tmp_path / "online"))
+        online_cost = sum(c["cost_usd"] for c in agent_calls(tmp_path / "online"))
+        sim.reset()
+        result = await run_sweep(options(root, tmp_path / "batch", batch=("agent",)))
+        stats = sim.stats
+    online, batch = runs(tmp_path / "online"), runs(tmp_path / "batch")
+    calls = agent_calls(tmp_path / "batch")
+    assert (online, len(online)) == (batch, 8)
+    assert verdicts(tmp_path / "online") == verdicts(tmp_path / "batch")
+    assert ({c["key"]: 1 for c in calls}, {"batch"}) == (stats.batch_billed, {c["transport"] for c in calls})
+    assert not any(key.startswith("run-") for key in stats.received) and stats.received
+    assert sum(c["cost_usd"] for c in calls) == pytest.approx(online_cost / 2)
+    turns = {model: max(r[2] for key, r in batch.items() if model in _run_models(tmp_path / "batch")[key])
+             for model in AGENTS}
+    assert result.waves is not None
+    match = re.fullmatch(r"agent waves: (\d+) batches \((\d+) requests\), wall [\d.]+ s, bound [\d.]+ s "
+                         r"\((\d+) turns x [\d.]+ s per batch\), ratio [\d.]+", result.waves)
+    assert match is not None, result.waves
+    # each model's runs move together: one wave per turn of its longest run, every request in one of them
+    assert (sum(turns.values()), len(calls), max(turns.values())) == tuple(int(g) for g in match.groups())
+
+
+def _run_models(out: Path) -> dict[str, str]:
+    return {r["key"]: r["model"] for r in read_jsonl(out / "runs.jsonl")[0]}
+
+
+async def test_a_request_refused_in_a_wave_fails_its_run_alone(tmp_path: Path):
+    """The oracle agent's requests refused (400) in their wave: each of its runs ends in that error, not resubmitted
+    and not retried; the lazy agent's runs, in their own waves, are judged as usual."""
+    async with SimServer(seed=5) as sim:
+        refused = "sim/oracle-agent?fault=400&fail_first=1"
+        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=PRICED,
+                               agent_models=(refused, "sim/lazy-agent"))
+        await run_sweep(options(root, tmp_path / "out", batch=("agent",)))
+        billed = sim.stats.batch_billed
+    records, _ = read_jsonl(tmp_path / "out" / "runs.jsonl")
+    by_model = {(r["model"], r["status"], r["error_message"] and "HTTP 400: simulated bad request"
+                 in r["error_message"]) for r in records}
+    assert {(refused, "error", True), ("sim/lazy-agent", "ok", None)} == by_model
+    assert {1} == set(billed.values()) and len(billed) == 4
