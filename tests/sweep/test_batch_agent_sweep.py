@@ -77,3 +77,21 @@ async def test_a_request_refused_in_a_wave_fails_its_run_alone(tmp_path: Path):
                  in r["error_message"]) for r in records}
     assert {(refused, "error", True), ("sim/lazy-agent", "ok", None)} == by_model
     assert {1} == set(billed.values()) and len(billed) == 4
+
+
+def test_dry_run_shows_agent_batch_and_online_cost_and_the_waves_time(tmp_path: Path):
+    """``--dry-run --batch agent``: each agent row at batch prices with the online cost beside it (twice), and the
+    agent's time as waves: one batch per turn (max_turns 12) of each generation of ``concurrency`` runs."""
+    from mpcbench_async.sweep import dry_run_sweep, render_dry_run
+
+    root = write_workspace(tmp_path / "ws", base_url="http://127.0.0.1:9/v1", defaults=PRICED, agent_models=AGENTS)
+    dry = dry_run_sweep(options(root, tmp_path / "out", batch=("agent",), concurrency=2))
+    agent = next(r for r in dry.rows if r.model == "sim/oracle-agent")
+    assert agent.online_cost_usd is not None and agent.cost_usd.low is not None
+    assert agent.online_cost_usd.low == pytest.approx(2 * agent.cost_usd.low)
+    assert [r.online_cost_usd is None for r in dry.rows] == [False, False, True]  # the judge stays online
+    text = render_dry_run(dry)
+    assert ("  sim/oracle-agent: 60.0 min-24.0 h (provider batches of 60.0 min each, assumed, one per agent "
+            "turn)") in text
+    assert (f"  sim/oracle-agent (agent): batch ${agent.cost_usd.low:.4f}-unbounded, online "
+            f"${agent.online_cost_usd.low:.4f}-unbounded") in text
