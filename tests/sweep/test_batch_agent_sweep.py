@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from mpcbench_async.runtime import read_jsonl
@@ -19,11 +20,12 @@ from tests.sweep.test_batch_sweep import PRICED, options, verdicts
 AGENTS = ("sim/oracle-agent", "sim/lazy-agent")
 
 
-def runs(out: Path) -> dict[str, Any]:
-    """What a run's record says, minus its times and the call ids the provider chose."""
+def runs(out: Path, *, usage: bool = True) -> dict[str, Any]:
+    """What a run's record says, minus its times and the call ids the provider chose (and its usage: the sim counts
+    the prompt tokens of the request as sent, which another API's shape changes)."""
     records, _ = read_jsonl(out / "runs.jsonl")
     return {r["key"]: (r["status"], r["run"]["stop_reason"], r["run"]["turns"], r["run"]["final_answer"],
-                       r["run"]["tool_trace_steps"], r["checks"], r["run"]["usage"])
+                       r["run"]["tool_trace_steps"], r["checks"], r["run"]["usage"] if usage else None)
             for r in records}
 
 
@@ -31,24 +33,33 @@ def agent_calls(out: Path) -> list[dict[str, Any]]:
     return [c for c in read_jsonl(out / "calls.jsonl")[0] if c["model"] in AGENTS]
 
 
-async def test_batch_agents_score_as_online_ones_at_half_the_price(tmp_path: Path):
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+async def test_batch_agents_score_as_online_ones_at_half_the_price(tmp_path: Path, api: str):
     """One workspace swept online and with ``--batch agent``: the same runs (turns, tool steps, answers, checks,
     usage) and the same verdicts for the same keys; every agent request billed once by the Batch API and none sent
-    online; the agents' calls at half the price; the wave line says how many waves for how many requests."""
+    online; the agents' calls at half the price; the wave line says how many waves for how many requests. With
+    ``"batch": {"api": "anthropic"}``, the turns (tools, tool_use and tool_result blocks) go in Message Batches."""
     async with SimServer(seed=5) as sim:
         root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=PRICED, agent_models=AGENTS)
         await run_sweep(options(root, tmp_path / "online"))
         online_cost = sum(c["cost_usd"] for c in agent_calls(tmp_path / "online"))
         sim.reset()
+        if api == "anthropic":
+            path = root / "model_config.json"
+            config = orjson.loads(path.read_bytes())
+            config["models"] = {m: {"batch": {"api": "anthropic", "poll_s": 0, "poll_max_s": 0}} for m in AGENTS}
+            path.write_bytes(orjson.dumps(config))
         result = await run_sweep(options(root, tmp_path / "batch", batch=("agent",)))
         stats = sim.stats
-    online, batch = runs(tmp_path / "online"), runs(tmp_path / "batch")
+    same_shape = api == "openai"
+    online, batch = runs(tmp_path / "online", usage=same_shape), runs(tmp_path / "batch", usage=same_shape)
     calls = agent_calls(tmp_path / "batch")
     assert (online, len(online)) == (batch, 8)
     assert verdicts(tmp_path / "online") == verdicts(tmp_path / "batch")
     assert ({c["key"]: 1 for c in calls}, {"batch"}) == (stats.batch_billed, {c["transport"] for c in calls})
     assert not any(key.startswith("run-") for key in stats.received) and stats.received
-    assert sum(c["cost_usd"] for c in calls) == pytest.approx(online_cost / 2)
+    half = sum(c["usage"]["prompt_tokens"] * 1.0 + c["usage"]["completion_tokens"] * 4.0 for c in calls) / 1e6
+    assert sum(c["cost_usd"] for c in calls) == pytest.approx(online_cost / 2 if same_shape else half)
     turns = {model: max(r[2] for key, r in batch.items() if model in _run_models(tmp_path / "batch")[key])
              for model in AGENTS}
     assert result.waves is not None
