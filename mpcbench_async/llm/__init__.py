@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ._registry import TransportFactory, TransportOptions, create_transport, register_transport, transport_names
     from ._store import CallStore, StoredCall, request_hash
     from ._transport import ChatRequest, Endpoint, Transport
+    from ._waves import WaveLog, WaveReport
     from ._wire import StreamTiming, WireCompletion
 
 __all__ = [
@@ -93,6 +94,8 @@ __all__ = [
     "Transport",
     "TransportFactory",
     "TransportOptions",
+    "WaveLog",
+    "WaveReport",
     "WireCompletion",
     "cache_digest",
     "cache_path",
