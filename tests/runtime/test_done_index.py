@@ -14,7 +14,9 @@ from typing import Literal
 
 import msgspec
 
-from mpcbench_async.runtime import KEYS_READ, LINES_DECODED, JsonlWriter, ResumeIndex, done_keys
+from mpcbench_async.runtime import JsonlWriter, ResumeIndex, done_keys
+from mpcbench_async.runtime._done_index import KEYS_READ
+from mpcbench_async.runtime._jsonl import LINES_DECODED
 
 
 class Rec(msgspec.Struct, kw_only=True):

@@ -2,8 +2,8 @@
 
 A resume with nothing to do decodes no record: the done keys come from each results file's done-index
 (``runs.keys``, ``judgements.keys``), and the summary is reused because none of its inputs changed. The counters
-(``runtime.LINES_DECODED``, ``runtime.KEYS_READ``) count per file, so a change that makes a resume read records
-again fails here, with no timing in the test.
+(``runtime._jsonl.LINES_DECODED``, ``runtime._done_index.KEYS_READ``) count per file, so a change that makes a
+resume read records again fails here, with no timing in the test.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from mpcbench_async.runtime import KEYS_READ, LINES_DECODED
+from mpcbench_async.runtime._done_index import KEYS_READ
+from mpcbench_async.runtime._jsonl import LINES_DECODED
 from mpcbench_async.sim import SimServer
 from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
