@@ -7,7 +7,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._attempt import UNIT_ATTEMPT_HEADER, current_unit_attempt, unit_attempt, unit_attempt_headers
     from ._clock import Clock, FakeClock, MonotonicClock
-    from ._done_index import KEYS_READ
+    from ._done_index import KEYS_READ, Entries, Entry
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive, safe_name
     from ._jsonl import (
@@ -49,6 +49,8 @@ __all__ = [
     "FakeClock",
     "JsonlWriter",
     "KEYS_READ",
+    "Entries",
+    "Entry",
     "LINES_DECODED",
     "LimitSettings",
     "Limiter",
