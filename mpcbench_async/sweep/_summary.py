@@ -24,8 +24,8 @@ never recorded because the process was killed — at its worst case; ``kept`` th
 calls made by the kept records (an agent or judge call inside its kept record's
 start–finish window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
 calls never reach the agent rows. Errors are grouped by class and model with an
-example and a hint (``_errors``). Memory: one small entry per unit key (and one
-compact tuple per kept run for the statistics, the rows streamed to it), never the records.
+example and a hint (``_errors``). Memory: one small entry per unit key (and, for the
+statistics, packed columns per agent model, the rows streamed to them), never the records.
 """
 
 from __future__ import annotations

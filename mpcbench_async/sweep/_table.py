@@ -63,18 +63,18 @@ def iter_run_rows(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
     reader's order, or ``ordered`` as ``run_rows`` sorts them. Each row is built as it is yielded, so a 100k-run
     sweep never holds 100k rows at once; meanwhile only each run's kept judge (a list only for a run with two
     judges or more) and, ``ordered``, the order as packed integers are held."""
-    kept: dict[int, JudgeEntry | list[JudgeEntry]] = {}
+    kept: dict[RunEntry, JudgeEntry | list[JudgeEntry]] = {}  # entries hash by identity: no int object per run
     for judge in judges.values():
         if judge.ok:
-            held = kept.setdefault(id(judge.run), judge)
+            held = kept.setdefault(judge.run, judge)
             if held is not judge:
-                kept[id(judge.run)] = [*held, judge] if isinstance(held, list) else [held, judge]
+                kept[judge.run] = [*held, judge] if isinstance(held, list) else [held, judge]
     keys: Iterable[str] = runs
     if ordered:
         keys = _ordered(runs)
     for key in keys:
         run = runs[key]
-        held = kept.pop(id(run), [])
+        held = kept.pop(run, [])
         scores: dict[str, list[float | None]] = {
             j.model: [j.ars, j.sgr] if j.verdict == "scored" else [None, None]
             for j in (held if isinstance(held, list) else (held,))}

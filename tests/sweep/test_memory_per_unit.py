@@ -1,0 +1,68 @@
+"""Memory that grows with the sweep, counted in bytes per unit by ``tracemalloc`` (issue 31, points 3 and 6).
+
+Each test measures the peak of Python allocations while one step runs over a small and a large sweep of the same
+shape; the difference divided by the units between them is what each further unit costs. The bounds sit just above
+what the packed columns cost (8-byte integers and doubles per unit, with the arrays' growth margin), far below a
+Python object per unit (a tuple or a key string alone is 56–70 bytes), so a change that holds one object per unit
+again fails here. Allocation counts do not depend on the machine's speed or load: no timing.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mpcbench_async.sweep import RunRow
+from mpcbench_async.sweep._statistics import statistics
+from tests.sweep.conftest import plan_of
+
+SMALL, LARGE = 1_000, 11_000
+
+
+def peak(step: Callable[[], Any]) -> int:
+    """The peak of traced memory while ``step`` runs, above what was allocated before it."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        step()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def per_unit(step: Callable[[int], Any]) -> float:
+    """Bytes of peak memory per unit beyond the small sweep's."""
+    step(SMALL)  # warm: imports, caches and interned names are not per unit
+    return (peak(lambda: step(LARGE)) - peak(lambda: step(SMALL))) / (LARGE - SMALL)
+
+
+def rows(n: int) -> Iterator[RunRow]:
+    """``n`` kept runs of one model over 10 tasks, in ``iter_run_rows``'s order, built as they are taken."""
+    for task in range(10):
+        for trial in range(n // 10):
+            yield RunRow(key=f"run-{task:08x}{trial:08x}", agent_model="sim/agent", task_id=f"t{task}",
+                         task_type="planning", trial=trial, status="ok", infra_error=False, checks_passed=trial % 2,
+                         checks_total=1, passed=bool(trial % 2), scores={"sim/judge": [4, trial % 5]})
+
+
+def test_the_statistics_hold_packed_columns_not_an_object_per_run():
+    """A tuple per run and a dict of cells (the code before) cost 284 bytes a run here; the columns cost 67."""
+    assert per_unit(lambda n: statistics(rows(n))) < 100
+
+
+def test_the_experiment_key_list_is_written_from_packed_keys(workspace, tmp_path):
+    """A set of key strings and a formatted line per key (the code before) cost 549 bytes per agent unit (its key and
+    its judge's); packed, 193: the plan's own 8-byte key, two 8-byte integers and their sorted copies, the list's 44
+    bytes of text, and the copies an array and a bytearray make while they grow."""
+    from mpcbench_async.sweep import record_experiment_keys
+
+    root = workspace("http://127.0.0.1:9")
+
+    def write(n: int) -> None:
+        _, _, plan = plan_of(root, trials=n // 8)  # 4 tasks × 2 agent models
+        out = tmp_path / f"out{n}"
+        out.mkdir(exist_ok=True)
+        record_experiment_keys(out, plan, new_experiment=True)
+
+    assert per_unit(write) < 250
