@@ -21,7 +21,7 @@ __all__ = ["flag", "flagged"]
 _FLAGS = {"suites": "--suite", "tariff_scoring": "--scoring", "ledger_fsync": "--ledger-sync",
           "certificate": "--no-certificate", "stream": "--no-stream"}
 _SETTINGS = frozenset({
-    *_FLAGS, "allow_changes", "allow_mixed_scoring", "cache", "concurrency", "config", "cooldown", "dry_run",
+    *_FLAGS, "allow_changes", "allow_mixed_scoring", "batch", "cache", "concurrency", "config", "cooldown", "dry_run",
     "duration", "executor", "force", "format", "history", "levels", "max_concurrency", "max_cost", "max_tokens",
     "max_turns", "mode", "model", "models", "out", "pack", "path", "prompt_tokens", "rates", "retry_errors",
     "scenario_id", "scoring", "slo", "sweep_points", "tasks", "trials", "warmup", "workers",
