@@ -134,12 +134,13 @@ def add_sweep(commands: Commands) -> None:
     sweep.add_argument("--batch", choices=["judge", "agent"], action="append", default=[],
                        help="judge: send every judge model's calls in provider batches (the OpenAI Batch API; a "
                        "model's \"batch\": {\"api\": \"anthropic\"} uses Anthropic Message Batches) at the "
-                       "batch price, judgements written as each batch ends; agent: the agent models' calls too, "
-                       "the runs in lock-step waves (every run waiting on the model joins the next batch, tools run "
-                       "between batches; a wave is sent when every run waits, or at the model's batch.max_requests "
-                       "or batch.max_wait_s), and the wall time printed against the bound (turns x batch "
-                       "latency); repeatable. Batches kept in --out/batches.jsonl, so a killed sweep resumes by "
-                       "polling them (a model's \"batch\" in the config does the same for that model)")
+                       "batch price, judgements written as each batch ends; agent: send every agent model's "
+                       "calls in provider batches, the runs in lock-step waves (every run waiting on the model "
+                       "joins the next batch, tools run between batches; a wave is sent when every run waits, "
+                       "or at the model's batch.max_requests or batch.max_wait_s), and the wall time printed "
+                       "against the bound (turns x batch latency); repeatable; --dry-run shows batch vs online "
+                       "cost. Batches kept in --out/batches.jsonl, so a killed sweep resumes by polling them (a "
+                       "model's \"batch\" in the config does the same for that model)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "

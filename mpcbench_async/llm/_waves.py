@@ -14,7 +14,7 @@ Why a context variable: the transport sees requests, not runs; the member's task
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Literal
@@ -106,7 +106,7 @@ class Waves:
         self.waiting.add(key)
         self.stir()
 
-    def done(self, keys: Iterator[str] | set[str] | list[str]) -> None:
+    def done(self, keys: Iterable[str]) -> None:
         """These calls' batch ended (or never started): their runs go on, so they wait no more."""
         self.waiting.difference_update(keys)
         self.stir()

@@ -299,7 +299,7 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
 
 def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
     """``config`` with ``"batch": true`` for the models ``batch`` names (``_waves.batched``)."""
-    return batched(config, options.batch, agents=options.models, judges=options.judges)
+    return batched(config, options.batch, agents=options.models, judges=options.judges, suites=options.suites)
 
 
 def _mpcbench_suite(request: SuiteRequest) -> list[MPCBenchSuite]:

@@ -14,15 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import fmean
 
+from .._options import setting_error
 from ..llm import ModelConfig, WaveLog
 
 __all__ = ["batched", "wave_line"]
 
 
 def batched(config: ModelConfig, kinds: Sequence[str], *, agents: Sequence[str] | None,
-            judges: Sequence[str] | None) -> ModelConfig:
+            judges: Sequence[str] | None, suites: Sequence[str] = ()) -> ModelConfig:
     """``config`` with ``"batch": true`` for every judge model (``judge`` in ``kinds``) and every agent model
-    (``agent``); a model whose entry already sets ``batch`` keeps its own settings."""
+    (``agent``); a model whose entry already sets ``batch`` keeps its own settings. ``agent`` with the levels suite
+    is refused: its calls are keyed by their request, so two trials' first turns would be one request in a batch."""
+    if "agent" in kinds and "levels" in suites:
+        raise setting_error("batch", "batch: agent batches are built for the mpcbench suite's runs, not yet for the "
+                                     "levels suite's (its calls carry no per-turn key): run the levels suite online")
     names = [*((judges or config.judge_models) if "judge" in kinds else ()),
              *((agents or config.agent_models) if "agent" in kinds else ())]
     for name in dict.fromkeys(names):

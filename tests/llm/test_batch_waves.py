@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import orjson
 import pytest
 
 from mpcbench_async.llm import LLMClient, ModelConfig, WaveLog, WaveReport
@@ -119,3 +121,26 @@ async def test_a_client_without_members_reports_no_waves(sim: SimServer, model: 
     async with LLMClient(config(model, max_wait_s=0.01), sim_base_url=sim.base_url) as client:
         await client.chat(model, [Message(role="user", content="q")], key="k")
         assert [] == client.wave_logs()
+
+
+async def test_a_run_that_ends_hands_its_place_in_the_waves_to_the_next_one(sim: SimServer):
+    """A pool of two: ``a`` ends after one turn and its worker starts ``c`` a few loop turns later (writing the
+    record, taking the next unit), while ``b`` is already waiting on its second turn: ``c``'s first request still
+    goes in ``b``'s wave, not in a wave of its own after it."""
+    out: list[str] = []
+
+    async def worker(client: LLMClient) -> None:
+        await member(client, "sim/echo", "a", 1, out)
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        await member(client, "sim/echo", "c", 1, out)
+
+    async with LLMClient(config(), sim_base_url=sim.base_url) as client:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(worker, client)
+                tg.start_soon(member, client, "sim/echo", "b", 2, out)
+        assert [("waiting", 2), ("waiting", 2)] == cuts(client)
+    assert [["a/turn0", "b/turn0"], ["b/turn1", "c/turn0"]] == [
+        sorted(orjson.loads(line)["custom_id"] for line in sim.batches.files[b.input_file_id].splitlines())
+        for b in sim.batches.batches.values()]

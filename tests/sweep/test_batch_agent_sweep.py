@@ -106,3 +106,18 @@ def test_dry_run_shows_agent_batch_and_online_cost_and_the_waves_time(tmp_path: 
             "turn)") in text
     assert (f"  sim/oracle-agent (agent): batch ${agent.cost_usd.low:.4f}-unbounded, online "
             f"${agent.online_cost_usd.low:.4f}-unbounded") in text
+
+
+def test_agent_batches_with_the_levels_suite_are_refused_naming_the_setting(tmp_path: Path):
+    """The levels suite's calls are keyed by their request: ``--batch agent`` with it is one clear error, before
+    anything is written; the CLI names the flag."""
+    from mpcbench_async._exceptions import InputError
+    from mpcbench_async.cli._flags import flagged
+    from mpcbench_async.sweep import dry_run_sweep
+
+    root = write_workspace(tmp_path / "ws", base_url="http://127.0.0.1:9/v1", defaults=PRICED)
+    with pytest.raises(InputError) as caught:
+        dry_run_sweep(options(root, tmp_path / "out", batch=("agent",), suites=["mpcbench", "levels"]))
+    assert ("--batch: agent batches are built for the mpcbench suite's runs, not yet for the levels suite's (its "
+            "calls carry no per-turn key): run the levels suite online") == flagged(str(caught.value), "batch")
+    assert not (tmp_path / "out").exists()

@@ -4,6 +4,7 @@ batch resumed by polling the batches kept in ``batches.jsonl`` (a real child pro
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -121,6 +122,9 @@ async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path, ki
         rerun = await anyio.run_process(argv, check=False)
         stats = sim.stats
     assert 0 == rerun.returncode, rerun.stderr.decode()
+    waves = re.findall(r"^agent waves: \d+ batches \(\d+ requests\), wall .* ratio [\d.]+$", rerun.stdout.decode(),
+                       re.MULTILINE)
+    assert len(waves) == (kind == "agent")  # the rerun prints its agents' wave line after the summary
     judged = verdicts(out)
     assert 8 == len(judged) and {"ok"} == {v[0] for v in judged.values()}
     billed = stats.batch_billed
