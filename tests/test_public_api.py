@@ -21,7 +21,7 @@ API: dict[str, set[str]] = {
     "": set(
         "BadResponseError BatchDeadlineError BenchError BudgetExceeded CacheError CallDeadlineError "
         "ChatResult CircuitOpenError ConfigError FunctionCall FunctionSchema GenerationError HTMLReplyError "
-        "InputError Interrupted JsonlWriter LLMCallRecord LLMClient LLMConnectionError LLMError "
+        "InputError Interrupted JsonlWriter LLMCallRecord LLMClient LLMConnectionError LLMError LimiterLost "
         "LLMTimeoutError LedgerError LimitSettings Message MissingAPIKeyError MixedScoringError ModelConfig "
         "ModelLimiter ModelSettings PermanentLLMError PromptConfig RateLimitError RecordDecodeError "
         "ReplayMissError ReplyStoreError ResumeIndex RetryEvent RetryPolicy Runner ServerError SweepOptions "
