@@ -35,6 +35,7 @@ stored in records and reports and printed::
     ├── BudgetExceeded              a call refused: its worst case would pass a budget (nothing sent)
     ├── GenerationError             a model could not produce valid data within the repair budget
     ├── WorkersLost                 every Ray worker died, or one lost the global limiter
+    ├── LimiterLost                 a Ray worker can lease from the global limiter no more: its units stop
     └── Interrupted                 the run was stopped by SIGINT/SIGTERM
 """
 
@@ -56,6 +57,7 @@ __all__ = [
     "HTMLReplyError",
     "Interrupted",
     "LedgerError",
+    "LimiterLost",
     "LLMConnectionError",
     "LLMError",
     "LLMTimeoutError",
@@ -282,3 +284,9 @@ class MixedScoringError(InputError):
 class WorkersLost(BenchError):
     """No unit can run any more: every Ray worker died, or one lost the global limiter (the units recorded are
     kept; a rerun resumes)."""
+
+
+class LimiterLost(BenchError):
+    """This worker can lease from the global limiter no more (reclaimed, the actor dead, or unreachable for
+    every retry): none of its calls can keep to the limits, so its units must stop, not fail one by one (the worker
+    then reports ``WorkersLost``)."""

@@ -6,8 +6,10 @@ its public names once, as ordinary imports under ``if TYPE_CHECKING:`` (so type
 checkers and readers see exactly where every name comes from), and calls
 ``lazy_exports``, which reads those import lines from the package's own source and
 imports a name's module only when the name is first used. Nothing is listed twice:
-the import lines are the map (``__all__`` repeats the names, as before; tests/test_startup.py
-checks the two agree). The ``.py`` source must be installed, as wheels and clones have it.
+the import lines are the map. ``__all__`` repeats the names users are promised, and
+``_INTERNAL`` those only the project's other packages use (issue 27 point 5); both are
+served alike, and tests/test_startup.py checks the import lines are exactly the two lists.
+The ``.py`` source must be installed, as wheels and clones have it.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ API: dict[str, set[str]] = {
     "": set(
         "BadResponseError BatchDeadlineError BenchError BudgetExceeded CacheError CallDeadlineError "
         "ChatResult CircuitOpenError ConfigError FunctionCall FunctionSchema GenerationError HTMLReplyError "
-        "InputError Interrupted JsonlWriter LLMCallRecord LLMClient LLMConnectionError LLMError "
+        "InputError Interrupted JsonlWriter LLMCallRecord LLMClient LLMConnectionError LLMError LimiterLost "
         "LLMTimeoutError LedgerError LimitSettings Message MissingAPIKeyError MixedScoringError ModelConfig "
         "ModelLimiter ModelSettings PermanentLLMError PromptConfig RateLimitError RecordDecodeError "
         "ReplayMissError ReplyStoreError ResumeIndex RetryEvent RetryPolicy Runner ServerError SweepOptions "
@@ -58,7 +58,7 @@ API: dict[str, set[str]] = {
         "Outcome Runner SUITES StagedSuite Suite SuiteFactory SuiteRequest SuiteStage Unit register_suite"
         .split()),
     "tariff": set(
-        "BenchmarkReport Case CaseScore Dossier LLMProposer Pack Proposer SCORING_MODES ScoringMode "
+        "BenchmarkReport Case CaseScore Dossier FixtureTransport LLMProposer Pack Proposer SCORING_MODES ScoringMode "
         "TariffCaseRecord TariffSuite VerificationResult build_report compare_reports load_case load_pack "
         "load_report load_suite read_hscodecomp render_diff render_report run_cases score_case verify "
         "write_hscodecomp"

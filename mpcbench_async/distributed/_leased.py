@@ -29,18 +29,14 @@ from typing import Any, Protocol
 
 import anyio
 
+from .._exceptions import LimiterLost
 from ..runtime import BucketReading, Clock, Limiter, LimitSettings, MonotonicClock, Ticket, read_limit_headers
 from ._limits import Ask, Grant, Report
 
-__all__ = ["LeasedLimiter", "LeasedLimiters", "Leases", "LimiterLost", "leased_limiters"]
+__all__ = ["LeasedLimiter", "LeasedLimiters", "Leases", "leased_limiters"]
 
 # Waits before leasing again after a failed lease (the actor briefly unreachable): about 3 s in all.
 RETRY_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6)
-
-
-class LimiterLost(RuntimeError):
-    """This worker can lease from the global limiter no more (reclaimed, the actor dead, or unreachable for
-    every retry): none of its calls can keep to the limits, so its units must stop, not fail one by one."""
 
 
 def _permanent(exc: BaseException) -> bool:

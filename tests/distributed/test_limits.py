@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from mpcbench_async.distributed._leased import LeasedLimiter, LimiterLost
+from mpcbench_async import LimiterLost
+from mpcbench_async.distributed._leased import LeasedLimiter
 from mpcbench_async.distributed._limits import Ask, GlobalLimits, Report
 from mpcbench_async.runtime import FakeClock, LimitSettings, Ticket
 
