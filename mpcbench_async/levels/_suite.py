@@ -13,6 +13,9 @@ error record that a resume retries when the failure is transient.
 
 ``finish`` writes ``levels_summary.md`` / ``.json``: per level × model × split,
 mean F1 with its bootstrap CI, EM rate and pass^k, beside the published table.
+
+The suite registers as ``levels`` at import (``runner.register_suite``): its
+factory reads the chosen levels and splits of the data directory.
 """
 
 from __future__ import annotations
@@ -26,20 +29,22 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from .._exceptions import InputError
 from .._prompts import PromptConfig
-from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope
+from .._resources import workspace_path
+from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope, is_sim_model
 from ..records import unit_key
-from ..runner import Outcome
+from ..runner import Outcome, SuiteRequest, register_suite, sim_model_problem
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._agent import MAX_TURNS, run_levels_agent
 from ._answer import candidate_tuples, score
-from ._data import LevelSet
+from ._data import LevelSet, discover, find_output_dir, load_level_set
 from ._oracle import solve
 from ._records import LevelsRecord
 from ._stats import ScoredRun, level_rows, write_levels_summary
 from ._tools import ToolOptions
 
-__all__ = ["LevelsSuite", "LevelsUnit"]
+__all__ = ["LevelsSuite", "LevelsUnit", "levels_suites"]
 
 log = logging.getLogger("mpcbench_async.sweep")
 
@@ -147,3 +152,28 @@ class LevelsSuite:
             write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
         ok = sum(r.status == "ok" for r in records)
         return Outcome(units=len(self._units), ok=ok, failed=len(records) - ok, not_run=len(self._units) - len(records))
+
+
+def levels_suites(request: SuiteRequest) -> list[LevelsSuite]:
+    """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
+    options, config = request.options, request.config
+    try:
+        base = find_output_dir(workspace_path(options.levels_data))
+    except InputError as exc:
+        raise InputError(f"{exc}; import the data first: mpcbench-async levels import PATH/TO/MPCBench") from None
+    found = [(level, split) for level, split in discover(base) if level in options.levels
+             and (options.levels_splits is None or split in options.levels_splits)]
+    if not found:
+        raise InputError(f"{base}: no level {', '.join(map(str, options.levels))} data"
+                         + (f" of split {', '.join(options.levels_splits)}" if options.levels_splits else ""))
+    models = list(options.models or config.agent_models)
+    if not models:
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
+    problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
+    if problems:
+        raise InputError("; ".join(problems))
+    return [LevelsSuite([load_level_set(base, level, split) for level, split in found], models,
+                        prompts=request.prompts, config=config, trials=options.trials)]
+
+
+register_suite("levels", levels_suites)

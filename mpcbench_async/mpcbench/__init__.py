@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from ._generation_suite import GenerationSuite, ScenarioUnit
     from ._judge import AxisScore, Judgement, JudgeScores, build_judge_input, judge_messages, run_judge
+    from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan, load_inputs
     from ._provenance import (
         SIM_JUDGE,
         baselines_version,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         sim_judge_scores,
         sim_judge_version,
     )
+    from ._records import AgentRunRecord, JudgeRecord
     from ._scenario import (
         GlobalSettings,
         Person,
@@ -41,9 +43,23 @@ if TYPE_CHECKING:
         load_scenario,
     )
     from ._schemas import SOURCES, SchemaSet, format_path, load_schemas
+    from ._suite import AgentStage, JudgeJob, JudgeStage, MPCBenchSuite, mpcbench_suites, plan_outcome
     from ._task import PlanningFacts, Task, TaskFacts, list_tasks, load_task
 
 __all__ = [
+    "AgentRunRecord",
+    "AgentStage",
+    "AgentUnit",
+    "JudgeJob",
+    "JudgeRecord",
+    "JudgeStage",
+    "JudgeUnit",
+    "MPCBenchSuite",
+    "SweepPlan",
+    "build_plan",
+    "load_inputs",
+    "mpcbench_suites",
+    "plan_outcome",
     "ScenarioUnit",
     "SIM_JUDGE",
     "SOURCES",

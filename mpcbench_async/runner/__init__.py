@@ -9,8 +9,10 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._cost import cost_text
+    from ._models import check_models, sim_model_problem
     from ._outcome import Outcome, keys_on_disk
-    from ._registry import SUITES, SuiteFactory, SuiteRequest, register_suite, suite_factory
+    from ._registry import SUITES, add_suite_loader, register_suite, suite_factory, suite_names
+    from ._request import SuiteFactory, SuiteRequest
     from ._runner import AnySuite, Runner, SweepStats, SweepStream
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
 
@@ -27,10 +29,14 @@ __all__ = [
     "SweepStats",
     "SweepStream",
     "Unit",
+    "add_suite_loader",
+    "check_models",
     "cost_text",
     "keys_on_disk",
     "register_suite",
+    "sim_model_problem",
     "suite_factory",
+    "suite_names",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

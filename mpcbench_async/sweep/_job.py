@@ -10,7 +10,7 @@ nothing: a start that fails there leaves ``out`` as it found it, the lock file
 and directories it made removed by ``DirLock.abandon``, so the corrected rerun
 is no "changed experiment"); then the manifest, the experiment's unit keys, one
 ``runner.Runner`` driving every suite chosen at once (each built by its factory in
-the suite registry, ``runner.SUITES``: ``MPCBenchSuite``, one ``TariffSuite`` per
+the suite registry (``runner.register_suite``): ``MPCBenchSuite``, one ``TariffSuite`` per
 tariff suite × model, the levels suite, any other registered suite), the manifest's end, and ``summary.json`` /
 ``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
 baselines run on the plan's tasks, cached across sweeps, unless ``certificate``
@@ -56,9 +56,9 @@ import msgspec
 
 from .._exceptions import InputError
 from .._options import checked_options, setting_error
+from .._prompts import PromptConfig, load_prompts
 from .._resources import workspace_path
 from .._validate import output_dir_problem
-from ..levels import LevelsSuite
 from ..llm import (
     LEDGER,
     Budget,
@@ -67,24 +67,13 @@ from ..llm import (
     ModelConfig,
     ResponseCache,
     SettledCalls,
-    is_sim_model,
     load_model_config,
     model_prices,
     unsettled_calls,
 )
-from ..mpcbench import PromptConfig, load_prompts
+from ..mpcbench import MPCBenchSuite, SweepPlan
 from ..report import render_markdown, render_table
-from ..runner import (
-    SUITES,
-    AnySuite,
-    Outcome,
-    Runner,
-    StagedSuite,
-    SuiteFactory,
-    SuiteRequest,
-    register_suite,
-    suite_factory,
-)
+from ..runner import AnySuite, Outcome, Runner, StagedSuite, SuiteRequest, check_models, suite_factory, suite_names
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ..tariff import ScoringMode, TariffSuite
 from ._baselines import thresholds_from, write_baselines
@@ -92,8 +81,6 @@ from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
-from ._mpcbench_suite import MPCBenchSuite
-from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
@@ -101,7 +88,8 @@ from ._summary_cache import note_inputs, reusable_summary
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
 
-__all__ = ["SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
+__all__ = ["SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options", "dry_run_sweep", "run_sweep",
+           "write_summary"]
 
 TARIFF_SUITES = ("tariff", "hscodecomp")
 
@@ -157,16 +145,17 @@ def check_sweep_options(options: SweepOptions) -> SweepOptions:
     """``options`` checked as the CLI checks its flags, paths given as text made ``Path``; nothing is read or written.
 
     Every field must have its declared type (``checked_options``), the suites must be registered
-    (``runner.SUITES``), the counts (trials, max_turns, concurrency, workers) at least 1, ``max_cost`` positive,
+    (``runner.suite_names``), the counts (trials, max_turns, concurrency, workers) at least 1, ``max_cost`` positive,
     ``levels`` among 1–3 and ``out`` usable as an output directory. Raises ``InputError`` naming the setting (the
     CLI names its flag).
     """
     options = checked_options(options)
     suites = [name.strip() for name in options.suites if name.strip()]
-    unknown = sorted(set(suites) - set(SUITES))  # every registered suite (``runner.register_suite``)
+    known = suite_names()  # every registered suite (``runner.register_suite``)
+    unknown = sorted(set(suites) - set(known))
     if not suites or unknown:
         raise setting_error("suites", f"suites: unknown suite(s) {', '.join(unknown) or '(none)'}; "
-                                      f"available: {', '.join(sorted(SUITES))}")
+                                      f"available: {', '.join(known)}")
     for name in ("trials", "max_turns", "concurrency", "workers"):
         value = getattr(options, name)
         if value is not None and value < 1:
@@ -176,9 +165,15 @@ def check_sweep_options(options: SweepOptions) -> SweepOptions:
     if "levels" in suites and (not options.levels or not set(options.levels) <= {1, 2, 3}):
         raise setting_error("levels", f"levels: choose among 1, 2, 3 (got "
                                       f"{', '.join(map(str, options.levels)) or 'none'})")
-    if (problem := output_dir_problem(options.out)) is not None:
-        raise setting_error("out", f"out: {problem}")
+    check_output_dir(options.out)
     return msgspec.structs.replace(options, suites=suites)
+
+
+def check_output_dir(path: str | Path) -> Path:
+    """``path`` if a sweep can write its records there (absent, or a writable directory); else an ``InputError``."""
+    if (problem := output_dir_problem(path)) is not None:
+        raise setting_error("out", f"out: {problem}")
+    return Path(path)
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -279,7 +274,7 @@ class _Chosen(NamedTuple):
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
-    bad one); nothing written. Each suite chosen comes from its registered factory (``runner.SUITES``): the
+    bad one); nothing written. Each suite chosen comes from its registered factory (``runner.suite_factory``): the
     MPCBench suite (whose plan is the experiment's fingerprint), the tariff suites (counted in the manifest), and
     every other suite, in the order chosen."""
     config = _batched(load_model_config(options.config), options)
@@ -303,40 +298,6 @@ def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
             if not config.settings_for(name).batch_settings:
                 config = config.with_overrides(name, {"batch": True})
     return config
-
-
-def _mpcbench_suite(request: SuiteRequest) -> list[MPCBenchSuite]:
-    """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
-    options = request.options
-    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=options.tasks_dir,
-                      data_dir=options.data_dir, scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
-                      agent_models=options.models, judge_models=options.judges, trials=options.trials,
-                      max_turns=options.max_turns, scenario_id=options.scenario_id)
-    return [MPCBenchSuite(plan, request.prompts)]
-
-
-def _levels_suite(request: SuiteRequest) -> list[LevelsSuite]:
-    """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
-    from ..levels import discover, find_output_dir, load_level_set
-
-    options, config = request.options, request.config
-    try:
-        base = find_output_dir(workspace_path(options.levels_data))
-    except InputError as exc:
-        raise InputError(f"{exc}; import the data first: mpcbench-async levels import PATH/TO/MPCBench") from None
-    found = [(level, split) for level, split in discover(base) if level in options.levels
-             and (options.levels_splits is None or split in options.levels_splits)]
-    if not found:
-        raise InputError(f"{base}: no level {', '.join(map(str, options.levels))} data"
-                         + (f" of split {', '.join(options.levels_splits)}" if options.levels_splits else ""))
-    models = list(options.models or config.agent_models)
-    if not models:
-        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
-    problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
-    if problems:
-        raise InputError("; ".join(problems))
-    return [LevelsSuite([load_level_set(base, level, split) for level, split in found], models,
-                        prompts=request.prompts, config=config, trials=options.trials)]
 
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
@@ -531,31 +492,3 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def _tariff_suites(suite: str) -> SuiteFactory:
-    """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
-    model, all validated before any call."""
-    return lambda request: _tariff_suite(request, suite)
-
-
-def _tariff_suite(request: SuiteRequest, suite: str) -> list[TariffSuite]:
-    from ..tariff import load_pack, load_suite
-
-    options, config, prompts = request.options, request.config, request.prompts
-    prompts.require("tariff_proposer", "tariff_critique")
-    cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
-    cases = load_suite(cases_dir)
-    if not cases:
-        raise InputError(f"{cases_dir}: no {suite} cases")
-    pack = load_pack(options.pack)
-    models = None if "mpcbench" in options.suites else options.models  # with mpcbench, --models are its agents
-    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
-                        scoring=options.tariff_scoring)
-            for model in models or config.tariff_models or ["sim/tariff"]]
-
-
-register_suite("mpcbench", _mpcbench_suite)
-register_suite("tariff", _tariff_suites("tariff"))
-register_suite("hscodecomp", _tariff_suites("hscodecomp"))
-register_suite("levels", _levels_suite)

@@ -9,6 +9,9 @@ keyed as ``tariff.case_keys`` keys them (so a sweep resumes what ``tariff run``
 would), each run by ``tariff.run_case`` (the one copy of the per-case work);
 its records are ``TariffCaseRecord`` in ``<name>.jsonl`` and its report is
 ``<name>.json`` and ``.md`` beside them unless ``report_base`` says where.
+
+Both suites register at import (``runner.register_suite``): ``tariff`` and
+``hscodecomp``, each one ``TariffSuite`` per model, all checked before any call.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from typing import NamedTuple
 import anyio
 import msgspec
 
+from .._exceptions import InputError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..runner import Outcome
+from ..runner import Outcome, SuiteFactory, SuiteRequest, register_suite
 from ..runtime import UnitFailure, atomic_write_bytes, safe_name
-from ._cases import Case
+from ._cases import Case, load_suite
 from ._fixtures import RecordingProposer
-from ._pack import Pack
+from ._pack import Pack, load_pack
 from ._pipeline import LLMProposer, Proposer
 from ._report import BenchmarkReport, build_report, render_report
 from ._runner import Mode, TariffCaseRecord, case_keys, failed_case, run_case
@@ -113,3 +117,27 @@ def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
     """``cases`` tariff cases, of which ``records`` are the latest records (``tariff.run_cases``)."""
     ok = sum(r.status == "ok" for r in records)
     return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))
+
+
+def tariff_suites(suite: str) -> SuiteFactory:
+    """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
+    model, all validated before any call."""
+    return lambda request: _tariff_suites(request, suite)
+
+
+def _tariff_suites(request: SuiteRequest, suite: str) -> list[TariffSuite]:
+    options, config, prompts = request.options, request.config, request.prompts
+    prompts.require("tariff_proposer", "tariff_critique")
+    cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
+    cases = load_suite(cases_dir)
+    if not cases:
+        raise InputError(f"{cases_dir}: no {suite} cases")
+    pack = load_pack(options.pack)
+    models = None if "mpcbench" in options.suites else options.models  # with mpcbench, --models are its agents
+    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
+                        scoring=options.tariff_scoring)
+            for model in models or config.tariff_models or ["sim/tariff"]]
+
+
+register_suite("tariff", tariff_suites("tariff"))
+register_suite("hscodecomp", tariff_suites("hscodecomp"))

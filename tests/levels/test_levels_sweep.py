@@ -14,9 +14,10 @@ import pytest
 
 from mpcbench_async import levels
 from mpcbench_async._exceptions import InputError
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from mpcbench_async.testing import write_workspace
 
 L1_TEST = ["instance_level1_test_A", "instance_level1_test_B", "instance_level1_test_C", "instance_level1_test_D"]

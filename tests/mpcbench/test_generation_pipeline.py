@@ -9,9 +9,9 @@ import anyio
 import orjson
 
 from mpcbench_async.llm import ModelConfig
-from mpcbench_async.mpcbench import list_scenarios, load_prompts, load_scenario, load_schemas
+from mpcbench_async.mpcbench import GenerationSuite, list_scenarios, load_prompts, load_scenario, load_schemas
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import GenerationSuite, Runner
 from tests.conftest import REPO
 
 SOURCES = ("slack", "gmail", "calendar", "contacts", "jira", "drive")

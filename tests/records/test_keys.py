@@ -12,9 +12,16 @@ import orjson
 import pytest
 
 from mpcbench_async.llm import LLMClient, MockTransport, ModelConfig
-from mpcbench_async.mpcbench import DataGenerator, GenerationError, PromptConfig, PromptTemplate, Scenario, load_schemas
+from mpcbench_async.mpcbench import (
+    DataGenerator,
+    GenerationError,
+    PromptConfig,
+    PromptTemplate,
+    Scenario,
+    build_plan,
+    load_schemas,
+)
 from mpcbench_async.records import unit_key
-from mpcbench_async.sweep import build_plan
 from mpcbench_async.tariff import Case, case_keys
 from tests.conftest import REPO
 

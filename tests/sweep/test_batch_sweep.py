@@ -145,7 +145,7 @@ def test_the_progress_line_shows_running_batches():
     import io
 
     from mpcbench_async.cli._progress import ProgressLine
-    from mpcbench_async.sweep import SweepStats
+    from mpcbench_async.runner import SweepStats
 
     running = [("batch-a", 3, 8), ("batch-b", 0, 5), ("batch-c", 0, 2)]
     line = ProgressLine(SweepStats(), stream=io.StringIO(), batches=lambda: running).line()

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from mpcbench_async._exceptions import InputError
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
 

@@ -14,9 +14,10 @@ import pytest
 
 from mpcbench_async._exceptions import InputError
 from mpcbench_async.report import render_table
+from mpcbench_async.runner import Outcome, Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, Runner, SweepOptions, TariffRunOptions, run_sweep, run_tariff, summarize
+from mpcbench_async.sweep import SweepOptions, TariffRunOptions, run_sweep, run_tariff, summarize
 from tests.conftest import REPO
 from tests.sweep.conftest import plan_of
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import orjson
 
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import KEYS_READ, LINES_DECODED
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
 
 TRIALS = 3

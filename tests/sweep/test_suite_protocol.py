@@ -12,7 +12,7 @@ import pytest
 from mpcbench_async import ModelConfig
 from mpcbench_async.llm import LLMClient, MockTransport, _registry, register_transport
 from mpcbench_async.records import Message, UnitRecord
-from mpcbench_async.runner import SUITES, Outcome, Runner, SuiteRequest, register_suite
+from mpcbench_async.runner import SUITES, Outcome, Runner, SuiteRequest, register_suite, suite_names
 from mpcbench_async.runtime import UnitFailure, read_jsonl
 from mpcbench_async.sweep import SweepOptions, run_sweep
 
@@ -130,13 +130,13 @@ def test_the_registry_refuses_a_name_taken_by_another_suite(shout_registered):
     """One name, one suite: a second factory under a registered name is a mistake, said at once."""
     with pytest.raises(ValueError, match=r"^suite 'shout' is already registered$"):
         register_suite("shout", lambda request: [])
-    assert {"mpcbench", "tariff", "hscodecomp", "levels", "shout"} <= set(SUITES)
+    assert {"mpcbench", "tariff", "hscodecomp", "levels", "shout"} <= set(suite_names())
     assert callable(SUITES["shout"]) and SuiteRequest._fields == ("config", "prompts", "options")
 
 
 def test_every_record_kind_shares_the_unit_fields():
     """Agent runs, judgements and tariff cases are UnitRecords, each tagged with its own kind."""
-    from mpcbench_async.sweep import AgentRunRecord, JudgeRecord
+    from mpcbench_async.mpcbench import AgentRunRecord, JudgeRecord
     from mpcbench_async.tariff import TariffCaseRecord
 
     kinds = [(issubclass(t, UnitRecord), t.__struct_fields__[:8],

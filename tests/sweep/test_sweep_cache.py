@@ -15,9 +15,10 @@ from typing import Any
 import orjson
 
 from mpcbench_async.llm import cache_path
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
 from tests.sweep.test_exit_codes import cli, sweep_args
 

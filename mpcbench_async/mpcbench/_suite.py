@@ -6,6 +6,9 @@ with the run it judges), which the ``Runner`` starts as soon as the run is
 written. A run that ends in an error is never judged. Both stages understand
 their own failures: a run whose checks crash keeps its run log in the error
 record, and a judge that never complies is an ``UnparsableJudgement`` error.
+
+The suite registers as ``mpcbench`` (``runner.register_suite``) at import: its
+factory builds the plan from the request's settings.
 """
 
 from __future__ import annotations
@@ -18,24 +21,18 @@ from typing import NamedTuple
 
 import anyio
 
+from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, cache_scope
-from ..mpcbench import (
-    SIM_JUDGE,
-    PromptConfig,
-    build_judge_input,
-    checks_version,
-    judge_input_digest,
-    run_agent,
-    run_checks,
-    run_judge,
-    sim_judge_version,
-)
-from ..runner import Outcome, keys_on_disk
+from ..runner import Outcome, SuiteRequest, keys_on_disk, register_suite
 from ..runtime import UnitFailure, log_unit_error, unit_failure
-from ._plan import AgentUnit, JudgeUnit, SweepPlan
+from ._agent import run_agent
+from ._checks import run_checks
+from ._judge import build_judge_input, run_judge
+from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
+from ._provenance import SIM_JUDGE, checks_version, judge_input_digest, sim_judge_version
 from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite", "plan_outcome"]
+__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -194,3 +191,16 @@ def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
         for key in plan.judge_keys(unit.key):
             outcome.count(True if key in judges_ok else False if key in judges else None)
     return outcome
+
+
+def mpcbench_suites(request: SuiteRequest) -> list[MPCBenchSuite]:
+    """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
+    options = request.options
+    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=options.tasks_dir,
+                      data_dir=options.data_dir, scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
+                      agent_models=options.models, judge_models=options.judges, trials=options.trials,
+                      max_turns=options.max_turns, scenario_id=options.scenario_id)
+    return [MPCBenchSuite(plan, request.prompts)]
+
+
+register_suite("mpcbench", mpcbench_suites)
