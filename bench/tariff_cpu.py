@@ -29,8 +29,9 @@ from functools import partial
 from pathlib import Path
 
 from mpcbench_async._text import rank
-from mpcbench_async.tariff import Case, EvidenceItem, Pack, load_pack, load_suite, read_hscodecomp
+from mpcbench_async.tariff import Case, Pack, load_pack, load_suite, read_hscodecomp
 from mpcbench_async.tariff._dossier import build_bundle
+from mpcbench_async.tariff._pack import EvidenceItem
 
 
 def ranking_every_note(pack: Pack) -> Callable[..., list[EvidenceItem]]:

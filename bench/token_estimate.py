@@ -27,7 +27,8 @@ from statistics import mean, quantiles
 import anyio
 
 from mpcbench_async._resources import shipped_path
-from mpcbench_async.llm import ChatRequest, Endpoint, LLMClient, Transport, WireCompletion, create_transport
+from mpcbench_async.llm import ChatRequest, Endpoint, LLMClient, Transport, WireCompletion
+from mpcbench_async.llm._registry import create_transport
 from mpcbench_async.mpcbench.tools._backend import _tool_schemas  # the nine tools exactly as agents are sent them
 from mpcbench_async.records import FunctionCall, LLMCallRecord, Message, ToolCall, ToolSchema
 

@@ -12,10 +12,14 @@ from ._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._exceptions import (
         BadResponseError,
+        BatchDeadlineError,
         BenchError,
+        BudgetExceeded,
+        CacheError,
         CallDeadlineError,
         CircuitOpenError,
         ConfigError,
+        GenerationError,
         HTMLReplyError,
         InputError,
         Interrupted,
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
         LLMError,
         LLMTimeoutError,
         MissingAPIKeyError,
+        MixedScoringError,
         PermanentLLMError,
         RateLimitError,
         RecordDecodeError,
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
         ServerError,
         ToolWorkerTimeout,
         TransientLLMError,
+        UnknownBatchError,
+        WorkersLost,
     )
     from ._prompts import PromptConfig, load_prompts
     from .llm import LLMClient, ModelConfig, ModelSettings, RetryEvent, load_model_config
@@ -45,13 +52,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BadResponseError",
+    "BatchDeadlineError",
     "BenchError",
+    "BudgetExceeded",
+    "CacheError",
     "CallDeadlineError",
     "ChatResult",
     "CircuitOpenError",
     "ConfigError",
     "FunctionCall",
     "FunctionSchema",
+    "GenerationError",
     "HTMLReplyError",
     "InputError",
     "Interrupted",
@@ -65,6 +76,7 @@ __all__ = [
     "LimitSettings",
     "Message",
     "MissingAPIKeyError",
+    "MixedScoringError",
     "ModelConfig",
     "ModelLimiter",
     "ModelSettings",
@@ -85,8 +97,10 @@ __all__ = [
     "ToolSchema",
     "ToolWorkerTimeout",
     "TransientLLMError",
+    "UnknownBatchError",
     "Usage",
     "WorkerPool",
+    "WorkersLost",
     "__version__",
     "build_plan",
     "load_model_config",

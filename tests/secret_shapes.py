@@ -10,7 +10,7 @@ import re
 
 from mpcbench_async._redact import secret_part
 from mpcbench_async.sim._leaks import SHAPE_SEPARATOR, key_shapes
-from mpcbench_async.testing import alnum, base64_core
+from mpcbench_async.testing._secrets import alnum, base64_core
 
 __all__ = ["HEADER_KEY", "PLAIN_KEY", "SECRETS", "SHAPES", "SK_KEY", "masked_quote", "masked_shape",
            "masked_shapes"]

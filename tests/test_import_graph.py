@@ -167,3 +167,65 @@ def test_the_sweep_registers_no_suite_and_reads_mpcbench_only_where_listed():
                    if isinstance(node, ast.Call) and "register_suite" in ast.unparse(node.func)]
     reading = {path.stem for path in sweep for _, module in imported_modules(path) if part_of(module) == "mpcbench"}
     assert ([], SWEEP_READS_MPCBENCH) == (registering, reading)
+
+
+def exported(part: str) -> tuple[set[str], set[str]]:
+    """A package's ``__all__`` and ``_INTERNAL`` (names only the project's other packages use), read from its source."""
+    path = PACKAGE / part / "__init__.py" if (PACKAGE / part).is_dir() else PACKAGE / "__init__.py"
+    lists = {"__all__": set(), "_INTERNAL": set()}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in lists:
+                    lists[target.id] = {element.value for element in node.value.elts
+                                        if isinstance(element, ast.Constant)}
+    return lists["__all__"], lists["_INTERNAL"]
+
+
+def imported_names(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, package, name)`` for every ``from <package> import name`` in ``path`` that names another part's
+    package itself (``from ..runtime import DirLock``), not one of its modules (``from .. import _wiring``)."""
+    own, name = part_of(module_name(path)), module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            base = node.module if node.level == 0 else ".".join(
+                package[: len(package) - node.level + 1] + [node.module])
+            parts = base.split(".")
+            if parts[0] == "mpcbench_async" and len(parts) <= 2 and part_of(base) != own:
+                found += [(node.lineno, base, alias.name) for alias in node.names
+                          if not (PACKAGE.joinpath(*parts[1:], alias.name)).is_dir()
+                          and not (PACKAGE.joinpath(*parts[1:], f"{alias.name}.py")).is_file()]
+    return found
+
+
+def test_across_packages_only_exported_names_are_imported():
+    """Another part imports from a package only what its ``__init__`` lists: ``__all__`` (what users are promised) or
+    ``_INTERNAL`` (what the project's other packages use, and users are not promised). The root package, ``_wiring``
+    and the entry points are held to it too."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, module, name in imported_names(path):
+            part = part_of(module)
+            if part.startswith("_") and part != "__init__":
+                continue  # a root module (``_exceptions``, ``_lazy``): its own ``__all__`` is checked by ruff and mypy
+            public, internal = exported(part)
+            if name not in public | internal:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {name} from {module}")
+    assert [] == found
+
+
+def test_internal_names_are_used_by_another_package_and_never_public():
+    """``_INTERNAL`` holds only what another part imports (else the name is private to its package, and tests take it
+    from its module), and no name is both promised and internal."""
+    users: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for _, module, name in imported_names(path):
+            users.setdefault(part_of(module), set()).add(name)
+    unused, both = [], []
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        public, internal = exported(init.parent.name)
+        unused += [f"{init.parent.name}.{name}" for name in sorted(internal - users.get(init.parent.name, set()))]
+        both += [f"{init.parent.name}.{name}" for name in sorted(public & internal)]
+    assert ([], []) == (unused, both)

@@ -22,8 +22,9 @@ _FLAGS = {"suites": "--suite", "tariff_scoring": "--scoring", "ledger_fsync": "-
           "certificate": "--no-certificate", "stream": "--no-stream"}
 _SETTINGS = frozenset({
     *_FLAGS, "allow_changes", "allow_mixed_scoring", "cache", "concurrency", "config", "cooldown", "dry_run",
-    "duration", "executor", "force", "format", "history", "levels", "max_concurrency", "max_cost", "max_tokens",
-    "max_turns", "mode", "model", "models", "out", "pack", "path", "prompt_tokens", "rates", "retry_errors",
+    "duration", "executor", "force", "format", "history", "levels", "logs_dir", "max_concurrency", "max_cost",
+    "max_tokens", "max_turns", "mode", "model", "models", "out", "pack", "path", "prompt_tokens", "rates",
+    "retry_errors",
     "scenario_id", "scoring", "slo", "sweep_points", "tasks", "trials", "warmup", "workers",
 })
 _TOKEN = re.compile(r"``([a-z][a-z0-9_]*)(?:=([^`]*))?``")

@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str]
 
     async def main() -> bool:
         await check_models(config, [model])  # a missing key fails before --logs-dir is taken: it stays as it was
-        with DirLock(args.logs_dir, flag="--logs-dir"):  # the Runner takes it again; a clash names --logs-dir
+        with DirLock(args.logs_dir, setting="logs_dir"):  # the Runner takes it again; a clash names --logs-dir
             async with Runner(config, out_dir=args.logs_dir, concurrency=concurrency, handle_signals=True,
                               grace_period=10.0) as runner:
                 await runner.run_suites([suite])

@@ -131,12 +131,15 @@ def add_sweep(commands: Commands) -> None:
                        help="exit 4 when the validity certificate is not valid: an oracle ceiling below min_oracle "
                        "(default 0.95), a lazy floor above max_lazy (0.10) or more vacuous passes than "
                        "max_vacuous_passes (0) in any task family; thresholds in model config $.certificate")
-    sweep.add_argument("--batch", choices=["judge"], action="append", default=[],
+    sweep.add_argument("--batch", choices=["judge", "agent"], action="append", default=[],
                        help="judge: send every judge model's calls in provider batches (the OpenAI Batch API; a "
                        "model's \"batch\": {\"api\": \"anthropic\"} uses Anthropic Message Batches) at the "
-                       "batch price, judgements written as each batch ends; batches kept in --out/batches.jsonl, "
-                       "so a killed sweep resumes by polling them (a model's \"batch\" in the config does the same "
-                       "for that model)")
+                       "batch price, judgements written as each batch ends; agent: the agent models' calls too, "
+                       "the runs in lock-step waves (every run waiting on the model joins the next batch, tools run "
+                       "between batches; a wave is sent when every run waits, or at the model's batch.max_requests "
+                       "or batch.max_wait_s), and the wall time printed against the bound (turns x batch "
+                       "latency); repeatable. Batches kept in --out/batches.jsonl, so a killed sweep resumes by "
+                       "polling them (a model's \"batch\" in the config does the same for that model)")
     sweep.add_argument("--quiet", action="store_true", help="no progress line; the summary table is still printed")
     sweep.add_argument("--dry-run", action="store_true",
                        help="print the plan and its estimate (units, what a resume of --out would skip, calls, tokens, "
@@ -216,6 +219,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"data warning: {warning}", file=sys.stderr)
     print(flagged(result.table))  # with the tariff section, the error classes, an example of each and what to do
+    if result.waves:
+        print(result.waves)
     print(f"written to {result.out}/")
     if result.interrupted:
         raise Interrupted("sweep stopped; finished units are saved — rerun the same command to resume")

@@ -8,14 +8,14 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
-    from ._executor import RayExecutor, WorkerState, require_ray
-    from ._leased import LeasedLimiter, LeasedLimiters, LimiterLost, leased_limiters
-    from ._limiter_actor import start_limiter
-    from ._limits import GlobalLimits
-    from ._worker import UnitReply, UnitWorker, WorkersLost
+    from ._executor import RayExecutor, require_ray
+    from ._worker import WorkersLost
 
-__all__ = ["GlobalLimits", "LeasedLimiter", "LeasedLimiters", "LimiterLost", "RayExecutor", "UnitReply", "UnitWorker",
-           "WorkerState", "WorkersLost", "leased_limiters", "require_ray", "start_limiter"]
+__all__ = ["RayExecutor"]
+
+# Used by the project's other packages (the import-graph test allows only these and ``__all__``),
+# not promised to users.
+_INTERNAL = ["WorkersLost", "require_ray"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

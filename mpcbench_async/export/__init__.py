@@ -12,9 +12,9 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 if TYPE_CHECKING:
     from ._calset import calibration_set
     from ._inspect import export_inspect
-    from ._otel import export_otel, otel_request
+    from ._otel import export_otel
 
-__all__ = ["calibration_set", "export_inspect", "export_otel", "otel_request"]
+__all__ = ["calibration_set", "export_inspect", "export_otel"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

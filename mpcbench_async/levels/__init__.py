@@ -5,7 +5,7 @@ people directory and a room system), instances labelled by a deterministic oracl
 (``solve``), eleven tools (``LevelTools``), the original's agent loop
 (``run_levels_agent``), answer parser and set-F1 / exact-match scoring
 (``parse_answer``, ``score``), and replay of recorded real-model runs
-(``verify_file``). The data is read from where the user has it (``find_output_dir``,
+(``verify_file``). The data is read from where the user has it (``_data.find_output_dir``,
 ``load_level_set``): it is not shipped.
 """
 
@@ -14,81 +14,26 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
-    from ._agent import MAX_TURNS, LevelsRun, ReplaySource, agent_prompts, run_levels_agent
-    from ._answer import AnswerError, Metrics, candidate_tuples, parse_answer, score
-    from ._catalog import (
-        DEFAULT_DATA,
-        LabelCheck,
-        check_labels,
-        import_data,
-        instance_index,
-        load_all,
-        results_identity,
-        scored_results,
-    )
-    from ._data import LevelSet, discover, find_output_dir, instance_problems, load_level_set, world_problems
-    from ._generate import GeneratedSet, ValidityReport, generate_level, render_validity, write_generated
-    from ._oracle import CONSTRAINT_TYPES, OracleResult, OracleSettings, solve
+    from ._agent import run_levels_agent
+    from ._answer import Metrics, parse_answer, score
+    from ._catalog import LabelCheck, check_labels, import_data, instance_index, load_all, scored_results
+    from ._data import LevelSet, load_level_set
+    from ._generate import generate_level, render_validity, write_generated
+    from ._oracle import OracleSettings, solve
     from ._records import LevelsRecord
-    from ._stats import PUBLISHED, LevelRow, ScoredRun, level_rows, render_levels_table, write_levels_summary
-    from ._suite import LevelsSuite, LevelsUnit
-    from ._tools import TOOL_NAMES, LevelTools, ToolOptions, sanitize, tool_schemas
-    from ._verify import FileVerdict, LineVerdict, read_results, render_verdicts, verify_file
+    from ._stats import level_rows, render_levels_table, write_levels_summary
+    from ._suite import LevelsSuite
+    from ._tools import ToolOptions
+    from ._verify import FileVerdict, read_results, render_verdicts, verify_file
 
-__all__ = [
-    "LevelsSuite",
-    "LevelsUnit",
-    "CONSTRAINT_TYPES",
-    "DEFAULT_DATA",
-    "MAX_TURNS",
-    "PUBLISHED",
-    "TOOL_NAMES",
-    "AnswerError",
-    "FileVerdict",
-    "GeneratedSet",
-    "LabelCheck",
-    "LevelRow",
-    "LevelSet",
-    "LevelTools",
-    "LevelsRecord",
-    "LevelsRun",
-    "LineVerdict",
-    "Metrics",
-    "OracleResult",
-    "OracleSettings",
-    "ReplaySource",
-    "ScoredRun",
-    "ToolOptions",
-    "ValidityReport",
-    "agent_prompts",
-    "candidate_tuples",
-    "check_labels",
-    "discover",
-    "find_output_dir",
-    "generate_level",
-    "import_data",
-    "instance_index",
-    "instance_problems",
-    "level_rows",
-    "load_all",
-    "load_level_set",
-    "parse_answer",
-    "read_results",
-    "render_levels_table",
-    "render_validity",
-    "render_verdicts",
-    "results_identity",
-    "run_levels_agent",
-    "sanitize",
-    "score",
-    "scored_results",
-    "solve",
-    "tool_schemas",
-    "verify_file",
-    "world_problems",
-    "write_generated",
-    "write_levels_summary",
-]
+__all__ = ["LevelSet", "LevelsRecord", "LevelsSuite", "Metrics", "OracleSettings", "ToolOptions", "generate_level",
+           "level_rows", "load_level_set", "parse_answer", "render_levels_table", "run_levels_agent", "score",
+           "solve", "verify_file"]
+
+# Used by the project's other packages (the import-graph test allows only these and ``__all__``),
+# not promised to users.
+_INTERNAL = ["FileVerdict", "LabelCheck", "check_labels", "import_data", "instance_index", "load_all", "read_results",
+             "render_validity", "render_verdicts", "scored_results", "write_generated", "write_levels_summary"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

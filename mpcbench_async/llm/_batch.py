@@ -18,6 +18,9 @@ from ``poll_s`` to ``poll_max_s``, logging ``batch <id>: n/total done``.
 - **Deadline.** A batch not finished ``deadline_s`` after its creation is
   cancelled; what it finished is used, the rest fail (a transient error: a rerun
   resubmits them).
+- **Waves** (``_waves``): a caller that is a member (an agent run, ``LLMClient.wave_member``) is waited for: the
+  gathering batch is sent once every member waits on the model, else at ``max_wait_s`` or ``max_requests``; each
+  batch this invocation saw end is a ``WaveReport`` in ``waves.reports``.
 - **Unknown on resume.** A journalled batch the provider does not know (404)
   fails its calls with one message and is journalled ``unknown``, so a rerun
   sends them anew (it is not resent at once: a wrong ``base_url`` also answers 404,
@@ -40,6 +43,7 @@ from .._exceptions import BatchDeadlineError, LLMError, TransientLLMError
 from ._batch_api import BatchBackend, BatchView, UnknownBatchError
 from ._config import BatchSettings
 from ._transport import ChatRequest, Endpoint, Transport
+from ._waves import Cut, WaveReport, Waves
 from ._wire import WireCompletion
 
 __all__ = ["BATCHES", "BatchDeadlineError", "BatchJournal", "BatchTransport"]
@@ -100,6 +104,9 @@ class _Live:
 
     def __init__(self, file_id: str, batch_id: str | None, started: float) -> None:
         self.file_id, self.id, self.started = file_id, batch_id, started
+        self.submitted = started
+        self.keys: set[str] = set()  # the member calls waiting on it
+        self.gathered: tuple[Cut, float, int] = ("resumed", started, 0)  # why it was sent, its first request, size
         self.lock = anyio.Lock()
         self.results: dict[str, WireCompletion | LLMError] | None = None
         self.error: LLMError | None = None  # the whole batch failed: every call gets it
@@ -110,6 +117,9 @@ class _Group:
 
     def __init__(self) -> None:
         self.lines: list[tuple[str, dict[str, Any]]] = []
+        self.members: set[str] = set()  # the keys of the member calls in it
+        self.started = 0.0
+        self.cut: Cut = "age"
         self.full = anyio.Event()
         self.sent = anyio.Event()
         self.live: _Live | None = None
@@ -127,42 +137,58 @@ class BatchTransport(Transport):
         self._group: _Group | None = None
         self._live: dict[str, _Live] = {}
         self.running: dict[str, BatchView] = {}  # batch id → how it stood at its last poll, until it ends
+        self.waves = Waves()
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
         body = {k: v for k, v in request.body.items() if k not in ("stream", "stream_options")}
         key = request.key
+        member = self.waves.of_caller()
+        if member is not None:
+            self.waves.counted(member)
         rounds = self.settings.resubmits + 1
-        for round_ in range(rounds):
-            held_in = self.journal.holder.pop(key, None) if round_ == 0 else None
-            live = (self._resumed(held_in) if held_in is not None
-                    else await self._join(endpoint, key, body))
-            result = await self._result(endpoint, live, key)
-            if isinstance(result, WireCompletion):
-                return result
-            if not isinstance(result, TransientLLMError) or round_ == rounds - 1:
-                raise result
-            log.info("batch %s: %s failed (%s); resubmitting it", live.id or live.file_id, key, result.reason)
-        raise AssertionError("unreachable")
+        try:
+            for round_ in range(rounds):
+                if member is not None:
+                    self.waves.wait_on(key)
+                held_in = self.journal.holder.pop(key, None) if round_ == 0 else None
+                live = (self._resumed(held_in, key if member else None) if held_in is not None
+                        else await self._join(endpoint, key, body, member=member is not None))
+                result = await self._result(endpoint, live, key)
+                if isinstance(result, WireCompletion):
+                    return result
+                if not isinstance(result, TransientLLMError) or round_ == rounds - 1:
+                    raise result
+                log.info("batch %s: %s failed (%s); resubmitting it", live.id or live.file_id, key, result.reason)
+            raise AssertionError("unreachable")
+        finally:
+            self.waves.done([key])
 
-    def _resumed(self, file_id: str) -> _Live:
+    def _resumed(self, file_id: str, member_key: str | None) -> _Live:
         live = self._live.get(file_id)
         if live is None:
             live = self._live[file_id] = _Live(file_id, self.journal.batch_of.get(file_id), self.now())
+        if member_key is not None and live.results is None and live.error is None:
+            live.keys.add(member_key)
         return live
 
-    async def _join(self, endpoint: Endpoint, key: str, body: dict[str, Any]) -> _Live:
-        """Add the call to the gathering batch; the first caller submits it after ``max_wait_s`` or when full."""
+    async def _join(self, endpoint: Endpoint, key: str, body: dict[str, Any], *, member: bool) -> _Live:
+        """Add the call to the gathering batch; the first caller submits it (``_gather``: when full, when every
+        member waits, or ``max_wait_s`` after it came)."""
         group = self._group
         leader = group is None
         if group is None:
             group = self._group = _Group()
+            group.started = self.now()
         group.lines.append((key, body))
+        if member:
+            group.members.add(key)
         if len(group.lines) >= self.settings.max_requests:
+            group.cut = "size"
             group.full.set()
+            self.waves.stir()
             self._group = None
         if leader:
-            with anyio.move_on_after(self.settings.max_wait_s):
-                await group.full.wait()
+            await self._gather(group)
             if self._group is group:
                 self._group = None
             with anyio.CancelScope(shield=True):  # the others wait on this submission
@@ -174,6 +200,17 @@ class BatchTransport(Transport):
         assert group.live is not None
         return group.live
 
+    async def _gather(self, group: _Group) -> None:
+        """Until the gathering batch is full, every member waits (``Waves``), or ``max_wait_s`` has passed."""
+        with anyio.move_on_after(self.settings.max_wait_s):
+            while not group.full.is_set():
+                if self.waves.all_waiting():
+                    if await self.waves.settled_all_waiting() and not group.full.is_set():
+                        group.cut = "waiting"
+                        return
+                    continue
+                await self.waves.changed()
+
     async def _submit(self, endpoint: Endpoint, group: _Group) -> None:
         keys = [key for key, _ in group.lines]
         try:
@@ -184,7 +221,10 @@ class BatchTransport(Transport):
         except LLMError as exc:
             log.warning("batch of %d requests for %s refused: %s", len(keys), endpoint.model, exc)
             group.error = exc
+            self.waves.done(group.members)
         else:
+            live.keys |= group.members
+            live.gathered = (group.cut, group.started, len(keys))
             log.info("batch %s: %d requests submitted for %s", live.id, len(keys), endpoint.model)
         finally:
             group.sent.set()
@@ -192,7 +232,7 @@ class BatchTransport(Transport):
     async def _create(self, endpoint: Endpoint, live: _Live) -> None:
         """Create the batch of ``live``'s uploaded file, and journal its id."""
         view = await self.backend.create(endpoint, live.file_id)
-        live.id = view.id
+        live.id, live.submitted = view.id, self.now()
         self.journal.append(live.file_id, endpoint.model, "submitted", batch_id=view.id)
 
     async def _result(self, endpoint: Endpoint, live: _Live, key: str) -> WireCompletion | LLMError:
@@ -227,6 +267,7 @@ class BatchTransport(Transport):
                 self.journal.append(live.file_id, endpoint.model, "submitted", batch_id=view.id)
         except LLMError as exc:
             live.error = exc
+            self.waves.done(live.keys)
 
     async def _poll(self, endpoint: Endpoint, live: _Live) -> None:
         assert live.id is not None
@@ -238,6 +279,7 @@ class BatchTransport(Transport):
                 f"batch {live.id} (in {BATCHES}) is unknown to the provider ({exc.detail}); its requests were "
                 "not resent, as it may have been paid for: rerun to send them anew",
                 model=endpoint.model, endpoint=exc.endpoint, status=404)
+            self.waves.done(live.keys)
             return
         log.info("batch %s: %d/%d done (%s)", view.id, view.done, view.total, view.status)
         self.running[view.id] = view
@@ -261,6 +303,10 @@ class BatchTransport(Transport):
         live.results = results
         self.running.pop(view.id, None)
         self.journal.append(live.file_id, endpoint.model, view.status)
+        cut, started, size = live.gathered
+        self.waves.reports.append(WaveReport(model=endpoint.model, batch_id=view.id, requests=size or view.total,
+                                             cut=cut, started=started, submitted=live.submitted, ended=self.now()))
+        self.waves.done(live.keys)
 
     async def aclose(self) -> None:
         await self.backend.aclose()

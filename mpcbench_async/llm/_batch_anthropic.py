@@ -6,8 +6,9 @@ A kill between the two loses nothing that was paid for: ``create`` of an id this
 process does not hold fails transiently, and the requests are resubmitted. There
 is no way to find a batch by its requests (``find`` gives ``None``), so a kill in
 the moment between the batch's creation and its journal line can send it again.
-The mapping is the judge's minimum: system and text messages, ``max_tokens``,
-``temperature``; the reply's text blocks and usage. Tools are not mapped.
+Each request and result is mapped as the Messages transport maps them (``_anthropic_shape``: system prompts,
+tools, ``tool_use`` and ``tool_result`` blocks, ``max_tokens``; the reply's text, tool calls and usage), so agents'
+turns go in Message Batches as judges' requests do.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import aiohttp
 import orjson
 
 from .._exceptions import LLMConnectionError, LLMError, ServerError
-from ._anthropic_shape import content_text
+from ._anthropic_shape import from_anthropic, to_anthropic
 from ._batch_api import BatchView, UnknownBatchError
 from ._transport import Endpoint
 from ._wire import WireCompletion, completion_from_builtins, error_for_status
@@ -27,22 +28,11 @@ from ._wire import WireCompletion, completion_from_builtins, error_for_status
 __all__ = ["AnthropicBatches", "messages_params"]
 
 VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; a judge's reply is far shorter
 
 
 def messages_params(body: dict[str, Any]) -> dict[str, Any]:
-    """A chat-completions body as Messages params: system prompts apart, user and assistant text, max_tokens."""
-    system = "\n\n".join(content_text(m["content"]) for m in body["messages"] if m["role"] == "system")
-    params: dict[str, Any] = {
-        "model": body["model"],
-        "max_tokens": int(body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS),
-        "messages": [{"role": m["role"], "content": content_text(m["content"])} for m in body["messages"]
-                     if m["role"] in ("user", "assistant")]}
-    if system:
-        params["system"] = system
-    if "temperature" in body:
-        params["temperature"] = body["temperature"]
-    return params
+    """A chat-completions body as Messages params (``to_anthropic``; a batch request is never streamed)."""
+    return to_anthropic({k: v for k, v in body.items() if k not in ("stream", "stream_options")})
 
 
 class AnthropicBatches:
@@ -130,16 +120,7 @@ def _message(body: bytes) -> str:
 def _result(result: dict[str, Any], endpoint: Endpoint, url: str) -> WireCompletion | LLMError:
     kind = result.get("type")
     if kind == "succeeded":
-        message = result["message"]
-        usage = message.get("usage") or {}
-        return completion_from_builtins({
-            "id": message.get("id", ""), "model": message.get("model", ""),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content_text(message.get("content"))},
-                         "finish_reason": "length" if message.get("stop_reason") == "max_tokens" else "stop"}],
-            "usage": {"prompt_tokens": int(usage.get("input_tokens") or 0),
-                      "completion_tokens": int(usage.get("output_tokens") or 0),
-                      "total_tokens": int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)}},
-            model=endpoint.model, endpoint=url)
+        return completion_from_builtins(from_anthropic(result["message"]), model=endpoint.model, endpoint=url)
     if kind == "errored":
         error = (result.get("error") or {}).get("error") or {}
         status = 400 if error.get("type") == "invalid_request_error" else 500

@@ -43,6 +43,7 @@ import hashlib
 import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,7 @@ from ._provider_protocol import Provider
 from ._providers import create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
 from ._transport import ChatRequest, Endpoint, Transport
+from ._waves import Member, WaveLog
 from ._wire import to_chat_result
 
 __all__ = ["DEFAULT_LAYERS", "LLMClient", "ModelTotals"]
@@ -370,6 +372,19 @@ class LLMClient:
         """The provider batches running now, as they stood at their last poll (for a progress line)."""
         return [view for state in self._models.values() if isinstance(state.transport, BatchTransport)
                 for view in state.transport.running.values()]
+
+    def wave_member(self, model: str) -> AbstractContextManager[Member | None]:
+        """``with client.wave_member(model):`` around a loop that calls ``model`` again after each reply (an agent
+        run): on a batch model, its calls' batches are sent as soon as every such loop waits on the model (``_waves``);
+        elsewhere it does nothing."""
+        transport = self._state(model).transport
+        return transport.waves.member() if isinstance(transport, BatchTransport) else nullcontext()
+
+    def wave_logs(self) -> list[WaveLog]:
+        """The waves of each batch model that had members, its batches in the order they ended (the wave line)."""
+        return [WaveLog(model=name, turns=waves.most_calls, reports=list(waves.reports))
+                for name, state in self._models.items() if isinstance(state.transport, BatchTransport)
+                and (waves := state.transport.waves).most_calls]
 
     def limiter(self, name: str) -> Limiter:
         return self._state(name).limiter

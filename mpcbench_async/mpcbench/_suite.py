@@ -72,12 +72,14 @@ class AgentStage:
             task = plan.tasks[unit.task_id]
             data = plan.data[task.scenario_id]
             record.task_type, record.scenario_id = task.task_type or "", task.scenario_id
-            with cache_scope(trial=unit.trial):  # a response cache keeps each trial's replies apart
+            # A wave member until its checks are done (``--batch agent``: its model's batches wait for it), so
+            # that the pool's next unit takes its place in the waves at once.
+            with cache_scope(trial=unit.trial), client.wave_member(unit.model):
                 run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
                                                    max_turns=plan.max_turns, key=unit.key)
-            # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
-            checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
-                      if run.stop_reason != "error" else [])
+                # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
+                checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
+                          if run.stop_reason != "error" else [])
         except BudgetExceeded:
             raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the run log made so far stays in the error record

@@ -49,4 +49,4 @@ class Outcome(msgspec.Struct, kw_only=True):
 def keys_on_disk(path: Path, record_type: type[msgspec.Struct]) -> tuple[set[str], set[str]]:
     """The keys with an ok record in ``path``, and those with any record (from the done-index when trusted)."""
     entries = done_keys(path, record_type, warn=False)
-    return {e.key for e in entries if e.code == "o"}, {e.key for e in entries}
+    return {key for key, code in zip(entries.keys, entries.codes, strict=True) if code == "o"}, set(entries.keys)

@@ -20,19 +20,24 @@ record and its index line, a trimmed torn tail, an edit by hand — any of them
 makes it untrusted, never wrong. A writer appends to an index only if it was
 trusted when the writer opened (appending to an untrusted one would make it look
 whole while missing records), else removes it.
+
+A resume reads each index once: the pipeline's read (``hold``) is kept, as columns, until the next read of that
+file — the plan's outcome, on a resume with nothing to do — which takes it when neither file changed since (their
+sizes and times); the first record appended to the file drops it.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from ._files import atomic_write_bytes, write_all
 
-__all__ = ["INDEX_SUFFIX", "KEYS_READ", "Entry", "IndexAppender", "code_of", "index_path", "read_index",
+__all__ = ["INDEX_SUFFIX", "KEYS_READ", "Entries", "Entry", "IndexAppender", "code_of", "index_path", "read_index",
            "write_index"]
 
 INDEX_SUFFIX = ".keys"
@@ -55,6 +60,40 @@ class Entry(NamedTuple):
         return f"{self.code} {end} {self.started!r} {self.finished!r} {self.key}\n"
 
 
+class Entries(Sequence[Entry]):
+    """Every record of a results file as a resume sees it, in file order, as columns: no object per record (at 100k
+    records a ``NamedTuple`` and two floats each were ~12 MiB), and a caller that needs only keys and codes reads
+    those columns alone."""
+
+    __slots__ = ("keys", "codes", "started", "finished")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.codes: list[str] = []
+        self.started, self.finished = array("d"), array("d")
+
+    def append(self, key: str, code: str, started: float, finished: float) -> None:
+        self.keys.append(key)
+        self.codes.append(code)
+        self.started.append(started)
+        self.finished.append(finished)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return map(Entry, self.keys, self.codes, self.started, self.finished)
+
+    @overload
+    def __getitem__(self, i: int) -> Entry: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Entry]: ...
+    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
+        if isinstance(i, slice):
+            return list(map(Entry, self.keys[i], self.codes[i], self.started[i], self.finished[i]))
+        return Entry(self.keys[i], self.codes[i], self.started[i], self.finished[i])
+
+
 def index_path(path: Path) -> Path:
     """``runs.jsonl`` → ``runs.keys``."""
     return path.with_suffix(INDEX_SUFFIX)
@@ -68,36 +107,71 @@ def _indexable(key: str) -> bool:
     return bool(key) and not any(c.isspace() for c in key)
 
 
-def _trusted(path: Path) -> bool:
-    """Whether the index of ``path`` covers it as it is now (see the module docstring); reads the index's tail only."""
+Signature = tuple[int, int, int, int]  # the results file's size and time, then its index's
+
+
+def _trusted(path: Path) -> Signature | None:
+    """The signature of ``path`` and its index when the index covers it as it is now (see the module docstring), else
+    None; reads the index's tail only."""
     try:
         data_stat, index_stat = path.stat(), index_path(path).stat()
         if index_stat.st_mtime_ns < data_stat.st_mtime_ns:
-            return False
+            return None
         with index_path(path).open("rb") as fh:
             fh.seek(max(0, index_stat.st_size - 4096))
             tail = fh.read()
     except OSError:  # either file missing or unreadable: read the records instead
-        return False
+        return None
+    signature = (data_stat.st_size, data_stat.st_mtime_ns, index_stat.st_size, index_stat.st_mtime_ns)
     if not tail.endswith(b"\n"):
-        return tail == b"" and data_stat.st_size == 0
+        return signature if tail == b"" and data_stat.st_size == 0 else None
     last = tail[:-1].rsplit(b"\n", 1)[-1].split(b" ", 4)
     try:
-        return len(last) == 5 and int(last[1]) == data_stat.st_size
+        return signature if len(last) == 5 and int(last[1]) == data_stat.st_size else None
     except ValueError:
-        return False
-
-
-def read_index(path: Path) -> list[Entry] | None:
-    """The :class:`Entry` of every record of the JSONL file ``path``, from its index; None when it is not trusted."""
-    if not _trusted(path):
         return None
+
+
+# The pipeline's read of each index, kept for the next read of that file while neither file changes (see the module
+# docstring): path -> (signature then, entries).
+_HELD: dict[Path, tuple[Signature, Entries]] = {}
+
+
+def hold(path: Path, entries: Entries) -> None:
+    """Keep ``entries`` (all of ``path``'s records, just read or rebuilt) for the next read of ``path``."""
+    signature = _trusted(path)
+    if signature is not None:
+        _HELD[path] = (signature, entries)
+
+
+def read_index(path: Path, *, keep: bool = False) -> Entries | None:
+    """The :class:`Entry` of every record of the JSONL file ``path``, from its index; None when it is not trusted.
+
+    The held read of ``path`` (``keep``: this read is held in turn) is taken if neither file changed since."""
+    signature = _trusted(path)
+    held = _HELD.pop(path, None)
+    if signature is None:
+        return None
+    if held is not None and held[0] == signature:
+        entries = held[1]
+    else:
+        found = _parse(path)
+        if found is None:
+            return None
+        entries = found
+        KEYS_READ[path.name] += len(entries)
+    if keep:
+        _HELD[path] = (signature, entries)
+    return entries
+
+
+def _parse(path: Path) -> Entries | None:
     try:
         lines = index_path(path).read_bytes().decode().split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     lines.pop()  # after the last newline
-    entries = []
+    entries = Entries()
     for line in lines:
         fields = line.split(" ", 4)
         if len(fields) != 5:
@@ -108,10 +182,9 @@ def read_index(path: Path) -> list[Entry] | None:
         if code not in (OK, ERROR, RETRYABLE) or not key:
             return None
         try:
-            entries.append(Entry(key, code, float(started), float(finished)))
+            entries.append(key, code, float(started), float(finished))
         except ValueError:
             return None
-    KEYS_READ[path.name] += len(entries)
     return entries
 
 
@@ -140,7 +213,7 @@ class IndexAppender:
         self.path, self.index = path, index_path(path)
         self._fd: int | None = None
         size = path.stat().st_size if path.exists() else 0
-        if size == 0 or _trusted(path):
+        if size == 0 or _trusted(path) is not None:
             try:
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
                 if size == 0:
@@ -155,6 +228,7 @@ class IndexAppender:
     def append(self, entry: Entry, size: int) -> None:
         """The record of ``entry`` was appended; the JSONL file is now ``size`` bytes."""
         self.size = size
+        _HELD.pop(self.path, None)  # the file changed: a held read of it is stale
         if self._fd is None:
             return
         if not _indexable(entry.key):

@@ -86,7 +86,7 @@ def _remove_stale_temps(path: Path) -> None:
             Path(entry.path).unlink(missing_ok=True)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, fsync: bool = True) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes | bytearray, *, fsync: bool = True) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

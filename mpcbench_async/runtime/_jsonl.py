@@ -26,7 +26,7 @@ from typing import Any, Literal
 import msgspec
 import orjson
 
-from ._done_index import Entry, IndexAppender, code_of, read_index, write_index
+from ._done_index import Entries, Entry, IndexAppender, code_of, hold, read_index, write_index
 from ._files import write_all, write_error
 
 __all__ = ["LINES_DECODED", "JsonlWriter", "ReadReport", "ResumeIndex", "done_keys", "iter_jsonl", "key_view",
@@ -240,29 +240,33 @@ def key_view(record_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
 
 
 def done_keys(path: str | Path, type_: type[msgspec.Struct] | None = None, report: ReadReport | None = None, *,
-              rebuild: bool = False, warn: bool = True) -> list[Entry]:
+              rebuild: bool = False, warn: bool = True) -> Entries:
     """The :class:`Entry` (key, code, times) of every record of ``path`` in file order (code ``o`` ok, ``e`` error,
     ``r`` retryable error).
 
     From the file's done-index when it is trusted (``_done_index``: no record decoded); else each line is decoded
     as ``type_``'s :func:`key_view` (default: key + status) and counted only if it is a whole record of that type
     (others are reported in ``report``), and with ``rebuild`` the index is written from that read, so the next
-    read is the cheap one.
+    read is the cheap one. ``rebuild`` (a resume's read) also holds what it read for the next read of ``path``,
+    which takes it if the file has not changed (the plan's outcome after a resume with nothing to do).
     """
     path = Path(path)
-    entries = read_index(path)
+    entries = read_index(path, keep=rebuild)
     if entries is not None:
         return entries
     report = report if report is not None else ReadReport(path=str(path))
     view = key_view(type_) if type_ is not None else _KeyStatus
-    entries = [Entry(rec.key, code_of(rec.status, rec.retryable), getattr(rec, "started_at", 0.0) or 0.0,
-                     getattr(rec, "finished_at", 0.0) or 0.0)
-               for rec in iter_jsonl(path, report, type_=view, warn=warn)]
+    entries = Entries()
+    for rec in iter_jsonl(path, report, type_=view, warn=warn):
+        entries.append(rec.key, code_of(rec.status, rec.retryable), getattr(rec, "started_at", 0.0) or 0.0,
+                       getattr(rec, "finished_at", 0.0) or 0.0)
     if rebuild and path.exists():
         covered = path.stat().st_size
         if report.torn_tail:  # the index covers the whole lines only; a writer trims the torn one
             covered = _whole_lines(path, covered)
         write_index(path, entries, covered)
+        if covered == path.stat().st_size:
+            hold(path, entries)
     return entries
 
 
@@ -312,9 +316,11 @@ class ResumeIndex:
         report = ReadReport(path=str(path))
         entries = done_keys(path, type_, report, rebuild=rebuild)
         counted = ("o",) if retry_errors else ("o", "e")
-        done = {entry.key for entry in entries if entry.code in counted}
-        stamps = {e.key: (e.started, e.finished) for e in entries if e.code == "o"} if times else {}
-        return cls(done, report, dict(Counter(e.key for e in entries if e.key not in done)), stamps)
+        keys, codes = entries.keys, entries.codes
+        done = {key for key, code in zip(keys, codes, strict=True) if code in counted}
+        stamps = {key: (started, finished) for key, code, started, finished in zip(
+            keys, codes, entries.started, entries.finished, strict=True) if code == "o"} if times else {}
+        return cls(done, report, dict(Counter(key for key in keys if key not in done)), stamps)
 
     def follows(self, key: str, parent: tuple[float, float] | None) -> bool:
         """Whether ``key`` is done as a follow-up of a record that started and finished at ``parent``: a record of

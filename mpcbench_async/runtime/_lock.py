@@ -7,7 +7,7 @@ holds it while it writes the manifest, the ``Runner`` inside takes it again).
 
 ``abandon`` gives the lock back and undoes what ``acquire`` did (a new lock
 file and new directories removed, an existing lock file's bytes and times put
-back), so a sweep whose start fails leaves ``--out`` as it found it, byte for
+back), so a sweep whose start fails leaves ``out`` as it found it, byte for
 byte. Since a lock file may thus be deleted, ``acquire`` checks that the file
 it locked is still the one at the path (and otherwise opens the path again):
 two processes can never hold two different inodes of the same path.
@@ -30,9 +30,9 @@ _HELD: dict[Path, tuple[int, int]] = {}  # resolved directory -> (file descripto
 class DirLock:
     """``with DirLock(out_dir):`` — this process alone uses ``out_dir``, or an ``InputError`` names the holder."""
 
-    def __init__(self, directory: str | Path, *, flag: str = "--out") -> None:
+    def __init__(self, directory: str | Path, *, setting: str = "out") -> None:
         self.directory = Path(directory)
-        self.flag = flag
+        self.setting = setting  # what a caller passes the directory as, named in the messages (the CLI: its flag)
         self._key: Path | None = None
         self._new_file: Path | None = None  # the lock file, if acquire created it
         self._new_dirs: list[Path] = []  # the directories acquire created, deepest first
@@ -44,7 +44,8 @@ class DirLock:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"{self.flag} {self.directory}: cannot create the directory ({exc.strerror})") from exc
+            raise InputError(f"``{self.setting}`` {self.directory}: cannot create the directory "
+                             f"({exc.strerror})") from exc
         key = self.directory.resolve()
         if key in _HELD:
             fd, holders = _HELD[key]
@@ -53,7 +54,7 @@ class DirLock:
             return
         path = key / ".lock"
         new_file = not path.exists()
-        fd = _locked_fd(path, self.directory, self.flag)
+        fd = _locked_fd(path, self.directory, self.setting)
         old = os.fstat(fd)
         self._old = None if new_file else (os.pread(fd, old.st_size, 0), old.st_atime_ns, old.st_mtime_ns)
         os.ftruncate(fd, 0)
@@ -105,7 +106,7 @@ class DirLock:
         self.release()
 
 
-def _locked_fd(path: Path, directory: Path, flag: str) -> int:
+def _locked_fd(path: Path, directory: Path, setting: str) -> int:
     """A descriptor of ``path`` holding its exclusive lock, re-opened if the file was deleted before it was locked."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -115,7 +116,7 @@ def _locked_fd(path: Path, directory: Path, flag: str) -> int:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise InputError(f"{directory}: another sweep (pid {holder}) is writing to this directory "
-                             f"(lock {path}); wait for it to end or pass another {flag}") from None
+                             f"(lock {path}); wait for it to end or pass another ``{setting}``") from None
         try:
             if os.stat(path).st_ino == os.fstat(fd).st_ino:
                 return fd

@@ -14,32 +14,20 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
-    from ._faults import FaultSpec, choose_fault, split_model_name
+    from ._faults import FaultSpec, split_model_name
     from ._leaks import key_shapes
     from ._policies import Reply
-    from ._process import SimProcessProvider, sim_provider
+    from ._process import SimProcessProvider
     from ._provider import SimProvider
-    from ._registry import POLICIES, Policy, add_policy_loader, get_policy, policy_names, register_policy
+    from ._registry import Policy, get_policy, policy_names, register_policy
     from ._server import SimServer, SimStats  # brings in aiohttp's server: only on first use
 
-__all__ = [
-    "key_shapes",
-    "POLICIES",
-    "FaultSpec",
-    "Policy",
-    "Reply",
-    "SimProcessProvider",
-    "SimProvider",
-    "SimServer",
-    "SimStats",
-    "add_policy_loader",
-    "choose_fault",
-    "get_policy",
-    "policy_names",
-    "register_policy",
-    "sim_provider",
-    "split_model_name",
-]
+__all__ = ["FaultSpec", "Policy", "Reply", "SimProcessProvider", "SimProvider", "SimServer", "SimStats",
+           "policy_names", "register_policy"]
+
+# Used by the project's other packages (the import-graph test allows only these and ``__all__``),
+# not promised to users.
+_INTERNAL = ["get_policy", "key_shapes", "split_model_name"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

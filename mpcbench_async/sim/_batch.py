@@ -33,6 +33,7 @@ import msgspec
 import orjson
 from aiohttp import web
 
+from ._anthropic import chat_request, message_reply
 from ._faults import FaultSpec, split_model_name
 
 __all__ = ["BatchDesk", "SimClock"]
@@ -222,11 +223,11 @@ class BatchDesk:
         self.clock.advance(float(orjson.loads(await request.read()).get("advance_s", 0)))
         return _json({"now": self.clock.now()})
 
-    # -- Anthropic Message Batches (the same batches, Anthropic's shapes; plain text messages only) -----------------
+    # -- Anthropic Message Batches (the same batches, Anthropic's shapes, translated as /v1/messages is) ----------
     async def _anthropic_create(self, request: web.Request) -> web.Response:
         try:
             requests = orjson.loads(await request.read())["requests"]
-            lines = [{"custom_id": r["custom_id"], "body": _chat_body(r["params"])} for r in requests]
+            lines = [{"custom_id": r["custom_id"], "body": chat_request(r["params"])} for r in requests]
             if not lines or len({line["custom_id"] for line in lines}) != len(lines):
                 raise ValueError("requests must be non-empty with distinct custom_ids")
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -315,19 +316,6 @@ class BatchDesk:
         return ident
 
 
-def _chat_body(params: dict[str, Any]) -> dict[str, Any]:
-    """An Anthropic request's params as the chat body the sim's policies read (text content only)."""
-    messages = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
-                 else "".join(block.get("text", "") for block in m["content"])} for m in params["messages"]]
-    system = params.get("system")
-    if system:
-        messages.insert(0, {"role": "system", "content": system if isinstance(system, str)
-                            else "".join(block.get("text", "") for block in system)})
-    if not isinstance(params["model"], str) or not isinstance(params["max_tokens"], int):
-        raise TypeError("params need a string model and an integer max_tokens")
-    return {"model": params["model"], "messages": messages, "max_tokens": params["max_tokens"]}
-
-
 def _anthropic_error(status: int, message: str) -> web.Response:
     kind = "not_found_error" if status == 404 else "invalid_request_error"
     body = orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
@@ -356,9 +344,4 @@ def _anthropic_result(entry: dict[str, Any]) -> dict[str, Any]:
     if response["status_code"] != 200:
         return {"type": "errored", "error": {"type": "error", "error": {
             "type": body["error"]["type"], "message": body["error"]["message"]}}}
-    choice, usage = body["choices"][0], body["usage"]
-    return {"type": "succeeded", "message": {
-        "id": "msg_" + body["id"].removeprefix("chatcmpl-"), "type": "message", "role": "assistant",
-        "model": body["model"], "content": [{"type": "text", "text": choice["message"]["content"] or ""}],
-        "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else "end_turn",
-        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}}
+    return {"type": "succeeded", "message": message_reply(body)}

@@ -16,20 +16,12 @@ if TYPE_CHECKING:
     from ._passk import pass_hat_k, pass_ks
     from ._results import Interval, Paired
 
-__all__ = [
-    "Interval",
-    "Paired",
-    "bootstrap_ci",
-    "bootstrap_mean_ci",
-    "format_p",
-    "paired_by_task",
-    "paired_difference",
-    "pass_hat_k",
-    "pass_ks",
-    "sign_test_p",
-    "spearman",
-    "weighted_kappa",
-]
+__all__ = ["Interval", "Paired", "bootstrap_ci", "bootstrap_mean_ci", "paired_by_task", "paired_difference",
+           "pass_hat_k", "pass_ks", "sign_test_p", "spearman", "weighted_kappa"]
+
+# Used by the project's other packages (the import-graph test allows only these and ``__all__``),
+# not promised to users.
+_INTERNAL = ["format_p"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

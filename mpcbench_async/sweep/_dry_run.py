@@ -104,7 +104,8 @@ class ModelTime(msgspec.Struct, kw_only=True, frozen=True):
     tpm_s: tuple[float, float | None]
     latency_bound_s: tuple[float, float | None]
     bound_s: tuple[float, float | None]
-    batch: bool = False  # the model's calls go in provider batches: ``latency_bound_s`` is one batch per attempt
+    batch: bool = False  # the model's calls go in provider batches: ``latency_bound_s`` is one batch per round
+    batch_rounds: str = ""  # what one batch is: ``judge attempt``, ``agent turn`` (a wave), or both
 
 
 class DryRun(msgspec.Struct, kw_only=True, frozen=True):
@@ -316,8 +317,10 @@ class _Estimator:
         online = _cost(prices, prompt, output)
         batch = settings.batch_settings is not None and prices is not None
         if batch:
+            then = ("each turn of its runs is one batch (a lock-step wave)" if role == "agent"
+                    else "a judge's repair goes in a later batch")
             self.note(f"{model}: in provider batches, each taking {ASSUMED_BATCH_LATENCY_S / 3600:g} h (assumed; "
-                      "OpenAI's window is 24 h); a judge's repair goes in a later batch")
+                      f"OpenAI's window is 24 h); {then}")
         return RoleEstimate(model=model, role=role, units=units, skipped=skipped, to_run=n, calls_per_unit=per_unit,
                             calls=calls, prompt_tokens=prompt, output_tokens=output,
                             cost_usd=_cost(prices.batched(), prompt, output) if batch and prices else online,
@@ -362,15 +365,24 @@ def _model_time(model: str, rows: list[RoleEstimate], settings: ModelSettings, c
     rpm_s = per((calls.low, calls.high), None if limits.rpm is None else 60.0 / limits.rpm)
     tpm_s = per(charged, None if limits.tpm is None else 60.0 / limits.tpm)
     little_s = per((calls.low, calls.high), latency / parallel)
-    if settings.batch_settings is not None:  # no limits apply: one batch per judge attempt, one after another
-        rounds = max((r.calls_per_unit.high or r.calls_per_unit.low for r in rows), default=1)
+    if settings.batch_settings is not None:  # no limits apply: one batch per round, one after another
+        rounds = max((_batch_rounds(r, concurrency) for r in rows), default=1)
         rpm_s = tpm_s = (0.0, 0.0)
         little_s = (ASSUMED_BATCH_LATENCY_S if calls.low else 0.0, ASSUMED_BATCH_LATENCY_S * rounds)
     highs = [rpm_s[1], tpm_s[1], little_s[1]]
     bound = (max(rpm_s[0], tpm_s[0], little_s[0]), None if None in highs else max(h or 0.0 for h in highs))
     return ModelTime(model=model, rpm=limits.rpm, tpm=limits.tpm, concurrency=parallel, latency_s=latency,
                      latency_observed=bool(latencies), rpm_s=rpm_s, tpm_s=tpm_s, latency_bound_s=little_s,
-                     bound_s=bound, batch=settings.batch_settings is not None)
+                     bound_s=bound, batch=settings.batch_settings is not None,
+                     batch_rounds=" or ".join(dict.fromkeys("agent turn" if r.role == "agent" else "judge attempt"
+                                                            for r in rows)))
+
+
+def _batch_rounds(row: RoleEstimate, concurrency: int) -> int:
+    """Batches one after another at most: a judge's attempts; an agent's turns (lock-step waves, ``_waves``) for
+    each generation of ``concurrency`` runs."""
+    per_unit = row.calls_per_unit.high or row.calls_per_unit.low
+    return per_unit * (math.ceil(row.to_run / concurrency) if row.role == "agent" and row.to_run else 1)
 
 
 def estimate_sweep(plan: SweepPlan, config: ModelConfig, prompts: PromptConfig, out_dir: str | Path, *,
@@ -455,7 +467,7 @@ def render_dry_run(dry: DryRun) -> str:
     for t in dry.times:
         if t.batch:
             lines.append(f"  {t.model}: {_secs(t.bound_s)} (provider batches of {_duration(ASSUMED_BATCH_LATENCY_S)} "
-                         "each, assumed, one per judge attempt)")
+                         f"each, assumed, one per {t.batch_rounds})")
             continue
         latency = f"{t.latency_s:.2f} s {'observed' if t.latency_observed else 'assumed'}"
         parts = [f"rpm {t.rpm}: {_secs(t.rpm_s)}" if t.rpm else "no rpm limit",

@@ -84,6 +84,7 @@ from ._experiment import open_experiment, plan_fingerprint, record_case_keys, re
 from ._records import Manifest
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
+from ._waves import batched, wave_line
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
@@ -137,7 +138,7 @@ class SweepOptions(msgspec.Struct, kw_only=True):
     levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
     levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
     certificate: bool = True  # False (``--no-certificate``): skip the certificate's baselines
-    batch: Sequence[Literal["judge"]] = ()  # ``--batch judge``: every judge model's calls go in provider batches
+    batch: Sequence[Literal["judge", "agent"]] = ()  # models whose calls go in provider batches (``_waves``)
     certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
@@ -186,6 +187,7 @@ class SweepResult(msgspec.Struct, kw_only=True):
     budget_reached: str | None = None  # the line saying which budget stopped the sweep and how to continue
     warnings: list[str] = []  # the scenarios' data warnings (file: row: what), also in data_warnings.json
     certificate: Certificate = msgspec.field(default_factory=Certificate)  # the summary's validity certificate
+    waves: str | None = None  # ``--batch agent``: the agents' waves against their bound (``_waves.wave_line``)
 
 
 def write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool = False) -> str:
@@ -291,13 +293,8 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
 
 
 def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
-    """``config`` with ``"batch": true`` for every judge model when ``--batch judge`` asks for it (a model whose
-    entry already sets ``batch`` keeps its own settings)."""
-    if "judge" in options.batch:
-        for name in options.judges or config.judge_models:
-            if not config.settings_for(name).batch_settings:
-                config = config.with_overrides(name, {"batch": True})
-    return config
+    """``config`` with ``"batch": true`` for the models ``batch`` names (``_waves.batched``)."""
+    return batched(config, options.batch, agents=options.models, judges=options.judges)
 
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
@@ -409,7 +406,8 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
                        budget_reached=_budget_line(runner.budget_stop, budget, outcome, config), warnings=warnings,
-                       certificate=summary.certificate)
+                       certificate=summary.certificate, waves=wave_line(runner.client.wave_logs() if runner.client
+                                                                        else []))
 
 
 def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:

@@ -27,9 +27,10 @@ Values are rounded to 4 decimals (p-values are kept as computed).
 from __future__ import annotations
 
 import itertools
+import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 import numpy as np
@@ -62,10 +63,6 @@ __all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "Mo
 
 AXES = ("ars", "sgr")
 
-Scores = tuple[float, float]  # (ARS, SGR)
-_Run = tuple[str, int, bool | None, int, int, Scores | None]  # task, trial, passed, checks passed, applied, scores
-
-
 class Statistics(msgspec.Struct, kw_only=True):
     models: dict[str, ModelStats] = {}
     paired: list[ModelPair] = []
@@ -74,24 +71,22 @@ class Statistics(msgspec.Struct, kw_only=True):
 
 
 def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -> Statistics:
-    """Every statistic of the module docstring, from the kept runs (plain loops per run, numpy per sample).
+    """Every statistic of the module docstring, from the kept runs (plain loops per task, numpy per sample).
 
-    ``rows`` may be a stream (``iter_run_rows``): only a compact tuple per run (``_Run``) and the judges' scores
-    per pair of judges (packed doubles) are kept, not the rows. ``pass_k``: the ks of pass^k (default: 1, 2, 4, …
-    and the most trials of a task)."""
-    by_model: dict[str, list[_Run]] = defaultdict(list)
+    ``rows`` may be a stream (``iter_run_rows``): each model's runs are kept as packed columns (``_Columns``: ~50
+    bytes a run, no object per run) and the judges' scores per pair of judges as packed doubles, not the rows.
+    ``pass_k``: the ks of pass^k (default: 1, 2, 4, … and the most trials of a task)."""
+    by_model: dict[str, _Columns] = {}
     judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
     ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
-    # One tuple per distinct (ARS, SGR) mean, shared by the runs that have it: judges give a few scores, so at
-    # 100k runs this is a handful of tuples instead of 100k tuples and 200k floats (10 MiB).
-    distinct: dict[Scores, Scores] = {}
     for row in rows:
         given = sorted((judge, float(a), float(s)) for judge, (a, s) in row.scores.items()
                        if a is not None and s is not None)
         ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
-        mean = (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else None
-        by_model[row.agent_model].append((row.task_id, row.trial, row.passed, row.checks_passed, row.checks_total,
-                                          distinct.setdefault(mean, mean) if mean is not None else None))
+        columns = by_model.get(row.agent_model)
+        if columns is None:
+            columns = by_model[row.agent_model] = _Columns()
+        columns.add(row, (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else _UNSCORED)
         if len(given) >= 2:
             ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
             for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
@@ -100,38 +95,96 @@ def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -
                       paired=_paired(by_model), judge_agreement=_agreement(judged), judge_spread=_spread(ranges))
 
 
-def _model(runs: list[_Run], pass_k: Sequence[int] | None) -> ModelStats:
-    tasks: dict[str, list[_Run]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: r[0]):
-        tasks[run[0]].append(run)
-    scored = [[run[5] for run in trials if run[5] is not None] for trials in tasks.values()]
-    scored = [trials for trials in scored if trials]  # (ARS, SGR) of each scored trial, per task
-    means = [(sum(s[0] for s in trials) / len(trials), sum(s[1] for s in trials) / len(trials)) for trials in scored]
+_UNSCORED = (math.nan, math.nan)
+_PASSED = {None: -1, False: 0, True: 1}
+
+
+class _Columns:
+    """One agent model's kept runs as packed columns, in the order they came (an index per run).
+
+    Why: at 100k runs a tuple per run (and a dict of cells for the paired differences) was ~25 MiB, the
+    summary's largest step of memory; these columns are ~50 bytes a run. A run no judge scored has NaN scores."""
+
+    __slots__ = ("task_ids", "task", "trial", "passed", "checks_passed", "checks_total", "ars", "sgr")
+
+    def __init__(self) -> None:
+        self.task_ids: dict[str, int] = {}  # task id -> its number in ``task``
+        self.task, self.trial, self.passed = array("l"), array("q"), array("b")  # passed: -1 no trial, 0, 1
+        self.checks_passed, self.checks_total = array("l"), array("l")
+        self.ars, self.sgr = array("d"), array("d")
+
+    def add(self, row: RunRow, scores: tuple[float, float]) -> None:
+        self.task.append(self.task_ids.setdefault(row.task_id, len(self.task_ids)))
+        self.trial.append(row.trial)
+        self.passed.append(_PASSED[row.passed])
+        self.checks_passed.append(row.checks_passed)
+        self.checks_total.append(row.checks_total)
+        self.ars.append(scores[0])
+        self.sgr.append(scores[1])
+
+    def by_task(self) -> Iterator[np.ndarray]:
+        """The run indices of each task, tasks in name order, runs in the order they came."""
+        names = sorted(self.task_ids)
+        rank = np.empty(len(names), dtype=np.int64)
+        for position, name in enumerate(names):
+            rank[self.task_ids[name]] = position
+        ranks = rank[np.frombuffer(self.task, dtype=np.int64)] if self.task else np.empty(0, dtype=np.int64)
+        order = np.argsort(ranks, kind="stable")
+        bounds = np.searchsorted(ranks[order], np.arange(len(names) + 1))
+        for lo, hi in itertools.pairwise(bounds.tolist()):
+            yield order[lo:hi]
+
+    def cells(self) -> dict[tuple[str, int], tuple[float, float]]:
+        """(task, trial) → (ARS, SGR) of the scored runs, for the paired differences."""
+        names = {number: name for name, number in self.task_ids.items()}
+        return {(names[task], trial): (ars, sgr) for task, trial, ars, sgr in zip(
+            self.task, self.trial, self.ars, self.sgr, strict=True) if not math.isnan(ars)}
+
+
+def _model(runs: _Columns, pass_k: Sequence[int] | None) -> ModelStats:
+    ars_all, sgr_all = np.frombuffer(runs.ars), np.frombuffer(runs.sgr)
+    passed_all = np.frombuffer(runs.passed, dtype=np.int8)
+    checks_passed, checks_total = np.frombuffer(runs.checks_passed, dtype=np.int64), \
+        np.frombuffer(runs.checks_total, dtype=np.int64)
+    means: list[tuple[float, float]] = []  # per scored task: the mean of its scored trials, per axis
+    variances: list[tuple[float, float]] = []  # per task with ≥ 2 scored trials: their sample variance, per axis
+    checks: list[tuple[int, int]] = []  # per task where some check applied: (passed, applied)
+    counts: list[tuple[int, int]] = []  # per task: (trials, passed trials) for pass^k
+    for trials in runs.by_task():
+        ars, sgr = ars_all[trials], sgr_all[trials]
+        scored = ~np.isnan(ars)
+        # Python sums over the values in run order: the same floats as one tuple per run gave, bit for bit.
+        ars_scored, sgr_scored = ars[scored].tolist(), sgr[scored].tolist()
+        if ars_scored:
+            means.append((sum(ars_scored) / len(ars_scored), sum(sgr_scored) / len(sgr_scored)))
+        if len(ars_scored) >= 2:
+            variances.append((_variance(ars_scored), _variance(sgr_scored)))
+        applied = int(checks_total[trials].sum())
+        if applied:
+            checks.append((int(checks_passed[trials].sum()), applied))
+        passed = passed_all[trials]
+        counts.append((int((passed >= 0).sum()), int((passed == 1).sum())))
     stats = ModelStats(ars=_estimate([m[0] for m in means]), sgr=_estimate([m[1] for m in means]))
-    checks = [(sum(run[3] for run in trials), sum(run[4] for run in trials)) for trials in tasks.values()]
-    checks = [(p, n) for p, n in checks if n]  # the tasks where some check applied
     if checks:
         weights = [n for _, n in checks]
         stats.check_rate = Estimate(tasks=len(checks), mean=_round(sum(p for p, _ in checks) / sum(weights)),
                                     ci=_interval(bootstrap_mean_ci([p / n for p, n in checks], weights=weights)))
-    counts = [(sum(run[2] is not None for run in trials), sum(run[2] is True for run in trials))
-              for trials in tasks.values()]
     stats.pass_hat_k = [PassK(k=k, tasks=sum(n >= k for n, _ in counts), value=_round(pass_hat_k(counts, k)))
                         for k in pass_ks(max((n for n, _ in counts), default=0), pass_k)]
-    repeated = [trials for trials in scored if len(trials) >= 2]
-    if repeated:
-        stats.trial_variance = TrialVariance(tasks=len(repeated), **{
-            axis: _round(sum(_variance([s[i] for s in trials]) for trials in repeated) / len(repeated))
-            for i, axis in enumerate(AXES)})
+    if variances:
+        stats.trial_variance = TrialVariance(tasks=len(variances), **{
+            axis: _round(sum(v[i] for v in variances) / len(variances)) for i, axis in enumerate(AXES)})
     return stats
 
 
-def _paired(by_model: dict[str, list[_Run]]) -> list[ModelPair]:
+def _paired(by_model: dict[str, _Columns]) -> list[ModelPair]:
     """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``stats.paired_by_task``)."""
-    cells = {model: {(run[0], run[1]): run[5] for run in runs if run[5] is not None}
-             for model, runs in by_model.items()}
+    cells: dict[str, dict[tuple[str, int], tuple[float, float]]] = {}  # built for the models that have a pair
     pairs = []
     for a, b in itertools.combinations(sorted(by_model), 2):
+        for model in (a, b):
+            if model not in cells:
+                cells[model] = by_model[model].cells()
         if cells[a].keys() & cells[b].keys():
             pairs.append(ModelPair(model_a=a, model_b=b, **{
                 axis: _rounded(paired_by_task({c: v[i] for c, v in cells[a].items()},

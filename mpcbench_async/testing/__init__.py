@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from ._billing import Billed, BillingProxy
 from ._disk import full_disk_write
-from ._secrets import Scanner, alnum, base64_core, random_keys
+from ._secrets import Scanner, random_keys
 from ._workspace import write_workspace
 
-__all__ = ["Billed", "BillingProxy", "Scanner", "alnum", "base64_core", "full_disk_write", "random_keys",
-           "write_workspace"]
+__all__ = ["Billed", "BillingProxy", "Scanner", "full_disk_write", "random_keys", "write_workspace"]

@@ -9,7 +9,7 @@ import pytest
 
 from mpcbench_async import InputError, load_model_config
 from mpcbench_async.cli import main
-from mpcbench_async.cli._flags import flag, flagged
+from mpcbench_async.cli._flags import _SETTINGS, flag, flagged
 from mpcbench_async.perf import ProfileOptions
 from tests.conftest import REPO
 
@@ -82,3 +82,14 @@ def test_no_library_error_names_a_flag():
              and path.relative_to(package).as_posix() not in DIGESTED
              for line, text in _raised_texts(path) if re.search(r"(^|[\s(])--[a-z]", re.sub(r"`[^`]*`", "", text))]
     assert [] == found
+
+
+def test_every_setting_a_library_error_names_is_shown_as_a_flag():
+    """A setting in double backticks that ``_SETTINGS`` does not list would reach the terminal as ``name``, not as
+    its flag: every one a raised library message names is listed (``DirLock``'s ``out`` and ``logs_dir`` too, which
+    it names through a variable)."""
+    package = REPO / "mpcbench_async"
+    named = {match for path in sorted(package.rglob("*.py")) if "cli" not in path.relative_to(package).parts
+             for _, text in _raised_texts(path) for match in re.findall(r"``([a-z][a-z0-9_]*)(?:=[^`]*)?``", text)}
+    assert {"out", "models", "rates", "slo"} <= named  # the scan reads the messages
+    assert set() == (named | {"out", "logs_dir"}) - _SETTINGS

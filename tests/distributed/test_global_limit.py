@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from mpcbench_async.distributed import leased_limiters, start_limiter
+from mpcbench_async.distributed._leased import leased_limiters
+from mpcbench_async.distributed._limiter_actor import start_limiter
 from mpcbench_async.llm import LLMClient, ModelConfig
 from mpcbench_async.records import Message
 from mpcbench_async.runtime import LimitSettings

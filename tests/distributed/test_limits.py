@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from mpcbench_async.distributed import GlobalLimits, LeasedLimiter, LimiterLost
-from mpcbench_async.distributed._limits import Ask, Report
+from mpcbench_async.distributed._leased import LeasedLimiter, LimiterLost
+from mpcbench_async.distributed._limits import Ask, GlobalLimits, Report
 from mpcbench_async.runtime import FakeClock, LimitSettings, Ticket
 
 M = "sim/echo"

@@ -14,6 +14,7 @@ import pytest
 
 from mpcbench_async import levels
 from mpcbench_async._exceptions import InputError
+from mpcbench_async.levels._agent import MAX_TURNS
 from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
@@ -185,7 +186,7 @@ class TestOddModels:
         result = await run_sweep(options(root, out, data, models=["sim/echo"]))
         got = records(out)
         assert Outcome(units=4, ok=4) == result.outcome
-        assert 4 * levels.MAX_TURNS == sim.stats.total_received
+        assert 4 * MAX_TURNS == sim.stats.total_received
         assert [(i, "ok", [], "max_turns", 15, 0.0, False) for i in L1_TEST] == sorted(
             (r["instance_id"], r["status"], r["pred"], r["stop_reason"], r["turns"], r["metrics"]["f1"],
              r["metrics"]["exact_match"]) for r in got)

@@ -16,6 +16,9 @@ import pytest
 
 from mpcbench_async import levels
 from mpcbench_async.levels import OracleSettings
+from mpcbench_async.levels._agent import LevelsRun
+from mpcbench_async.levels._answer import candidate_tuples
+from mpcbench_async.levels._generate import GeneratedSet
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import PromptConfig, load_prompts
 from tests.conftest import REPO
@@ -26,7 +29,7 @@ SEED, COUNT = 5, 20
 class Outcome:
     """One instance run by one model: its prediction, trace, gold and exact match."""
 
-    def __init__(self, instance: dict[str, Any], run: levels.LevelsRun, gold: list[tuple[str, ...]]) -> None:
+    def __init__(self, instance: dict[str, Any], run: LevelsRun, gold: list[tuple[str, ...]]) -> None:
         self.instance, self.run, self.gold = instance, run, gold
         self.exact = levels.score(gold, [tuple(p) for p in run.pred]).exact_match
 
@@ -41,7 +44,7 @@ def prompts() -> PromptConfig:
 
 
 @pytest.fixture(scope="module")
-def generated() -> dict[int, levels.GeneratedSet]:
+def generated() -> dict[int, GeneratedSet]:
     """20 generated instances per level, seed 5 (Asia/Seoul, week of 2026-01-19)."""
     return {level: levels.generate_level(level, COUNT, SEED) for level in (1, 2, 3)}
 
@@ -58,7 +61,7 @@ def agent(make_client: Callable[..., LLMClient], prompts: PromptConfig):
         out = []
         for instance in instances:
             run = await levels.run_levels_agent(reply, world, instance, prompts)
-            gold = levels.candidate_tuples(levels.solve(world, instance).feasible_candidates, world["level"])
+            gold = candidate_tuples(levels.solve(world, instance).feasible_candidates, world["level"])
             out.append(Outcome(instance, run, gold))
         return out
 
@@ -128,7 +131,7 @@ class TestOracleAgent:
         assert "POLICY_4" not in json.dumps(outcome.run.trace)
         assert {"policy_ids": []} in [json.loads(m["content"]) for m in outcome.run.trace if m["role"] == "tool"]
         blind = levels.solve(level_set.world, instance, OracleSettings(policy=False))
-        assert levels.candidate_tuples(blind.feasible_candidates, 2) == [tuple(p) for p in outcome.run.pred]
+        assert candidate_tuples(blind.feasible_candidates, 2) == [tuple(p) for p in outcome.run.pred]
         assert not outcome.exact
 
 

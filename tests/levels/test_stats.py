@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpcbench_async.levels import (
-    PUBLISHED,
-    ScoredRun,
-    level_rows,
-    read_results,
-    render_levels_table,
-    scored_results,
-)
+from mpcbench_async.levels import level_rows, read_results, render_levels_table, scored_results
+from mpcbench_async.levels._stats import PUBLISHED, ScoredRun
 
 
 def _runs(results: list[Path]) -> list[ScoredRun]:

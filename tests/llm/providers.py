@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from mpcbench_async import LLMError, Message, ModelConfig
-from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
+from mpcbench_async.llm import ChatRequest, Endpoint
+from mpcbench_async.llm._registry import create_transport
 from mpcbench_async.sim import SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
 from mpcbench_async.testing import write_workspace

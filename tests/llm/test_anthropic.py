@@ -9,8 +9,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from mpcbench_async import LLMClient, MissingAPIKeyError, ModelConfig
-from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
+from mpcbench_async.llm import ChatRequest, Endpoint
 from mpcbench_async.llm._anthropic_shape import DEFAULT_MAX_TOKENS, from_anthropic, to_anthropic
+from mpcbench_async.llm._registry import create_transport
 from mpcbench_async.sim import FaultSpec, SimServer
 from tests.llm.providers import FIXTURES, WEATHER, config, refused, sweep_results, user
 from tests.sweep.conftest import FAST_RETRY

@@ -165,16 +165,31 @@ async def test_anthropic_message_batches_answer_resubmit_and_price_at_the_batch_
         (first.usage.prompt_tokens * 1.0 + first.usage.completion_tokens * 4.0) / 1e6)
 
 
-def test_the_anthropic_request_mapping_of_a_judge_request():
-    """System messages joined into ``system``, text messages kept, max_tokens defaulted (Anthropic requires it)."""
+def test_the_anthropic_request_mapping_of_judge_and_agent_requests():
+    """The Messages transport's mapping (``to_anthropic``), never streamed: system messages joined into ``system``,
+    max_tokens defaulted (Anthropic requires it); an agent's tools, tool calls and results as ``tools``,
+    ``tool_use`` and ``tool_result`` blocks."""
     from mpcbench_async.llm._batch_anthropic import messages_params
 
-    body = {"model": "claude-haiku-4-5", "temperature": 0, "messages": [
+    body = {"model": "claude-haiku-4-5", "temperature": 0, "stream": True, "messages": [
         {"role": "system", "content": "You judge."}, {"role": "user", "content": "Score this."},
         {"role": "assistant", "content": "{}"}, {"role": "user", "content": "Fix: missing keys."}]}
-    assert {"model": "claude-haiku-4-5", "max_tokens": 4096, "system": "You judge.", "temperature": 0,
-            "messages": [{"role": "user", "content": "Score this."}, {"role": "assistant", "content": "{}"},
-                         {"role": "user", "content": "Fix: missing keys."}]} == messages_params(body)
+    assert {"model": "claude-haiku-4-5", "max_tokens": 4096, "system": [{"type": "text", "text": "You judge."}],
+            "temperature": 0, "messages": [{"role": "user", "content": "Score this."},
+                                           {"role": "assistant", "content": "{}"},
+                                           {"role": "user", "content": "Fix: missing keys."}]} == messages_params(body)
+    call = {"id": "call_1", "type": "function", "function": {"name": "calendar", "arguments": '{"day": "mon"}'}}
+    agent = {"model": "claude-haiku-4-5", "tools": [{"type": "function", "function": {
+        "name": "calendar", "description": "Events.", "parameters": {"type": "object"}}}], "messages": [
+        {"role": "user", "content": "When?"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "[]"}]}
+    assert {"model": "claude-haiku-4-5", "max_tokens": 4096, "messages": [
+        {"role": "user", "content": "When?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "calendar",
+                                           "input": {"day": "mon"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "[]"}]}],
+        "tools": [{"name": "calendar", "description": "Events.", "input_schema": {"type": "object"}}]} == (
+        messages_params(agent))
 
 
 async def test_a_request_the_provider_refuses_in_a_batch_fails_alone_and_is_not_resubmitted(sim: SimServer):

@@ -9,7 +9,8 @@ import msgspec
 import pytest
 
 from mpcbench_async import LLMCallRecord, Message, ModelConfig, ReplyStoreError
-from mpcbench_async.llm import CacheError, ResponseCache, cache_digest, cache_path, cache_scope
+from mpcbench_async.llm import ResponseCache, cache_path, cache_scope
+from mpcbench_async.llm._cache import CacheError, cache_digest
 from mpcbench_async.records import FunctionSchema, ToolSchema
 
 PRICED = ModelConfig.from_dict({"models": {"sim/echo": {"prices": {"input_per_1m": 2.0, "output_per_1m": 8.0}}}})

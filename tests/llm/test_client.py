@@ -140,7 +140,7 @@ class TestPermanentErrors:
         client = make_client(transport)
         with pytest.raises(PermanentLLMError) as caught:
             await client.chat("sim/nope", user("x"))
-        from mpcbench_async.sim import POLICIES
+        from mpcbench_async.sim._registry import POLICIES
 
         assert (f"HTTP 404: The model 'sim/nope' does not exist; sim models: {', '.join(sorted(POLICIES))}"
                 in str(caught.value))

@@ -11,8 +11,9 @@ from aiohttp.test_utils import TestServer
 
 from mpcbench_async import LLMClient, ModelConfig
 from mpcbench_async._redact import redact
-from mpcbench_async.llm import ChatRequest, Endpoint, create_transport
+from mpcbench_async.llm import ChatRequest, Endpoint
 from mpcbench_async.llm._gemini import from_gemini, retry_hint, to_gemini
+from mpcbench_async.llm._registry import create_transport
 from mpcbench_async.sim import SimServer
 from tests.llm.providers import FIXTURES, WEATHER, config, refused, sweep_results, user
 

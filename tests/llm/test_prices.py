@@ -6,15 +6,8 @@ import msgspec
 import pytest
 
 from mpcbench_async import ConfigError, LLMCallRecord, Message, ModelConfig
-from mpcbench_async.llm import (
-    PRICE_TABLE,
-    LLMClient,
-    MockTransport,
-    ModelSettings,
-    Prices,
-    model_prices,
-    table_prices,
-)
+from mpcbench_async.llm import LLMClient, MockTransport, ModelSettings, Prices, model_prices
+from mpcbench_async.llm._prices import PRICE_TABLE, table_prices
 
 
 def user(text: str) -> list[Message]:

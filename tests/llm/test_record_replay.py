@@ -24,7 +24,6 @@ from mpcbench_async import (
     Usage,
 )
 from mpcbench_async.llm import (
-    CallStore,
     ChatRequest,
     Endpoint,
     LLMClient,
@@ -33,6 +32,7 @@ from mpcbench_async.llm import (
     ReplayTransport,
     request_hash,
 )
+from mpcbench_async.llm._store import CallStore
 from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
 from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl

@@ -20,16 +20,10 @@ from mpcbench_async import (
     ServerError,
     Usage,
 )
-from mpcbench_async.llm import (
-    CallStore,
-    ChatRequest,
-    Endpoint,
-    LLMClient,
-    RecordTransport,
-    StreamTiming,
-    create_transport,
-)
+from mpcbench_async.llm import ChatRequest, Endpoint, LLMClient, RecordTransport, StreamTiming
 from mpcbench_async.llm._layer import Call
+from mpcbench_async.llm._registry import create_transport
+from mpcbench_async.llm._store import CallStore
 from mpcbench_async.llm._stream import SSEParser, StreamAssembler
 
 TRANSPORTS = ["native", "openai"]

@@ -19,10 +19,10 @@ from mpcbench_async.llm import (
     ReplayTransport,
     TransportOptions,
     _registry,
-    create_transport,
     register_transport,
     transport_names,
 )
+from mpcbench_async.llm._registry import create_transport
 from tests.conftest import REPO
 
 BUILT_IN = ["anthropic", "gemini", "native", "openai", "record", "replay"]

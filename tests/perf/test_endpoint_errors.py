@@ -14,7 +14,8 @@ import orjson
 import pytest
 
 from mpcbench_async.llm import ModelConfig
-from mpcbench_async.perf import ErrorClass, profile_endpoint, render_endpoint_profile
+from mpcbench_async.perf import profile_endpoint, render_endpoint_profile
+from mpcbench_async.perf._endpoint_stats import ErrorClass
 from mpcbench_async.sim import FaultSpec, SimServer
 
 RIGHT, WRONG = "sk-right-key-0123456789abcdef", "sk-wrong-key-abcdefghij012345"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mpcbench_async import LLMCallRecord, Message, RecordDecodeError, ToolCall, Usage
-from mpcbench_async.records import FunctionCall, decode_json, encode_json, load_json_file
+from mpcbench_async.records import FunctionCall, decode_json, load_json_file
+from mpcbench_async.records._codec import encode_json
 
 
 class TestDecode:

@@ -22,7 +22,8 @@ from mpcbench_async.mpcbench import (
     load_schemas,
 )
 from mpcbench_async.records import unit_key
-from mpcbench_async.tariff import Case, case_keys
+from mpcbench_async.tariff import Case
+from mpcbench_async.tariff._runner import case_keys
 from tests.conftest import REPO
 
 CONFIG = ModelConfig.from_dict({"agent_models": ["sim/echo", "gpt-x"], "judge_models": ["sim/judge"],

@@ -14,7 +14,9 @@ from typing import Literal
 
 import msgspec
 
-from mpcbench_async.runtime import KEYS_READ, LINES_DECODED, JsonlWriter, ResumeIndex, done_keys
+from mpcbench_async.runtime import JsonlWriter, ResumeIndex, done_keys
+from mpcbench_async.runtime._done_index import KEYS_READ
+from mpcbench_async.runtime._jsonl import LINES_DECODED
 
 
 class Rec(msgspec.Struct, kw_only=True):
@@ -63,12 +65,29 @@ def test_a_writer_keeps_the_index_and_a_read_decodes_no_record(tmp_path):
 
 def test_a_record_without_its_index_line_makes_the_records_read_and_rebuild_rebuilds_it(tmp_path):
     """A crash between the record and its index line: the index covers less than the file, so the records are
-    read (every line decoded); with ``rebuild`` the index is written from that read and the next read uses it."""
+    read (every line decoded); with ``rebuild`` the index is written from that read, which the next read takes as
+    it is (nothing read again), and the read after that reads the index."""
     path = written(tmp_path)
     with path.open("ab") as fh:
         fh.write(msgspec.json.encode(Rec(key="d", status="ok")) + b"\n")
     assert ([*CODES, ("d", "o")], 5, 0) == read(path)
     assert ([*CODES, ("d", "o")], 5, 0) == read(path, rebuild=True)
+    assert ([*CODES, ("d", "o")], 0, 0) == read(path)
+    assert ([*CODES, ("d", "o")], 0, 5) == read(path)
+
+
+def test_a_resumes_read_is_taken_once_by_the_next_read_unless_the_file_changed(tmp_path):
+    """A resume's read (``rebuild``) is held for the next read of the file, which takes it (0 index lines read) when
+    neither file changed; a record appended since drops it, so that read reads the index again, new record and
+    all; a read that is not a resume's holds nothing."""
+    path = written(tmp_path)
+    assert (CODES, 0, 4) == read(path, rebuild=True)
+    assert (CODES, 0, 0) == read(path)
+    assert (CODES, 0, 4) == read(path)
+    assert (CODES, 0, 4) == read(path)
+    assert (CODES, 0, 4) == read(path, rebuild=True)
+    with JsonlWriter(path, index=True) as writer:
+        writer.write(Rec(key="d", status="ok"))
     assert ([*CODES, ("d", "o")], 0, 5) == read(path)
 
 

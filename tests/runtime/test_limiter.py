@@ -8,7 +8,8 @@ from contextlib import AsyncExitStack
 import anyio
 import pytest
 
-from mpcbench_async.runtime import AdaptiveConcurrency, FakeClock, LimitSettings, ModelLimiter, SlidingWindow
+from mpcbench_async.runtime import AdaptiveConcurrency, FakeClock, LimitSettings, ModelLimiter
+from mpcbench_async.runtime._limiter import SlidingWindow
 
 
 def max_in_any_window(events: list[tuple[float, int]], window: float = 60.0) -> int:

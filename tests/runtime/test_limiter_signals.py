@@ -16,16 +16,9 @@ import pytest
 
 from mpcbench_async.llm import ModelConfig
 from mpcbench_async.llm._config import ConfigError
-from mpcbench_async.runtime import (
-    AdaptiveRate,
-    BucketReading,
-    FakeClock,
-    LimitSettings,
-    ModelLimiter,
-    Ticket,
-    read_limit_headers,
-)
+from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, Ticket, read_limit_headers
 from mpcbench_async.runtime import _limiter as limiter_module
+from mpcbench_async.runtime._limiter import AdaptiveRate
 
 NOW = 1_800_000_000.0  # a wall time for reset moments
 

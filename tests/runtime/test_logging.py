@@ -11,7 +11,8 @@ import pytest
 import structlog
 
 from mpcbench_async import _redact
-from mpcbench_async.runtime import configure_logging, register_secret
+from mpcbench_async.runtime import configure_logging
+from mpcbench_async.runtime._logging import register_secret
 
 SECRETS = ["abcdefghijkl", "abc.def", "zzzzzzzzzzzz", "qqqqq", "xyz123", "my-secret-value-123"]
 

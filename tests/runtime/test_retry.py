@@ -15,7 +15,8 @@ from mpcbench_async._exceptions import (
     RateLimitError,
     ServerError,
 )
-from mpcbench_async.runtime import Deadline, FakeClock, RetryPolicy, parse_duration, retry_after_from_headers, retrying
+from mpcbench_async.runtime import Deadline, FakeClock, RetryPolicy, retry_after_from_headers, retrying
+from mpcbench_async.runtime._retry import parse_duration
 
 NOW = 1_700_000_000.0
 

@@ -14,7 +14,8 @@ from collections import Counter
 import anyio
 import pytest
 
-from mpcbench_async.runtime import WorkerPool, watch_signals
+from mpcbench_async.runtime import WorkerPool
+from mpcbench_async.runtime._pool import watch_signals
 
 
 @pytest.fixture

@@ -11,14 +11,8 @@ from typing import Literal
 import anyio
 
 from mpcbench_async.records import UnitRecord
-from mpcbench_async.runtime import (
-    UNIT_ATTEMPT_HEADER,
-    JsonlWriter,
-    WorkerPool,
-    read_jsonl,
-    run_keyed_units,
-    unit_attempt_headers,
-)
+from mpcbench_async.runtime import JsonlWriter, WorkerPool, read_jsonl, run_keyed_units, unit_attempt_headers
+from mpcbench_async.runtime._attempt import UNIT_ATTEMPT_HEADER
 
 
 class ToyRecord(UnitRecord, kw_only=True):

@@ -13,7 +13,8 @@ import pytest
 
 from mpcbench_async.cli import main
 from mpcbench_async.perf import sim_subprocess
-from mpcbench_async.runtime import parse_duration, read_limit_headers
+from mpcbench_async.runtime import read_limit_headers
+from mpcbench_async.runtime._retry import parse_duration
 from mpcbench_async.sim import SimServer
 
 

@@ -8,7 +8,8 @@ import aiohttp
 import orjson
 import pytest
 
-from mpcbench_async.sim import FaultSpec, SimServer, choose_fault
+from mpcbench_async.sim import FaultSpec, SimServer
+from mpcbench_async.sim._faults import choose_fault
 from mpcbench_async.sim._policies import echo, scripted
 
 
@@ -25,7 +26,7 @@ class TestRoutes:
         async with aiohttp.ClientSession() as session:
             async with session.get(sim.base_url + "/models") as resp:
                 data = orjson.loads(await resp.read())
-        from mpcbench_async.sim import POLICIES
+        from mpcbench_async.sim._registry import POLICIES
 
         assert sorted(POLICIES) == [m["id"] for m in data["data"]]
         assert {"sim/echo", "sim/scripted", "sim/judge", "sim/lazy-agent"} <= set(POLICIES)

@@ -17,7 +17,8 @@ import pytest
 from mpcbench_async import ConfigError
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.records import Message
-from mpcbench_async.sim import SimProcessProvider, SimProvider, sim_provider
+from mpcbench_async.sim import SimProcessProvider, SimProvider
+from mpcbench_async.sim._process import sim_provider
 
 ECHO = [Message(role="user", content="hi")]
 

@@ -79,19 +79,24 @@ async def test_batch_judge_flag_batches_the_config_judges(tmp_path: Path):
     assert ({c["key"]: 1 for c in calls}, ["ok"], 1) == (billed, [c["status"] for c in calls], len(billed))
 
 
-async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path):
-    """A sweep child SIGKILLed while its judge batches run (the sim holds them: latency 1000 s), then run again once
-    the sim's clock has moved past them: it polls the journalled batches instead of sending them again. Every judge
+@pytest.mark.parametrize("kind", ["judge", "agent"])
+async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path, kind: str):
+    """A sweep child SIGKILLed while its batches run (the sim holds them: latency 1000 s), then run again once the
+    sim's clock has moved past them: it polls the journalled batches instead of sending them again. Every batched
     request is billed once, every batch created once, the second run uploads only what no batch held. The kill comes
-    as the sim creates a batch, before the sweep journals its id: the rerun finds it by its input file."""
+    as the sim creates a batch, before the sweep journals its id: the rerun finds it by its input file. ``judge``:
+    the judge's batches; ``agent`` (``--batch agent``): the agents' first wave, each run replayed on resume from
+    the batches that hold its turns."""
     out = tmp_path / "out"
     async with SimServer(seed=5, defaults=FaultSpec(batch_latency_s=1000)) as sim:
-        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=PRICED)
-        judge_batch(root, {**FAST_BATCH, "max_wait_s": 0.2})
+        agents = ("sim/oracle-agent", "sim/lazy-agent") if kind == "agent" else ("sim/lazy-agent", "sim/echo")
+        root = write_workspace(tmp_path / "ws", base_url=sim.base_url, defaults=PRICED, agent_models=agents)
+        if kind == "judge":
+            judge_batch(root, {**FAST_BATCH, "max_wait_s": 0.2})
         argv = [sys.executable, "-m", "mpcbench_async", "sweep", "--config", str(root / "model_config.json"),
                 "--prompts", str(root / "prompt_config.json"), "--tasks-dir", str(root / "tasks"), "--data-dir",
                 str(root / "data"), "--scenarios-dir", str(root / "scenarios"), "--out", str(out), "--quiet",
-                "--no-certificate"]
+                "--no-certificate", *(["--batch", "agent"] if kind == "agent" else [])]
         created = anyio.Event()
         count = sim.batches.count
 
@@ -106,8 +111,10 @@ async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path):
                 await created.wait()  # a batch is running: kill the sweep
             os.kill(child.pid, signal.SIGKILL)
             await child.wait()
-        held = {key for line in (out / "batches.jsonl").read_bytes().splitlines()
-                for key in orjson.loads(line).get("keys", ())}
+        journal = [orjson.loads(line) for line in (out / "batches.jsonl").read_bytes().splitlines()]
+        held = {key for line in journal for key in line.get("keys", ())}
+        # files the killed run journalled as uploaded of which the sim made no batch: the rerun creates them
+        uncreated = {line["file_id"] for line in journal} - {b.input_file_id for b in sim.batches.batches.values()}
         before = dict(sim.stats.batch_uploads), dict(sim.stats.batch_creates)
         sim.batches.clock.advance(2000)  # the killed sweep's batches have finished
         sim.defaults = FaultSpec()  # and new ones finish at once
@@ -117,10 +124,14 @@ async def test_a_sigkill_during_a_batch_resumes_by_polling_it(tmp_path: Path):
     judged = verdicts(out)
     assert 8 == len(judged) and {"ok"} == {v[0] for v in judged.values()}
     billed = stats.batch_billed
-    assert {1} == set(billed.values()) and set(billed) == {c["key"] for c in judge_calls(out)}
+    batched = [c for c in read_jsonl(out / "calls.jsonl")[0] if c.get("transport") == "batch"]
+    assert {1} == set(billed.values()) and set(billed) == {c["key"] for c in batched}
+    assert ({"sim/judge"} if kind == "judge" else set(agents)) == {c["model"] for c in batched}
     assert held <= set(billed) and held
     new_batches = sum(stats.batch_creates.values()) - sum(before[1].values())
-    assert new_batches == sum(stats.batch_uploads.values()) - sum(before[0].values())
+    # each new batch is of a new upload, or of a file the killed run uploaded but had not made a batch of yet (a
+    # file uploaded but never journalled holds no key and is not used: uploads are not billed)
+    assert new_batches == sum(stats.batch_uploads.values()) - sum(before[0].values()) + len(uncreated)
     assert len(sim.batches.batches) == sum(stats.batch_creates.values())
 
 

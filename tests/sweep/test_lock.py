@@ -93,7 +93,7 @@ class TestDirLock:
             inside = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
         after = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
         expected = (f"{tmp_path}: another sweep (pid {os.getpid()}) is writing to this directory "
-                    f"(lock {tmp_path.resolve() / '.lock'}); wait for it to end or pass another --out")
+                    f"(lock {tmp_path.resolve() / '.lock'}); wait for it to end or pass another ``out``")
         assert (expected, "acquired") == (inside, after)
 
     def test_abandon_removes_only_what_acquire_made(self, tmp_path):
@@ -127,9 +127,9 @@ class TestDirLock:
             assert [".lock"] == [p.name for p in (tmp_path / "a").iterdir()]
 
     def test_a_regular_file_as_the_directory_is_one_user_error(self, tmp_path):
-        """--out naming a regular file is an InputError naming the flag and the path, not a traceback."""
+        """``out`` naming a regular file is an InputError naming the setting and the path, not a traceback."""
         path = tmp_path / "file"
         path.write_text("x")
         with pytest.raises(InputError) as caught:
             DirLock(path).acquire()
-        assert f"--out {path}: cannot create the directory (File exists)" == str(caught.value)
+        assert f"``out`` {path}: cannot create the directory (File exists)" == str(caught.value)

@@ -2,8 +2,8 @@
 
 A resume with nothing to do decodes no record: the done keys come from each results file's done-index
 (``runs.keys``, ``judgements.keys``), and the summary is reused because none of its inputs changed. The counters
-(``runtime.LINES_DECODED``, ``runtime.KEYS_READ``) count per file, so a change that makes a resume read records
-again fails here, with no timing in the test.
+(``runtime._jsonl.LINES_DECODED``, ``runtime._done_index.KEYS_READ``) count per file, so a change that makes a
+resume read records again fails here, with no timing in the test.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 import orjson
 
 from mpcbench_async.runner import Outcome
-from mpcbench_async.runtime import KEYS_READ, LINES_DECODED
+from mpcbench_async.runtime._done_index import KEYS_READ
+from mpcbench_async.runtime._jsonl import LINES_DECODED
 from mpcbench_async.sim import SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
@@ -47,8 +48,8 @@ def figures(out: Path) -> dict[str, object]:
 
 async def test_a_resume_with_nothing_to_do_decodes_no_record(workspace, tmp_path):
     """4 tasks × 2 agent models × 3 trials = 24 runs and 24 judgements. The second sweep makes no request and
-    decodes no line of any file; it reads each done-index twice (the resume, then the plan's outcome): 48 keys of
-    each. The summary's figures are those of the first run."""
+    decodes no line of any file and reads each done-index once: 24 keys of each (the plan's outcome takes the
+    resume's read, the files being unchanged since). The summary's figures are those of the first run."""
     out = tmp_path / "out"
     async with SimServer(seed=31) as sim:
         root = workspace(sim.base_url)
@@ -61,15 +62,16 @@ async def test_a_resume_with_nothing_to_do_decodes_no_record(workspace, tmp_path
     assert (24, 24) == (plan.agent_unit_count, plan.judge_unit_count)
     assert (Outcome(units=units, ok=units), Outcome(units=units, ok=units)) == (first.outcome, outcome)
     assert Counter() == decoded
-    assert Counter({"runs.jsonl": 48, "judgements.jsonl": 48}) == keys
+    assert Counter({"runs.jsonl": 24, "judgements.jsonl": 24}) == keys
     assert summary == figures(out)
 
 
 async def test_a_changed_file_is_read_once_then_indexed_again(workspace, tmp_path):
     """A line appended to runs.jsonl by another hand (a duplicate of its first record) makes its index untrusted:
     the next resume decodes every line of runs.jsonl for the done keys and once more for the summary (which its
-    change invalidates: judgements, calls and ledger are read whole too), and writes the index again; the resume
-    after that decodes nothing. Counts are the files' own line counts."""
+    change invalidates: judgements, calls and ledger are read whole too), and writes the index again, which the
+    plan's outcome takes as read (judgements.keys is read once); the resume after that decodes nothing and reads
+    each index once. Counts are the files' own line counts."""
     out = tmp_path / "out"
     async with SimServer(seed=31) as sim:
         root = workspace(sim.base_url)
@@ -82,5 +84,5 @@ async def test_a_changed_file_is_read_once_then_indexed_again(workspace, tmp_pat
     assert 25 == n["runs.jsonl"]
     assert Counter({"runs.jsonl": 2 * 25, "judgements.jsonl": 24, "calls.jsonl": n["calls.jsonl"],
                     "ledger.jsonl": n["ledger.jsonl"]}) == decoded
-    assert Counter({"runs.jsonl": 25, "judgements.jsonl": 2 * 24}) == keys  # the outcome reads the rebuilt index
-    assert (Counter(), Counter({"runs.jsonl": 2 * 25, "judgements.jsonl": 2 * 24})) == (decoded_again, keys_again)
+    assert Counter({"judgements.jsonl": 24}) == keys  # the outcome takes the rebuilt runs index as read
+    assert (Counter(), Counter({"runs.jsonl": 25, "judgements.jsonl": 24})) == (decoded_again, keys_again)

@@ -10,15 +10,8 @@ import pytest
 
 from mpcbench_async import InputError, RecordDecodeError, load_prompts
 from mpcbench_async.llm import LLMClient
-from mpcbench_async.tariff import (
-    FixtureTransport,
-    LLMProposer,
-    RecordingProposer,
-    load_case,
-    load_suite,
-    read_hscodecomp,
-    verify,
-)
+from mpcbench_async.tariff import FixtureTransport, LLMProposer, load_case, load_suite, read_hscodecomp, verify
+from mpcbench_async.tariff._fixtures import RecordingProposer
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 

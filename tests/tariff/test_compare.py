@@ -11,7 +11,6 @@ import pytest
 from mpcbench_async.tariff import (
     BenchmarkReport,
     Dossier,
-    GroupStats,
     TariffCaseRecord,
     VerificationResult,
     build_report,
@@ -21,7 +20,7 @@ from mpcbench_async.tariff import (
     render_report,
     score_case,
 )
-from mpcbench_async.tariff._report import MixedScoringError
+from mpcbench_async.tariff._report import GroupStats, MixedScoringError
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 

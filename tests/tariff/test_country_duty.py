@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from mpcbench_async._exceptions import InputError, RecordDecodeError
-from mpcbench_async.tariff import Case, Dossier, load_case, load_pack, run_gates, score_case, verify
+from mpcbench_async.tariff import Case, Dossier, load_case, load_pack, score_case, verify
+from mpcbench_async.tariff._gates import run_gates
 from mpcbench_async.tariff._sim_policy import _code_and_rate
 from mpcbench_async.tariff._trade import country_from_tags, programme_from_tags, programme_key
 from tests.tariff.conftest import CH64, GRI

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from mpcbench_async._text import rank
-from mpcbench_async.tariff import Case, EvidenceItem, Pack, digits, load_pack, load_suite
+from mpcbench_async.tariff import Case, Pack, digits, load_pack, load_suite
 from mpcbench_async.tariff._dossier import build_bundle
+from mpcbench_async.tariff._pack import EvidenceItem
 from tests.conftest import REPO, reference_dir
 
 LIMIT = 14

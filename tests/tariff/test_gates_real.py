@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 from mpcbench_async._prompts import load_prompts
-from mpcbench_async.tariff import GateResult, run_gates, score_case, verify
+from mpcbench_async.tariff import score_case, verify
 from mpcbench_async.tariff._dossier import Dossier
+from mpcbench_async.tariff._gates import GateResult, run_gates
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 from tests.tariff.test_gates import Replies

@@ -13,9 +13,7 @@ import pytest
 from mpcbench_async import InputError
 from mpcbench_async.cli import main
 from mpcbench_async.tariff import (
-    HSCODECOMP_PUBLISHED,
     Dossier,
-    ImportSummary,
     TariffCaseRecord,
     VerificationResult,
     build_report,
@@ -26,6 +24,7 @@ from mpcbench_async.tariff import (
     score_case,
     write_hscodecomp,
 )
+from mpcbench_async.tariff._hscodecomp import HSCODECOMP_PUBLISHED, ImportSummary
 from tests.conftest import REPO
 from tests.tariff.conftest import make_case
 

@@ -27,7 +27,6 @@ import pytest
 from mpcbench_async._prompts import load_prompts
 from mpcbench_async.records import Message
 from mpcbench_async.tariff import (
-    CRITICAL_GATES,
     SCORING_MODES,
     Case,
     Pack,
@@ -39,6 +38,7 @@ from mpcbench_async.tariff import (
     score_case,
     verify,
 )
+from mpcbench_async.tariff._gates import CRITICAL_GATES
 from tests.conftest import REPO, reference_dir
 
 PROMPTS = load_prompts(REPO / "prompt_config.json")

@@ -18,7 +18,8 @@ import pytest
 
 from mpcbench_async import InputError
 from mpcbench_async.cli import main
-from mpcbench_async.tariff import build_bundle, load_pack, load_report
+from mpcbench_async.tariff import load_pack, load_report
+from mpcbench_async.tariff._dossier import build_bundle
 from mpcbench_async.tariff._original_pack import is_original_pack, section_source
 from tests.conftest import REPO, reference_dir
 

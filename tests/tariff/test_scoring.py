@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async.tariff import Dossier, Lever, VerificationResult, score_case
+from mpcbench_async.tariff import Dossier, VerificationResult, score_case
+from mpcbench_async.tariff._dossier import Lever
 from tests.tariff.conftest import make_case
 
 
@@ -61,7 +62,7 @@ class TestAcceptanceCases:
 
     def test_no_savings_expected_fails_on_what_if(self):
         """What-if options count as offered savings too."""
-        from mpcbench_async.tariff import WhatIf
+        from mpcbench_async.tariff._dossier import WhatIf
 
         case = make_case(case_type="no_savings", expected__no_savings_expected=True)
         result = score_case(case, accepted("6404.11.90", what_if=[WhatIf(change="x", new_hts="6404.19")]))

@@ -42,12 +42,10 @@ from mpcbench_async.tariff import (
     digits,
     load_case,
     load_pack,
-    original_payload,
     score_case,
-    score_original,
     verify,
 )
-from mpcbench_async.tariff._original import ORIGINAL_CRITICAL_GATES
+from mpcbench_async.tariff._original import ORIGINAL_CRITICAL_GATES, original_payload, score_original
 from tests.conftest import REPO, reference_dir
 
 PACK: Pack = load_pack(REPO / "storage" / "packs" / "tariff")

@@ -14,7 +14,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from mpcbench_async.sweep import Summary, summarize
-from mpcbench_async.view import BackgroundIndex, fresh_summary, make_app, open_index
+from mpcbench_async.view import BackgroundIndex, make_app, open_index
+from mpcbench_async.view._index import fresh_summary
 from tests.view.conftest import ERROR_KEY
 from tests.view.dom import Element, parse
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async.report import Bar, Scale, bar_chart, heatmap, tick_label, ticks
+from mpcbench_async.report import Bar, bar_chart, heatmap
+from mpcbench_async.report._svg import Scale, tick_label, ticks
 from tests.view.dom import parse
 
 

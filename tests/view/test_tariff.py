@@ -8,7 +8,8 @@ import msgspec
 import orjson
 import pytest
 
-from mpcbench_async.tariff import BenchmarkReport, CaseScore, GroupStats
+from mpcbench_async.tariff import BenchmarkReport, CaseScore
+from mpcbench_async.tariff._report import GroupStats
 from mpcbench_async.view import case_chapters, open_index
 from mpcbench_async.view._pages import overview_body
 from tests.view.dom import Element, parse
