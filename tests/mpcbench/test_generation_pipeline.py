@@ -40,7 +40,7 @@ class TestShippedData:
 
     def test_shipped_data_is_valid_and_consistent(self):
         """Every shipped file validates against its schema; calendar attendees and Slack users are contacts."""
-        from mpcbench_async.mpcbench import cross_source_problems
+        from mpcbench_async.mpcbench._consistency import cross_source_problems
 
         schemas = load_schemas(str(REPO / "schemas"))
         for path in list_scenarios(REPO / "scenarios"):

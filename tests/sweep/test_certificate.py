@@ -13,10 +13,11 @@ import pytest
 from mpcbench_async.cli import main
 from mpcbench_async.report import render_markdown
 from mpcbench_async.stats import weighted_kappa
-from mpcbench_async.sweep import FamilyCertificate, SweepOptions, Thresholds, run_sweep, summarize
+from mpcbench_async.sweep import FamilyCertificate, SweepOptions, run_sweep, summarize
 from mpcbench_async.sweep import _baselines as baselines_module
 from mpcbench_async.sweep._baselines import BaselineFile, TaskBaseline
 from mpcbench_async.sweep._certificate import Rate, certificate_of
+from mpcbench_async.sweep._summary_types import Thresholds
 from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
 

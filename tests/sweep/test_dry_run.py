@@ -19,7 +19,8 @@ from mpcbench_async.mpcbench import AgentRunRecord, JudgeRecord, MPCBenchSuite, 
 from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import DryRun, RoleEstimate, TokenRange, estimate_sweep, render_dry_run
+from mpcbench_async.sweep import DryRun, render_dry_run
+from mpcbench_async.sweep._dry_run import RoleEstimate, TokenRange, estimate_sweep
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
 

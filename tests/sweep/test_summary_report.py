@@ -9,7 +9,8 @@ from pathlib import Path
 
 import msgspec
 
-from mpcbench_async.mpcbench import MPCBenchSuite, plan_outcome
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.mpcbench._suite import plan_outcome
 from mpcbench_async.report import render_markdown, render_table
 from mpcbench_async.runner import Runner
 from mpcbench_async.sim import SimServer
