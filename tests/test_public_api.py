@@ -55,27 +55,30 @@ API: dict[str, set[str]] = {
         "sign_test_p spearman weighted_kappa"
         .split()),
     "runner": set(
-        "Outcome Runner SUITES StagedSuite Suite SuiteFactory SuiteRequest SuiteStage Unit register_suite suite_names"
+        "Limits Outcome RunChoice Runner SUITES StagedSuite Suite SuiteFactory SuiteRequest SuiteStage Unit "
+        "register_suite suite_names"
         .split()),
     "mpcbench": set(
-        "AgentRunRecord CheckResult DataGenerator GenerationRecord GenerationSuite JudgeRecord Judgement MPCBenchSuite "
+        "AgentRunRecord CheckResult DataGenerator GenerationRecord GenerationSuite JudgeRecord Judgement "
+        "MPCBenchInputs MPCBenchSuite "
         "PromptConfig RunLog Scenario ScenarioData SchemaSet SweepPlan Task TaskEvaluation build_judge_input "
         "build_plan evaluate_task list_scenarios list_tasks load_prompts load_scenario load_schemas load_task "
         "load_task_data run_agent run_checks run_judge"
         .split()),
     "sweep": set(
-        "Certificate DryRun Fingerprint Manifest Mismatch ModelSummary RunRow Summary SweepOptions SweepResult "
+        "Certificate DryRun Fingerprint Manifest Mismatch ModelSummary Output Placement RunRow Summary SweepOptions "
+        "SweepResult "
         "TariffRunOptions TariffRunResult Verification check_sweep_options dry_run_sweep kept_runs read_manifest "
         "render_dry_run run_sweep run_tariff summarize verify_sweep write_summary"
         .split()),
     "tariff": set(
         "BenchmarkReport Case CaseScore Dossier LLMProposer Pack Proposer SCORING_MODES ScoringMode "
-        "TariffCaseRecord TariffSuite VerificationResult build_report compare_reports load_case load_pack "
+        "TariffCaseRecord TariffInputs TariffSuite VerificationResult build_report compare_reports load_case load_pack "
         "load_report load_suite read_hscodecomp render_diff render_report run_cases score_case verify "
         "write_hscodecomp"
         .split()),
     "levels": set(
-        "LevelSet LevelsRecord LevelsSuite Metrics OracleSettings ToolOptions generate_level level_rows "
+        "LevelSet LevelsInputs LevelsRecord LevelsSuite Metrics OracleSettings ToolOptions generate_level level_rows "
         "load_level_set parse_answer render_levels_table run_levels_agent score solve verify_file"
         .split()),
     "perf": set(

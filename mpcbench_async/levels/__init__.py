@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     from ._oracle import OracleSettings, solve
     from ._records import LevelsRecord
     from ._stats import level_rows, render_levels_table, write_levels_summary
-    from ._suite import LevelsSuite
+    from ._suite import LevelsInputs, LevelsSuite
     from ._tools import ToolOptions
     from ._verify import FileVerdict, read_results, render_verdicts, verify_file
 
-__all__ = ["LevelSet", "LevelsRecord", "LevelsSuite", "Metrics", "OracleSettings", "ToolOptions", "generate_level",
-           "level_rows", "load_level_set", "parse_answer", "render_levels_table", "run_levels_agent", "score",
-           "solve", "verify_file"]
+__all__ = ["LevelSet", "LevelsInputs", "LevelsRecord", "LevelsSuite", "Metrics", "OracleSettings", "ToolOptions",
+           "generate_level", "level_rows", "load_level_set", "parse_answer", "render_levels_table", "run_levels_agent",
+           "score", "solve", "verify_file"]
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
     from ._records import AgentRunRecord, JudgeRecord
     from ._scenario import Scenario, list_scenarios, load_scenario
     from ._schemas import SOURCES, SchemaSet, load_schemas
-    from ._suite import MPCBenchSuite
+    from ._suite import MPCBenchInputs, MPCBenchSuite
     from ._task import Task, list_tasks, load_task
 
 __all__ = ["AgentRunRecord", "CheckResult", "DataGenerator", "GenerationRecord", "GenerationSuite", "JudgeRecord",
-           "Judgement", "MPCBenchSuite", "PromptConfig", "RunLog", "Scenario", "ScenarioData", "SchemaSet", "SweepPlan",
-           "Task", "TaskEvaluation", "build_judge_input", "build_plan", "evaluate_task", "list_scenarios", "list_tasks",
-           "load_prompts", "load_scenario", "load_schemas", "load_task", "load_task_data", "run_agent", "run_checks",
-           "run_judge"]
+           "Judgement", "MPCBenchInputs", "MPCBenchSuite", "PromptConfig", "RunLog", "Scenario", "ScenarioData",
+           "SchemaSet", "SweepPlan", "Task", "TaskEvaluation", "build_judge_input", "build_plan", "evaluate_task",
+           "list_scenarios", "list_tasks", "load_prompts", "load_scenario", "load_schemas", "load_task",
+           "load_task_data", "run_agent", "run_checks", "run_judge"]
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.

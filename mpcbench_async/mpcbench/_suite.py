@@ -8,7 +8,7 @@ their own failures: a run whose checks crash keeps its run log in the error
 record, and a judge that never complies is an ``UnparsableJudgement`` error.
 
 The suite registers as ``mpcbench`` (``runner.register_suite``) at import: its
-factory builds the plan from the request's settings.
+factory builds the plan from the request's choice, limits and ``MPCBenchInputs``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import anyio
+import msgspec
 
 from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, cache_scope
@@ -32,7 +33,7 @@ from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
 from ._provenance import SIM_JUDGE, checks_version, judge_input_digest, sim_judge_version
 from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
+__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchInputs", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -195,13 +196,23 @@ def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
     return outcome
 
 
+class MPCBenchInputs(msgspec.Struct, kw_only=True, frozen=True):
+    """Where MPCBench's suite reads its tasks and data (relative paths the working directory lacks are the shipped
+    copy's); ``scenario_id`` is the scenario of tasks that name none (original MPCBench files)."""
+
+    tasks_dir: Path = Path("tasks")
+    data_dir: Path = Path("data")
+    scenarios_dir: Path = Path("scenarios")
+    scenario_id: str | None = None
+
+
 def mpcbench_suites(request: SuiteRequest) -> list[MPCBenchSuite]:
     """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
-    options = request.options
-    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=options.tasks_dir,
-                      data_dir=options.data_dir, scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
-                      agent_models=options.models, judge_models=options.judges, trials=options.trials,
-                      max_turns=options.max_turns, scenario_id=options.scenario_id)
+    run, inputs = request.run, request.settings(MPCBenchInputs)
+    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=inputs.tasks_dir,
+                      data_dir=inputs.data_dir, scenarios_dir=inputs.scenarios_dir, task_glob=run.tasks,
+                      agent_models=run.models, judge_models=run.judges, trials=run.trials,
+                      max_turns=request.limits.max_turns, scenario_id=inputs.scenario_id)
     return [MPCBenchSuite(plan, request.prompts)]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
+    from ._choice import Limits, RunChoice
     from ._cost import cost_text
     from ._models import check_models, sim_model_problem
     from ._outcome import Outcome, keys_on_disk
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
     from ._runner import AnySuite, Runner, SweepStats
     from ._suite import StagedSuite, Suite, SuiteStage, Unit
 
-__all__ = ["Outcome", "Runner", "SUITES", "StagedSuite", "Suite", "SuiteFactory", "SuiteRequest", "SuiteStage",
-           "Unit", "register_suite", "suite_names"]
+__all__ = ["Limits", "Outcome", "RunChoice", "Runner", "SUITES", "StagedSuite", "Suite", "SuiteFactory", "SuiteRequest",
+           "SuiteStage", "Unit", "register_suite", "suite_names"]
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.

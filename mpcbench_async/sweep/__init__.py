@@ -9,7 +9,16 @@ if TYPE_CHECKING:
     from ._dry_run import DryRun, render_dry_run
     from ._errors import ErrorClass, hint_for
     from ._experiment import fingerprint_changes, read_manifest
-    from ._job import SweepOptions, SweepResult, check_sweep_options, dry_run_sweep, run_sweep, write_summary
+    from ._job import (
+        Output,
+        Placement,
+        SweepOptions,
+        SweepResult,
+        check_sweep_options,
+        dry_run_sweep,
+        run_sweep,
+        write_summary,
+    )
     from ._kept import KeptRun, kept_records
     from ._levels_records import kept_levels_records
     from ._names import CALLS, JUDGEMENTS, RUNS
@@ -31,10 +40,10 @@ if TYPE_CHECKING:
     from ._tariff_run import TariffRunOptions, TariffRunResult, run_tariff
     from ._verify import Mismatch, Verification, verify_sweep
 
-__all__ = ["Certificate", "DryRun", "Fingerprint", "Manifest", "Mismatch", "ModelSummary", "RunRow", "Summary",
-           "SweepOptions", "SweepResult", "TariffRunOptions", "TariffRunResult", "Verification", "check_sweep_options",
-           "dry_run_sweep", "kept_runs", "read_manifest", "render_dry_run", "run_sweep", "run_tariff", "summarize",
-           "verify_sweep", "write_summary"]
+__all__ = ["Certificate", "DryRun", "Fingerprint", "Manifest", "Mismatch", "ModelSummary", "Output", "Placement",
+           "RunRow", "Summary", "SweepOptions", "SweepResult", "TariffRunOptions", "TariffRunResult", "Verification",
+           "check_sweep_options", "dry_run_sweep", "kept_runs", "read_manifest", "render_dry_run", "run_sweep",
+           "run_tariff", "summarize", "verify_sweep", "write_summary"]
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     )
     from ._runner import Mode, TariffCaseRecord, run_cases
     from ._scoring import SCORING_MODES, CaseScore, ScoringMode, score_case
-    from ._suite import TariffSuite
+    from ._suite import TariffInputs, TariffSuite
 
-__all__ = ["BenchmarkReport", "Case", "CaseScore", "Dossier", "LLMProposer", "Pack", "Proposer", "SCORING_MODES",
-           "ScoringMode", "TariffCaseRecord", "TariffSuite", "VerificationResult", "build_report", "compare_reports",
-           "load_case", "load_pack", "load_report", "load_suite", "read_hscodecomp", "render_diff", "render_report",
-           "run_cases", "score_case", "verify", "write_hscodecomp"]
+__all__ = ["SCORING_MODES", "BenchmarkReport", "Case", "CaseScore", "Dossier", "LLMProposer", "Pack", "Proposer",
+           "ScoringMode", "TariffCaseRecord", "TariffInputs", "TariffSuite", "VerificationResult", "build_report",
+           "compare_reports", "load_case", "load_pack", "load_report", "load_suite", "read_hscodecomp", "render_diff",
+           "render_report", "run_cases", "score_case", "verify", "write_hscodecomp"]
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.

@@ -11,7 +11,8 @@ its records are ``TariffCaseRecord`` in ``<name>.jsonl`` and its report is
 ``<name>.json`` and ``.md`` beside them unless ``report_base`` says where.
 
 Both suites register at import (``runner.register_suite``): ``tariff`` and
-``hscodecomp``, each one ``TariffSuite`` per model, all checked before any call.
+``hscodecomp``, each one ``TariffSuite`` per model, all checked before any call;
+their inputs are a sweep's ``TariffInputs``.
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
     return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))
 
 
+class TariffInputs(msgspec.Struct, kw_only=True, frozen=True):
+    """Where a sweep's tariff suites read their cases (``tariff_path``, ``hscodecomp_path``: directories with
+    ``cases/``) and pack, and which scoring rules they apply (``scoring``: the project's or the original harness's)."""
+
+    tariff_path: Path = Path("storage/benchmarks/tariff")
+    hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
+    pack: Path = Path("storage/packs/tariff")
+    scoring: ScoringMode = "project"
+
+
 def tariff_suites(suite: str) -> SuiteFactory:
     """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
     model, all validated before any call."""
@@ -126,16 +137,16 @@ def tariff_suites(suite: str) -> SuiteFactory:
 
 
 def _tariff_suites(request: SuiteRequest, suite: str) -> list[TariffSuite]:
-    options, config, prompts = request.options, request.config, request.prompts
+    inputs, config, prompts = request.settings(TariffInputs), request.config, request.prompts
     prompts.require("tariff_proposer", "tariff_critique")
-    cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
+    cases_dir = (inputs.hscodecomp_path if suite == "hscodecomp" else inputs.tariff_path) / "cases"
     cases = load_suite(cases_dir)
     if not cases:
         raise InputError(f"{cases_dir}: no {suite} cases")
-    pack = load_pack(options.pack)
-    models = None if "mpcbench" in options.suites else options.models  # with mpcbench, --models are its agents
+    pack = load_pack(inputs.pack)
+    models = None if "mpcbench" in request.run.suites else request.run.models  # with mpcbench, models are its agents
     return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
-                        scoring=options.tariff_scoring)
+                        scoring=inputs.scoring)
             for model in models or config.tariff_models or ["sim/tariff"]]
 
 

@@ -23,6 +23,7 @@ from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
+from tests.sweep_options import sweep_options
 
 pytestmark = pytest.mark.usefixtures("ray_instance")
 
@@ -370,7 +371,7 @@ class TestWallTime:
         "wall time 3.1 s": its start was stamped once Ray was up)."""
         import orjson
 
-        from mpcbench_async.sweep import SweepOptions, run_sweep
+        from mpcbench_async.sweep import run_sweep
 
         starts: list[datetime] = []
         start = RayExecutor.__aenter__
@@ -383,7 +384,7 @@ class TestWallTime:
         out = tmp_path / "out"
         async with SimServer(seed=22) as sim:
             root = workspace(sim.base_url)
-            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
+            await run_sweep(sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json",
                                          out=out, tasks_dir=root / "tasks", data_dir=root / "data",
                                          scenarios_dir=root / "scenarios", handle_signals=False, certificate=False,
                                          executor="ray", workers=1))
