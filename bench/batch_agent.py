@@ -33,9 +33,11 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mpcbench_async.mpcbench import MPCBenchInputs  # noqa: E402
+from mpcbench_async.runner import Limits, RunChoice  # noqa: E402
 from mpcbench_async.runtime import read_jsonl  # noqa: E402
 from mpcbench_async.sim import FaultSpec, SimServer  # noqa: E402
-from mpcbench_async.sweep import SweepOptions, run_sweep  # noqa: E402
+from mpcbench_async.sweep import Output, SweepOptions, run_sweep  # noqa: E402
 from mpcbench_async.testing import write_workspace  # noqa: E402
 
 AGENTS = ("sim/oracle-agent", "sim/lazy-agent")
@@ -62,9 +64,10 @@ async def one(tmp: Path, sim: SimServer, args: argparse.Namespace, mode: str) ->
     out = tmp / mode.replace(" ", "-")
     started = time.perf_counter()
     result = await run_sweep(SweepOptions(
-        config=ws / "model_config.json", prompts=ws / "prompt_config.json", out=out, tasks_dir=ws / "tasks",
-        data_dir=ws / "data", scenarios_dir=ws / "scenarios", trials=args.trials, handle_signals=False,
-        certificate=False, concurrency=4 * args.tasks * args.trials, batch=MODES[mode]))
+        config=ws / "model_config.json", prompts=ws / "prompt_config.json", run=RunChoice(trials=args.trials),
+        limits=Limits(concurrency=4 * args.tasks * args.trials), output=Output(out=out, certificate=False),
+        inputs=[MPCBenchInputs(tasks_dir=ws / "tasks", data_dir=ws / "data", scenarios_dir=ws / "scenarios")],
+        handle_signals=False, batch=MODES[mode]))
     wall = time.perf_counter() - started
     calls, _ = read_jsonl(out / "calls.jsonl")
     judgements, _ = read_jsonl(out / "judgements.jsonl")

@@ -31,9 +31,11 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mpcbench_async.mpcbench import MPCBenchInputs  # noqa: E402
+from mpcbench_async.runner import RunChoice  # noqa: E402
 from mpcbench_async.runtime import read_jsonl  # noqa: E402
 from mpcbench_async.sim import SimServer  # noqa: E402
-from mpcbench_async.sweep import SweepOptions, run_sweep  # noqa: E402
+from mpcbench_async.sweep import Output, SweepOptions, run_sweep  # noqa: E402
 from mpcbench_async.testing import write_workspace  # noqa: E402
 
 AGENT_PRICES = {"input_per_1m": 0.15, "output_per_1m": 0.60}  # gpt-4o-mini
@@ -53,9 +55,11 @@ async def one(tmp: Path, sim: SimServer, tasks: int, trials: int, batch: bool) -
     ws = workspace(tmp / ("ws-batch" if batch else "ws-online"), sim.base_url, tasks, batch)
     out = tmp / ("batch" if batch else "online")
     started = time.perf_counter()
-    await run_sweep(SweepOptions(config=ws / "model_config.json", prompts=ws / "prompt_config.json", out=out,
-                                 tasks_dir=ws / "tasks", data_dir=ws / "data", scenarios_dir=ws / "scenarios",
-                                 trials=trials, handle_signals=False, certificate=False))
+    await run_sweep(SweepOptions(
+        config=ws / "model_config.json", prompts=ws / "prompt_config.json", run=RunChoice(trials=trials),
+        output=Output(out=out, certificate=False),
+        inputs=[MPCBenchInputs(tasks_dir=ws / "tasks", data_dir=ws / "data", scenarios_dir=ws / "scenarios")],
+        handle_signals=False))
     wall = time.perf_counter() - started
     calls, _ = read_jsonl(out / "calls.jsonl")
     judgements, _ = read_jsonl(out / "judgements.jsonl")

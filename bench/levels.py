@@ -19,8 +19,17 @@ from pathlib import Path
 import anyio
 
 from mpcbench_async._prompts import load_prompts
-from mpcbench_async.levels import generate_level, instance_index, load_all, solve, verify_file, write_generated
-from mpcbench_async.sweep import SweepOptions, run_sweep
+from mpcbench_async.levels import (
+    LevelsInputs,
+    generate_level,
+    instance_index,
+    load_all,
+    solve,
+    verify_file,
+    write_generated,
+)
+from mpcbench_async.runner import RunChoice
+from mpcbench_async.sweep import Output, SweepOptions, run_sweep
 
 REPO = Path(__file__).resolve().parent.parent
 UPSTREAM = REPO.parent / "shared" / "reference" / "mpcbench_levels" / "upstream"
@@ -67,9 +76,10 @@ def main() -> None:
 
         def sweep() -> None:
             out = Path(tmp) / f"out{next(runs)}"
-            anyio.run(run_sweep, SweepOptions(config=REPO / "model_config.json", prompts=REPO / "prompt_config.json",
-                                              out=out, suites=["levels"], models=["sim/oracle-agent"],
-                                              levels_data=Path(tmp) / "data", handle_signals=False))
+            anyio.run(run_sweep, SweepOptions(
+                config=REPO / "model_config.json", prompts=REPO / "prompt_config.json", output=Output(out=out),
+                run=RunChoice(suites=["levels"], models=["sim/oracle-agent"]),
+                inputs=[LevelsInputs(data=Path(tmp) / "data")], handle_signals=False))
 
         rows.append(("sweep --suite levels, sim/oracle-agent, level 1", len(sets[1].instances),
                      _median_s(sweep, args.repeats)))

@@ -44,9 +44,9 @@ import mpcbench_async.distributed._executor as executor_module
 from mpcbench_async.distributed import RayExecutor
 from mpcbench_async.distributed._limiter_actor import start_limiter
 from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
 from mpcbench_async.perf import sim_subprocess
-from mpcbench_async.sweep import Runner, build_plan
+from mpcbench_async.runner import Runner
 from mpcbench_async.testing import write_workspace
 
 TASKS = 10
@@ -97,9 +97,9 @@ async def one_sweep(root: Path, out: Path, configuration: str, args: argparse.Na
         ray_pids = descendants(os.getpid()) - {sim_pid, *pids} if executor else set()  # the limiter's is among them
         before = _sample(pids, ray_pids, limiter)
         start = time.perf_counter()
-        async with Runner(config, prompts=prompts, out_dir=out, concurrency=args.concurrency,
+        async with Runner(config, out_dir=out, concurrency=args.concurrency,
                           executor=executor) as runner:
-            stats = await runner.run(plan)
+            stats = await runner.run(MPCBenchSuite(plan, prompts))
         wall = time.perf_counter() - start
         after = _sample(pids, ray_pids, limiter)
     calls = stats.calls

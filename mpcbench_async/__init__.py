@@ -43,9 +43,11 @@ if TYPE_CHECKING:
     )
     from ._prompts import PromptConfig, load_prompts
     from .llm import LLMClient, ModelConfig, ModelSettings, RetryEvent, load_model_config
+    from .mpcbench import SweepPlan, build_plan
     from .records import ChatResult, FunctionCall, FunctionSchema, LLMCallRecord, Message, ToolCall, ToolSchema, Usage
+    from .runner import Runner
     from .runtime import JsonlWriter, LimitSettings, ModelLimiter, ResumeIndex, RetryPolicy, WorkerPool
-    from .sweep import Runner, SweepOptions, SweepPlan, build_plan, run_sweep, summarize
+    from .sweep import SweepOptions, run_sweep, summarize
 
 __version__ = "0.1.0"
 

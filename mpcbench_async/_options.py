@@ -108,6 +108,10 @@ def _fit(value: Any, hint: Any) -> Any:
             except _Bad as exc:
                 raise _Bad(exc.problem, f"[{k!r}]{exc.where}") from None
         return fitted_map
+    if isinstance(hint, type) and issubclass(hint, msgspec.Struct):  # a settings object inside settings: its own
+        if not isinstance(value, hint):
+            raise _Bad(f"must be a {hint.__name__}, got {_shown(value)}")
+        return checked_options(value)  # a bad field in it is named by its own name (``max_turns``)
     return value  # a type with no rule here: its own checks apply
 
 

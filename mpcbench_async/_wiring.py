@@ -11,13 +11,16 @@ the wiring here, at import time, cheaply — nothing heavy is imported until use
 - ``llm``'s provider registry gets ``sim``: a factory that imports the sim only
   when a client first calls a ``sim/...`` model;
 - the sim's policy registry gets a loader that imports the benchmarks' policy
-  modules (which register themselves) on the first policy lookup.
+  modules (which register themselves) on the first policy lookup;
+- the runner's suite registry gets a loader that imports the benchmarks' suite
+  modules (which register themselves) on the first suite lookup.
 """
 
 from __future__ import annotations
 
 from ._lazy import TYPE_CHECKING
 from .llm._providers import register_provider
+from .runner._registry import add_suite_loader
 from .sim._registry import add_policy_loader
 
 if TYPE_CHECKING:
@@ -36,5 +39,12 @@ def _benchmark_policies() -> None:
     from .tariff import _sim_policy  # noqa: F401  sim/tariff
 
 
+def _benchmark_suites() -> None:
+    from .levels import _suite as _levels_suite  # noqa: F401  levels
+    from .mpcbench import _suite as _mpcbench_suite  # noqa: F401  mpcbench
+    from .tariff import _suite as _tariff_suite  # noqa: F401  tariff, hscodecomp
+
+
 register_provider("sim", _sim_provider)
 add_policy_loader(_benchmark_policies)
+add_suite_loader(_benchmark_suites)

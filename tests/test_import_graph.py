@@ -150,6 +150,25 @@ def test_the_architecture_map_lists_the_layers_as_this_test_enforces_them():
     assert LAYERS == mapped
 
 
+# The sweep modules that still read MPCBench's own types, and why: its summary and viewer rows read MPCBench's records
+# (_reading, _kept), verify re-derives its scores (_verify), the dry run estimates its units (_dry_run), the certificate
+# runs its sim baselines on the plan's tasks (_baselines, _data_warnings), the experiment's fingerprint is the plan's
+# (_experiment), and the composition takes the plan out of the suite it built (_job).
+SWEEP_READS_MPCBENCH = {"_baselines", "_data_warnings", "_dry_run", "_experiment", "_job", "_kept", "_reading",
+                        "_verify"}
+
+
+def test_the_sweep_registers_no_suite_and_reads_mpcbench_only_where_listed():
+    """Each benchmark's suite lives and registers beside it (issue 27): no sweep module calls ``register_suite`` or
+    names a suite's factory, and only the modules in ``SWEEP_READS_MPCBENCH`` import ``mpcbench`` — a new one fails
+    here until it is listed with its reason."""
+    sweep = sorted((PACKAGE / "sweep").rglob("*.py"))
+    registering = [path.name for path in sweep for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(node, ast.Call) and "register_suite" in ast.unparse(node.func)]
+    reading = {path.stem for path in sweep for _, module in imported_modules(path) if part_of(module) == "mpcbench"}
+    assert ([], SWEEP_READS_MPCBENCH) == (registering, reading)
+
+
 def exported(part: str) -> tuple[set[str], set[str]]:
     """A package's ``__all__`` and ``_INTERNAL`` (names only the project's other packages use), read from its source."""
     path = PACKAGE / part / "__init__.py" if (PACKAGE / part).is_dir() else PACKAGE / "__init__.py"

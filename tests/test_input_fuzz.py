@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mpcbench_async import InputError, LLMClient, LLMError, load_model_config, load_prompts
-from mpcbench_async.mpcbench import build_judge_input, evaluate_task, load_scenario_data, load_task, run_checks
+from mpcbench_async.mpcbench import build_judge_input, evaluate_task, load_task, run_checks
+from mpcbench_async.mpcbench._data import load_scenario_data
 from mpcbench_async.records import Message
 from mpcbench_async.tariff import load_case
 from mpcbench_async.tariff._fixtures import fixture_path

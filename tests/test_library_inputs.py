@@ -14,10 +14,12 @@ import pytest
 
 from mpcbench_async import InputError
 from mpcbench_async.cli import main
+from mpcbench_async.levels import LevelsInputs
 from mpcbench_async.perf import ProfileOptions
-from mpcbench_async.sweep import SweepOptions, check_sweep_options, dry_run_sweep
+from mpcbench_async.sweep import Output, SweepOptions, check_sweep_options, dry_run_sweep
 from mpcbench_async.testing import write_workspace
 from mpcbench_async.view import open_index
+from tests.sweep_options import sweep_options
 
 
 def cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -45,7 +47,7 @@ def library_error(options: SweepOptions) -> InputError:
 ])
 def test_the_clis_bad_sweep_inputs_are_the_librarys(flags, settings, message, setting, tmp_path, capsys):
     """Same rule, same words: the library names the setting, the CLI its flag, and nothing is written."""
-    caught = library_error(SweepOptions(out=tmp_path / "out", **settings))
+    caught = library_error(sweep_options(out=tmp_path / "out", **settings))
     assert (message, setting) == (str(caught), caught.setting)
     flag = {"suites": "--suite"}.get(setting, "--" + setting.replace("_", "-"))
     assert flag + message[len(setting):] == cli_error(["sweep", "--out", str(tmp_path / "out"), *flags], capsys)
@@ -55,7 +57,7 @@ def test_the_clis_bad_sweep_inputs_are_the_librarys(flags, settings, message, se
 def test_an_output_path_that_is_a_file(tmp_path, capsys):
     """--out naming a file: the parser's refusal and the library's share the rule (``output_dir_problem``)."""
     (tmp_path / "f").write_text("x")
-    assert f"out: {tmp_path / 'f'} is a file, not a directory" == str(library_error(SweepOptions(out=tmp_path / "f")))
+    assert f"out: {tmp_path / 'f'} is a file, not a directory" == str(library_error(sweep_options(out=tmp_path / "f")))
     with pytest.raises(SystemExit):
         main(["sweep", "--out", str(tmp_path / "f")])
     assert f"argument --out: {tmp_path / 'f'} is a file, not a directory" in capsys.readouterr().err
@@ -77,18 +79,33 @@ def test_an_output_path_that_is_a_file(tmp_path, capsys):
 ])
 def test_values_only_a_library_caller_can_pass(settings: dict[str, Any], message: str):
     """Wrong types are named by setting, with the value given, before anything is read or written."""
-    caught = library_error(SweepOptions(**settings))
+    caught = library_error(sweep_options(**settings))
     assert (message, next(iter(settings))) == (str(caught), caught.setting)
 
 
+@pytest.mark.parametrize(("options", "message", "setting"), [
+    (SweepOptions(limits={"max_turns": 3}), "limits must be a Limits, got dict {'max_turns': 3}", "limits"),
+    (SweepOptions(output=Output(out=3)), "out must be a path (str or pathlib.Path), got int 3", "out"),
+    (SweepOptions(inputs=[LevelsInputs(levels=["1"])]), "levels[0] must be a whole number, got str '1'", "levels"),
+    (SweepOptions(inputs=["tasks"]), "expected options as a settings object, got str 'tasks'", None),
+])
+def test_the_values_of_the_options_are_checked_as_their_settings(options: SweepOptions, message: str,
+                                                                 setting: str | None):
+    """A value in place of one of the small settings objects is refused by its name; a setting inside one is named
+    by its own name, as the CLI's flag would be, wherever it lives (``limits``, ``output``, a benchmark's inputs)."""
+    caught = library_error(options)
+    assert (message, setting) == (str(caught), caught.setting)
+
+
 def test_paths_given_as_text_work(tmp_path):
-    """``SweepOptions(out="dir")`` (text, not Path) used to fail with ``TypeError: 'str' / 'str'``; every path
-    setting takes text: a dry run of such options reads the workspace and plans its units."""
+    """``Output(out="dir")`` (text, not Path) used to fail with ``TypeError: 'str' / 'str'``; every path setting,
+    in every value of the options, takes text: a dry run of such options reads the workspace and plans its units."""
     root = write_workspace(tmp_path / "ws", tasks=2, agent_models=("sim/echo",), judge_models=("sim/judge",))
-    options = SweepOptions(out=str(tmp_path / "out"), config=str(root / "model_config.json"),
+    options = sweep_options(out=str(tmp_path / "out"), config=str(root / "model_config.json"),
                            prompts=str(root / "prompt_config.json"), tasks_dir=str(root / "tasks"),
                            data_dir=str(root / "data"), scenarios_dir=str(root / "scenarios"))
-    assert tmp_path / "out" == check_sweep_options(options).out
+    checked = check_sweep_options(options)
+    assert (tmp_path / "out", root / "tasks") == (checked.output.out, checked.inputs[0].tasks_dir)
     estimate = dry_run_sweep(options)
     assert (4, str(tmp_path / "out")) == (estimate.units, estimate.out_dir)  # 2 runs and their 2 judgements
     assert not (tmp_path / "out").exists()
@@ -119,7 +136,7 @@ def test_run_sweep_checks_before_anything(tmp_path):
     from mpcbench_async.sweep import run_sweep
 
     with pytest.raises(InputError, match="^max_turns must be at least 1, got 0$"):
-        anyio.run(run_sweep, SweepOptions(out=tmp_path / "out", max_turns=0))
+        anyio.run(run_sweep, sweep_options(out=tmp_path / "out", max_turns=0))
     assert not Path(tmp_path / "out").exists()
 
 

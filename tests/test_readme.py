@@ -39,3 +39,19 @@ def test_client_layers_example_runs():
     assert 0 == proc.returncode, proc.stderr
     assert ("echo: hello 1 ('cache', 'budget', 'records', 'breaker', 'retry', 'limiter', 'ledger')\n"
             == proc.stdout)
+
+
+def test_sweep_settings_example_is_checked_as_a_sweep_would(tmp_path):
+    """The README's sweep settings (run, limits, output, placement, each benchmark's inputs) pass the sweep's own
+    checks as written, each setting where it belongs."""
+    from mpcbench_async.sweep import check_sweep_options
+
+    text = (REPO / "README.md").read_text()
+    code = next(block for block in re.findall(r"```python\n(.*?)```", text.split("## Library use", 1)[1], re.S)
+                if "options = SweepOptions(" in block)
+    namespace: dict[str, object] = {}
+    exec(code.replace('"reports/sweeps/x"', repr(str(tmp_path / "x"))), namespace)
+    checked = check_sweep_options(namespace["options"])
+    assert (["mpcbench", "tariff"], 16, tmp_path / "x", "original", [1, 2]) == (
+        list(checked.run.suites), checked.limits.concurrency, checked.output.out, checked.inputs[1].scoring,
+        list(checked.inputs[2].levels))

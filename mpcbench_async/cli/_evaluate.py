@@ -104,7 +104,7 @@ def _client(args: argparse.Namespace, models: list[str], config: ModelConfig | N
 
 
 def run_log_path(logs: Path, task_id: str, agent: str) -> Path:
-    from ..mpcbench import safe_name
+    from ..runtime import safe_name
 
     return logs / f"{safe_name(task_id)}__agent-{safe_name(agent)}_run.json"
 
@@ -176,7 +176,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     import anyio
     import orjson
 
-    from ..mpcbench import load_prompts, run_judge, safe_name
+    from ..mpcbench import load_prompts, run_judge
+    from ..runtime import safe_name
 
     try:
         judge_input = orjson.loads(args.input.read_bytes())
@@ -231,7 +232,8 @@ def cmd_run_and_judge(args: argparse.Namespace) -> int:
     import msgspec
 
     from ..llm import load_model_config
-    from ..mpcbench import evaluate_task, load_prompts, load_task, load_task_data, safe_name
+    from ..mpcbench import evaluate_task, load_prompts, load_task, load_task_data
+    from ..runtime import safe_name
 
     config = load_model_config(args.config)
     agents = _models(args.agent_models, config.agent_models, "agent_models", args.config)

@@ -1,7 +1,7 @@
 """The library's words for settings, shown as the command line's flags.
 
 Why: the library is used without the CLI, so its messages name what a library caller
-sets (``SweepOptions(retry_errors=True)``, ``ProfileOptions(rates=…)``), never a flag.
+sets (``RunChoice(retry_errors=True)``, ``ProfileOptions(rates=…)``), never a flag.
 A message names a setting in one of two ways: it starts with it (``max_turns must be at
 least 1``; ``BenchError.setting`` says so), or it puts it in double backticks anywhere,
 reStructuredText's literal (rerun with ``retry_errors=True``, pass another ``out``,

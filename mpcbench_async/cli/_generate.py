@@ -131,9 +131,8 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario], sources: list[str]
 
     from ..llm import load_model_config
     from ..mpcbench import GenerationSuite, load_prompts, load_schemas
-    from ..runner import Runner
+    from ..runner import Runner, check_models
     from ..runtime import DirLock
-    from ..sweep import check_models
 
     config = load_model_config(args.config)
     model = args.model or config.data_generation_model

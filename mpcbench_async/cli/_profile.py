@@ -115,8 +115,8 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
     import msgspec
 
     from ..llm import load_model_config
-    from ..mpcbench import safe_name
     from ..perf import LevelResult, ProfileOptions, profile_endpoint, render_endpoint_profile, render_ttft_cdf
+    from ..runtime import safe_name
 
     def seconds(value: float) -> float:  # --warmup/--cooldown below 1: a fraction of --duration
         return value * args.duration if 0 < value < 1 else value

@@ -17,7 +17,7 @@ import anyio
 
 if TYPE_CHECKING:
     from ..llm import RetryEvent
-    from ..sweep import SweepStats
+    from ..runner import SweepStats
 
 __all__ = ["ProgressLine"]
 

@@ -247,22 +247,30 @@ def _level_numbers(value: str) -> list[int]:
 
 
 def _options(args: argparse.Namespace) -> SweepOptions:
+    from ..levels import LevelsInputs
     from ..llm import cache_path
-    from ..sweep import SweepOptions
+    from ..mpcbench import MPCBenchInputs
+    from ..runner import Limits, RunChoice
+    from ..sweep import Output, Placement, SweepOptions
+    from ..tariff import TariffInputs
 
     return SweepOptions(
-        config=args.config, prompts=args.prompts, out=args.out, suites=args.suite.split(","),
-        models=_models(args.models), judges=_models(args.judges), tasks=args.tasks, trials=args.trials,
-        max_turns=args.max_turns, concurrency=args.concurrency, retry_errors=args.retry_errors,
-        allow_changes=args.allow_changes, tasks_dir=args.tasks_dir, data_dir=args.data_dir,
-        scenarios_dir=args.scenarios_dir, scenario_id=args.scenario_id, tariff_path=args.tariff_path,
-        hscodecomp_path=args.hscodecomp_path, pack=args.pack, tariff_scoring=args.scoring, max_cost=args.max_cost,
-        cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
-        ledger_fsync=args.ledger_sync == "fsync", executor=args.executor, ray_address=args.ray_address,
-        workers=args.workers,
-        levels_data=args.levels_data, levels=_level_numbers(args.levels), levels_splits=_models(args.levels_splits),
-        certificate=not args.no_certificate, certificate_cache=args.certificate_cache, batch=args.batch,
-        command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+        config=args.config, prompts=args.prompts,
+        run=RunChoice(suites=args.suite.split(","), models=_models(args.models), judges=_models(args.judges),
+                      tasks=args.tasks, trials=args.trials, retry_errors=args.retry_errors),
+        limits=Limits(concurrency=args.concurrency, max_turns=args.max_turns, max_cost=args.max_cost),
+        output=Output(out=args.out, allow_changes=args.allow_changes,
+                      cache=cache_path(args.cache) if args.cache is not None else None, cache_mode=args.cache_mode,
+                      ledger_fsync=args.ledger_sync == "fsync", certificate=not args.no_certificate,
+                      certificate_cache=args.certificate_cache),
+        placement=Placement(executor=args.executor, ray_address=args.ray_address, workers=args.workers),
+        inputs=[MPCBenchInputs(tasks_dir=args.tasks_dir, data_dir=args.data_dir, scenarios_dir=args.scenarios_dir,
+                               scenario_id=args.scenario_id),
+                TariffInputs(tariff_path=args.tariff_path, hscodecomp_path=args.hscodecomp_path, pack=args.pack,
+                             scoring=args.scoring),
+                LevelsInputs(data=args.levels_data, levels=_level_numbers(args.levels),
+                             splits=_models(args.levels_splits))],
+        batch=args.batch, command="mpcbench-async " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 
 def _progress(*, quiet: bool) -> Callable[[Runner], Coroutine[Any, Any, None]]:

@@ -62,7 +62,7 @@ def export_inspect(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 def _file_name(model: str) -> str:
     """A file-safe, collision-free form of a model name (``sim/judge?x=1`` and ``sim/judge_x_1`` differ)."""
-    from ..mpcbench import safe_name
+    from ..runtime import safe_name
 
     return f"{safe_name(model)}-{_digest(model)[:6]}"
 

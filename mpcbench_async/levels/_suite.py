@@ -13,6 +13,9 @@ error record that a resume retries when the failure is transient.
 
 ``finish`` writes ``levels_summary.md`` / ``.json``: per level × model × split,
 mean F1 with its bootstrap CI, EM rate and pass^k, beside the published table.
+
+The suite registers as ``levels`` at import (``runner.register_suite``): its
+factory reads the chosen levels and splits of the data directory (``LevelsInputs``).
 """
 
 from __future__ import annotations
@@ -26,20 +29,23 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from .._exceptions import InputError
+from .._options import setting_error
 from .._prompts import PromptConfig
-from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope
+from .._resources import workspace_path
+from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope, is_sim_model
 from ..records import unit_key
-from ..runner import Outcome
+from ..runner import Outcome, RunChoice, SuiteRequest, register_suite, sim_model_problem
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._agent import MAX_TURNS, run_levels_agent
 from ._answer import candidate_tuples, score
-from ._data import LevelSet
+from ._data import LevelSet, discover, find_output_dir, load_level_set
 from ._oracle import solve
 from ._records import LevelsRecord
 from ._stats import ScoredRun, level_rows, write_levels_summary
 from ._tools import ToolOptions
 
-__all__ = ["LevelsSuite", "LevelsUnit"]
+__all__ = ["LevelsInputs", "LevelsSuite", "LevelsUnit", "levels_suites"]
 
 log = logging.getLogger("mpcbench_async.sweep")
 
@@ -147,3 +153,45 @@ class LevelsSuite:
             write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
         ok = sum(r.status == "ok" for r in records)
         return Outcome(units=len(self._units), ok=ok, failed=len(records) - ok, not_run=len(self._units) - len(records))
+
+
+class LevelsInputs(msgspec.Struct, kw_only=True, frozen=True):
+    """What a sweep's levels suite reads: ``data`` (what ``levels import`` or ``levels generate`` wrote, or a
+    checkout of the original), which ``levels`` (1–3) and which ``splits`` (``None``: every split in ``data``)."""
+
+    data: Path = Path("storage/levels")
+    levels: Sequence[int] = (1, 2, 3)
+    splits: Sequence[str] | None = None
+
+    def check(self, run: RunChoice) -> None:
+        """Refuse, reading nothing, levels outside 1–3 when ``run`` chooses the levels suite (``check_sweep_options``
+        calls it with the other settings' checks)."""
+        if "levels" in run.suites and (not self.levels or not set(self.levels) <= {1, 2, 3}):
+            raise setting_error("levels", f"levels: choose among 1, 2, 3 (got "
+                                          f"{', '.join(map(str, self.levels)) or 'none'})")
+
+
+def levels_suites(request: SuiteRequest) -> list[LevelsSuite]:
+    """The levels suite of a sweep: the chosen levels and splits of ``data`` × the agent models."""
+    inputs, config = request.settings(LevelsInputs), request.config
+    inputs.check(request.run)
+    try:
+        base = find_output_dir(workspace_path(inputs.data))
+    except InputError as exc:
+        raise InputError(f"{exc}; import the data first: mpcbench-async levels import PATH/TO/MPCBench") from None
+    found = [(level, split) for level, split in discover(base) if level in inputs.levels
+             and (inputs.splits is None or split in inputs.splits)]
+    if not found:
+        raise InputError(f"{base}: no level {', '.join(map(str, inputs.levels))} data"
+                         + (f" of split {', '.join(inputs.splits)}" if inputs.splits else ""))
+    models = list(request.run.models or config.agent_models)
+    if not models:
+        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
+    problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
+    if problems:
+        raise InputError("; ".join(problems))
+    return [LevelsSuite([load_level_set(base, level, split) for level, split in found], models,
+                        prompts=request.prompts, config=config, trials=request.run.trials)]
+
+
+register_suite("levels", levels_suites)

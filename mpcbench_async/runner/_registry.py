@@ -1,9 +1,14 @@
 """The one registry of suites a sweep can run, by name: adding a suite is one module and one registration.
 
 A suite's module (beside its benchmark) calls ``register_suite(name, factory)``
-once, at import; the composition (``sweep``) imports those modules, offers every
-registered name as a suite (the ``suites`` setting) and calls the factory of each
-one chosen, with a ``SuiteRequest``, before anything is written: a factory loads
+once, at import. Nothing here imports those modules (the runner sits below the
+benchmarks): the package root hands the registry a *loader* that does
+(``add_suite_loader``, as it does for the sim's policies), run on the first
+lookup (``suite_names``, ``suite_factory``), so ``import mpcbench_async`` stays
+light and the built-in suites are there whenever a sweep asks. The composition
+(``sweep``) offers every registered name as a suite (the ``suites`` setting)
+and calls the factory of each one chosen, with a ``SuiteRequest``, before
+anything is written: a factory loads
 and checks its inputs there (``InputError`` naming the file or setting) and
 returns the suites to run (a tariff suite is one per model, so a list). The
 registry is process-global on purpose, like ``llm.register_provider``: the name
@@ -12,27 +17,27 @@ is what a user types, and one name means one suite everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from .._lazy import TYPE_CHECKING
 
-from .._prompts import PromptConfig
-from ..llm import ModelConfig
-from ._runner import AnySuite
+if TYPE_CHECKING:  # the package root imports this module at start-up (its loader): no typing, no llm at run time
+    from collections.abc import Callable
 
-__all__ = ["SUITES", "SuiteFactory", "SuiteRequest", "register_suite", "suite_factory"]
+    from ._request import SuiteFactory
 
+__all__ = ["SUITES", "add_suite_loader", "register_suite", "suite_factory", "suite_names"]
 
-class SuiteRequest(NamedTuple):
-    """What a suite's factory is given: the loaded model config and prompts, and the sweep's settings."""
-
-    config: ModelConfig
-    prompts: PromptConfig
-    options: Any  # the composition's settings (``sweep.SweepOptions``): paths, models, trials, the suites chosen
+SUITES: dict[str, SuiteFactory] = {}  # name -> factory; change it only through register_suite
+_loaders: list[Callable[[], None]] = []  # each imports modules that call register_suite; run once, on first lookup
 
 
-SuiteFactory = Callable[[SuiteRequest], Sequence[AnySuite]]
+def add_suite_loader(loader: Callable[[], None]) -> None:
+    """Have ``loader`` (which imports modules that call ``register_suite``) run before the next lookup."""
+    _loaders.append(loader)
 
-SUITES: dict[str, SuiteFactory] = {}  # name -> factory; read it, change it only through register_suite
+
+def _load() -> None:
+    while _loaders:
+        _loaders.pop(0)()
 
 
 def register_suite(name: str, factory: SuiteFactory) -> None:
@@ -42,6 +47,13 @@ def register_suite(name: str, factory: SuiteFactory) -> None:
     SUITES[name] = factory
 
 
+def suite_names() -> list[str]:
+    """Every registered suite's name, sorted (the built-in ones loaded first)."""
+    _load()
+    return sorted(SUITES)
+
+
 def suite_factory(name: str) -> SuiteFactory:
     """The factory registered for ``name`` (``KeyError`` for a name nobody registered)."""
+    _load()
     return SUITES[name]

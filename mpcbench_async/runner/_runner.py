@@ -30,14 +30,14 @@ are handed to it. Library use::
             async for record in records:
                 print(record.kind, record.key, record.status)
 
-``runner.stream(suite)`` streams the records of a ``StagedSuite`` (``sweep.Runner``
-adds ``sweep(plan)``, the same for an MPCBench plan);
-``runner.run_suites([...])`` runs any suites to the end and returns how each
-stands. Leaving the ``async with runner.stream(suite)`` block early (``break``,
+``runner.stream(suite)`` streams the records of a ``StagedSuite`` (an MPCBench
+plan: ``mpcbench.MPCBenchSuite(plan, prompts)``); ``runner.run(suite)`` runs one
+suite to the end and returns the counters, ``runner.run_suites([...])`` runs any
+suites at once and returns how each stands. Leaving the ``async with runner.stream(suite)`` block early (``break``,
 an exception) stops that sweep: no unit starts any more, units in flight are
 cancelled (they have no record, so the next run of the same plan does them),
 units that had already finished are written, and the block returns once the
-files are closed. ``async for record in runner.sweep(plan)`` without the inner
+files are closed. ``async for record in runner.stream(suite)`` without the inner
 block works too; a stream still running when the ``Runner`` block ends is
 stopped the same way.
 
@@ -350,6 +350,11 @@ class Runner:
         self._sweeps.add(stream)
         self._tg.start_soon(self._stream, suite, pipeline, stream, send)
         return stream
+
+    async def run(self, suite: AnySuite) -> SweepStats:
+        """Run ``suite`` to the end (or to an interrupt), as ``run_suites([suite])``; return the counters."""
+        await self.run_suites([suite])
+        return self.stats
 
     async def run_suites(self, suites: Sequence[AnySuite]) -> list[Outcome]:
         """Run every unit of ``suites`` (at once, each stage in its own pool) not finished on disk; then each reports.

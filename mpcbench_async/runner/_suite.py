@@ -15,7 +15,7 @@ generation, a toy in a test). A ``StagedSuite`` has several (``stages``):
 the first stage's units are ``units()``; every finished ``ok`` record of a
 stage asks for units of the next one (``follow_ups``), which start as soon as
 it is written, while an error record asks for none. MPCBench is the staged
-suite of agent runs feeding judges (``sweep.MPCBenchSuite``).
+suite of agent runs feeding judges (``mpcbench.MPCBenchSuite``).
 
 A suite whose ``remote`` attribute is true (MPCBench's, levels') has its units
 run on the ``Runner``'s executor (Ray workers) when it has one; without the

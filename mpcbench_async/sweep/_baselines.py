@@ -26,10 +26,10 @@ from typing import Literal
 import msgspec
 
 from .._exceptions import InputError
+from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..mpcbench import CheckResult, PromptConfig, baselines_version, run_agent, run_checks
+from ..mpcbench import CheckResult, SweepPlan, baselines_version, run_agent, run_checks
 from ..runtime import atomic_write_bytes
-from ._plan import SweepPlan
 from ._summary_types import Thresholds
 
 __all__ = ["BASELINES", "NON_ANSWERS", "BaselineFile", "TaskBaseline", "Thresholds", "default_cache_dir",

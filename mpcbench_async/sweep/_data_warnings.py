@@ -10,8 +10,8 @@ from pathlib import Path
 
 import msgspec
 
+from ..mpcbench import SweepPlan
 from ..runtime import atomic_write_bytes
-from ._plan import SweepPlan
 
 __all__ = ["DATA_WARNINGS", "plan_warnings", "read_data_warnings", "write_data_warnings"]
 

@@ -31,11 +31,14 @@ import msgspec
 import orjson
 
 from .._options import setting_error
+from .._prompts import PromptConfig
 from ..llm import ModelConfig, ModelSettings, Prices, TokenEstimator, model_prices
 from ..mpcbench import (
-    PromptConfig,
+    AgentRunRecord,
+    JudgeRecord,
     RunLog,
     RunTimings,
+    SweepPlan,
     Task,
     agent_messages,
     build_judge_input,
@@ -45,9 +48,7 @@ from ..mpcbench.tools import TOOL_RESULT_MAX_BYTES, ToolBackend
 from ..records import Message, Usage
 from ..runtime import ResumeIndex
 from ._history import Observed, ok_units, read_history
-from ._plan import SweepPlan
 from ._reading import CALLS, JUDGEMENTS, RUNS
-from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["CostRange", "DryRun", "ModelTime", "RoleEstimate", "TokenRange", "estimate_sweep", "render_dry_run"]
 

@@ -32,8 +32,8 @@ import numpy as np
 from .._exceptions import InputError
 from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from ..llm import ModelConfig
+from ..mpcbench import SweepPlan
 from ..runtime import atomic_write_bytes, iter_jsonl
-from ._plan import SweepPlan
 from ._records import Experiment, Fingerprint, Invocation, Manifest
 
 __all__ = ["KEYS_FILE", "experiment_key_table", "fingerprint_changes", "open_experiment", "plan_fingerprint",

@@ -10,7 +10,7 @@ nothing: a start that fails there leaves ``out`` as it found it, the lock file
 and directories it made removed by ``DirLock.abandon``, so the corrected rerun
 is no "changed experiment"); then the manifest, the experiment's unit keys, one
 ``runner.Runner`` driving every suite chosen at once (each built by its factory in
-the suite registry, ``runner.SUITES``: ``MPCBenchSuite``, one ``TariffSuite`` per
+the suite registry (``runner.register_suite``): ``MPCBenchSuite``, one ``TariffSuite`` per
 tariff suite × model, the levels suite, any other registered suite), the manifest's end, and ``summary.json`` /
 ``summary.md`` with the validity certificate (``_certificate``, ``_baselines``: the sim
 baselines run on the plan's tasks, cached across sweeps, unless ``certificate``
@@ -56,9 +56,9 @@ import msgspec
 
 from .._exceptions import InputError
 from .._options import checked_options, setting_error
+from .._prompts import PromptConfig, load_prompts
 from .._resources import workspace_path
 from .._validate import output_dir_problem
-from ..levels import LevelsSuite
 from ..llm import (
     LEDGER,
     Budget,
@@ -67,33 +67,31 @@ from ..llm import (
     ModelConfig,
     ResponseCache,
     SettledCalls,
-    is_sim_model,
     load_model_config,
     model_prices,
     unsettled_calls,
 )
-from ..mpcbench import PromptConfig, load_prompts
+from ..mpcbench import MPCBenchSuite, SweepPlan
 from ..report import render_markdown, render_table
 from ..runner import (
-    SUITES,
     AnySuite,
+    Limits,
     Outcome,
+    RunChoice,
     Runner,
     StagedSuite,
-    SuiteFactory,
     SuiteRequest,
-    register_suite,
+    check_models,
     suite_factory,
+    suite_names,
 )
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
-from ..tariff import ScoringMode, TariffSuite
+from ..tariff import TariffSuite
 from ._baselines import thresholds_from, write_baselines
 from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
-from ._mpcbench_suite import MPCBenchSuite
-from ._plan import SweepPlan, build_plan, check_models, sim_model_problem
 from ._records import Manifest
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
@@ -102,84 +100,101 @@ from ._waves import batched, wave_line
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
 
-__all__ = ["SweepOptions", "SweepResult", "dry_run_sweep", "run_sweep", "write_summary"]
+__all__ = ["Output", "Placement", "SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options",
+           "dry_run_sweep", "run_sweep", "write_summary"]
 
 TARIFF_SUITES = ("tariff", "hscodecomp")
 
 Progress = Callable[[Runner], Coroutine[Any, Any, object]]  # runs beside the suites; cancelled when they end
 
 
-class SweepOptions(msgspec.Struct, kw_only=True):
-    """What ``mpcbench-async sweep`` takes, as plain values (its ``--help`` explains each; the defaults match).
+class Output(msgspec.Struct, kw_only=True, frozen=True):
+    """Where a sweep writes and what it keeps there.
 
-    ``models`` are the agent models (``None``: the config's ``agent_models``); when the sweep has no
-    ``mpcbench`` suite they are the tariff models instead (``None``: ``tariff_models``, else ``sim/tariff``).
-    ``command`` is recorded in the manifest as what was run.
+    ``out`` is the sweep's directory; a rerun with other settings is refused there unless ``allow_changes`` (the old
+    experiment's records stay on disk, out of the summary). ``cache`` is a response cache file (``llm.cache_path``;
+    ``None``: no cache) used as ``cache_mode`` says. ``ledger_fsync=False``: call intents survive a killed process,
+    not a crash. ``certificate=False`` skips the certificate's baselines, cached in ``certificate_cache`` (``None``:
+    the user's cache directory).
+    """
+
+    out: Path = Path("reports/sweeps/latest")
+    allow_changes: bool = False
+    cache: Path | None = None
+    cache_mode: CacheMode = "readwrite"
+    ledger_fsync: bool = True
+    certificate: bool = True
+    certificate_cache: Path | None = None
+
+
+class Placement(msgspec.Struct, kw_only=True, frozen=True):
+    """Where the units run: ``executor="local"`` (this process) or ``"ray"`` (the MPCBench and levels suites' units on
+    ``workers`` Ray workers, ``None``: one per CPU, of a local Ray instance or the cluster at ``ray_address``)."""
+
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+
+
+class SweepOptions(msgspec.Struct, kw_only=True):
+    """What ``mpcbench-async sweep`` takes, as a few small values (its ``--help`` explains each; the defaults match).
+
+    ``run`` is what to run and ``limits`` how far it may go (``runner.RunChoice``, ``runner.Limits``); ``output``
+    where it writes; ``placement`` where units run. ``inputs`` holds each benchmark's own settings, one object per
+    benchmark (``mpcbench.MPCBenchInputs``, ``tariff.TariffInputs``, ``levels.LevelsInputs``; one not given takes its
+    defaults): the suites' factories read them (``runner.SuiteRequest.settings``). ``batch`` names the roles whose
+    calls go in provider batches (``_waves``); ``command`` is recorded in the manifest as what was run.
     """
 
     config: Path = msgspec.field(default_factory=lambda: workspace_path("model_config.json"))
     prompts: Path = msgspec.field(default_factory=lambda: workspace_path("prompt_config.json"))
-    out: Path = Path("reports/sweeps/latest")
-    suites: Sequence[str] = ("mpcbench",)
-    models: Sequence[str] | None = None
-    judges: Sequence[str] | None = None
-    tasks: str = "*"
-    trials: int = 1
-    max_turns: int = 12
-    concurrency: int = 32
-    retry_errors: bool = False
-    allow_changes: bool = False
-    tasks_dir: Path = Path("tasks")
-    data_dir: Path = Path("data")
-    scenarios_dir: Path = Path("scenarios")
-    scenario_id: str | None = None
-    tariff_path: Path = Path("storage/benchmarks/tariff")
-    hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
-    pack: Path = Path("storage/packs/tariff")
-    tariff_scoring: ScoringMode = "project"  # the tariff suites' scoring rules (``--scoring``)
+    run: RunChoice = msgspec.field(default_factory=RunChoice)
+    limits: Limits = msgspec.field(default_factory=Limits)
+    output: Output = msgspec.field(default_factory=Output)
+    placement: Placement = msgspec.field(default_factory=Placement)
+    inputs: Sequence[Any] = ()
+    batch: Sequence[Literal["judge", "agent"]] = ()
     handle_signals: bool = True
     command: str = "mpcbench_async.sweep.run_sweep"
-    max_cost: float | None = None  # USD for the whole sweep, earlier runs into ``out`` included
-    cache: Path | None = None  # a response cache file (``llm.cache_path`` of ``--cache``); None: no cache
-    cache_mode: CacheMode = "readwrite"
-    ledger_fsync: bool = True  # False (``--ledger-sync flush``): intents survive a killed process, not a crash
-    executor: Literal["local", "ray"] = "local"  # "ray": the MPCBench and levels units run on Ray workers
-    ray_address: str | None = None  # a running Ray cluster (HEAD:6379); None: a local Ray instance for the sweep
-    workers: int | None = None  # Ray workers; None: one per CPU of the cluster
-    levels_data: Path = Path("storage/levels")  # the levels suite's data (``levels import`` / ``levels generate``)
-    levels: Sequence[int] = (1, 2, 3)  # which levels the levels suite runs
-    levels_splits: Sequence[str] | None = None  # which splits (None: every split in levels_data)
-    certificate: bool = True  # False (``--no-certificate``): skip the certificate's baselines
-    batch: Sequence[Literal["judge", "agent"]] = ()  # models whose calls go in provider batches (``_waves``)
-    certificate_cache: Path | None = None  # where baselines are cached (None: ``_baselines.default_cache_dir()``)
 
 
 def check_sweep_options(options: SweepOptions) -> SweepOptions:
     """``options`` checked as the CLI checks its flags, paths given as text made ``Path``; nothing is read or written.
 
-    Every field must have its declared type (``checked_options``), the suites must be registered
-    (``runner.SUITES``), the counts (trials, max_turns, concurrency, workers) at least 1, ``max_cost`` positive,
-    ``levels`` among 1–3 and ``out`` usable as an output directory. Raises ``InputError`` naming the setting (the
-    CLI names its flag).
+    Every setting must have its declared type (``checked_options``, into ``run``, ``limits``, ``output``,
+    ``placement`` and each of ``inputs``), the suites must be registered (``runner.suite_names``), the counts
+    (trials, max_turns, concurrency, workers) at least 1, ``max_cost`` positive and ``out`` usable as an output
+    directory, and each of ``inputs`` that has a ``check(run)`` passes it. Raises ``InputError`` naming the setting by
+    its own name (``max_turns``; the CLI names its flag).
     """
     options = checked_options(options)
-    suites = [name.strip() for name in options.suites if name.strip()]
-    unknown = sorted(set(suites) - set(SUITES))  # every registered suite (``runner.register_suite``)
+    inputs = [checked_options(given) for given in options.inputs]
+    run, limits = options.run, options.limits
+    suites = [name.strip() for name in run.suites if name.strip()]
+    known = suite_names()  # every registered suite (``runner.register_suite``)
+    unknown = sorted(set(suites) - set(known))
     if not suites or unknown:
         raise setting_error("suites", f"suites: unknown suite(s) {', '.join(unknown) or '(none)'}; "
-                                      f"available: {', '.join(sorted(SUITES))}")
-    for name in ("trials", "max_turns", "concurrency", "workers"):
-        value = getattr(options, name)
+                                      f"available: {', '.join(known)}")
+    for name, value in (("trials", run.trials), ("max_turns", limits.max_turns),
+                        ("concurrency", limits.concurrency), ("workers", options.placement.workers)):
         if value is not None and value < 1:
             raise setting_error(name, f"{name} must be at least 1, got {value}")
-    if options.max_cost is not None and not options.max_cost > 0:
-        raise setting_error("max_cost", f"max_cost must be a positive amount of USD, got {options.max_cost}")
-    if "levels" in suites and (not options.levels or not set(options.levels) <= {1, 2, 3}):
-        raise setting_error("levels", f"levels: choose among 1, 2, 3 (got "
-                                      f"{', '.join(map(str, options.levels)) or 'none'})")
-    if (problem := output_dir_problem(options.out)) is not None:
+    if limits.max_cost is not None and not limits.max_cost > 0:
+        raise setting_error("max_cost", f"max_cost must be a positive amount of USD, got {limits.max_cost}")
+    check_output_dir(options.output.out)
+    run = msgspec.structs.replace(run, suites=suites)
+    for given in inputs:  # a benchmark's own rules for its inputs (``levels.LevelsInputs``: levels 1–3)
+        if callable(check := getattr(given, "check", None)):
+            check(run)
+    return msgspec.structs.replace(options, run=run, inputs=inputs)
+
+
+def check_output_dir(path: str | Path) -> Path:
+    """``path`` if a sweep can write its records there (absent, or a writable directory); else an ``InputError``."""
+    if (problem := output_dir_problem(path)) is not None:
         raise setting_error("out", f"out: {problem}")
-    return msgspec.structs.replace(options, suites=suites)
+    return Path(path)
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -230,17 +245,18 @@ async def run_sweep(options: SweepOptions,
     options = check_sweep_options(options)
     config, prompts, chosen = _inputs(options)
     executor = _executor(options, config, chosen)
-    cache = (ResponseCache(options.cache, options.cache_mode).open()
-             if options.cache is not None and options.cache_mode != "off" else None)
-    lock = DirLock(options.out)
+    output = options.output
+    cache = (ResponseCache(output.cache, output.cache_mode).open()
+             if output.cache is not None and output.cache_mode != "off" else None)
+    lock = DirLock(output.out)
     with cache or nullcontext(), lock:  # one sweep per directory, from the manifest check to the end
         started = False
         try:
             async with executor or nullcontext():
-                runner = Runner(config, out_dir=options.out, concurrency=options.concurrency,
-                                retry_errors=options.retry_errors, handle_signals=options.handle_signals,
+                runner = Runner(config, out_dir=output.out, concurrency=options.limits.concurrency,
+                                retry_errors=options.run.retry_errors, handle_signals=options.handle_signals,
                                 budget=_budget(options, config, chosen.models), cache=cache,
-                                executor=executor, ledger_fsync=options.ledger_fsync)
+                                executor=executor, ledger_fsync=output.ledger_fsync)
                 manifest, new_experiment = await _checked_start(options, config, chosen, runner, began=began)
                 started = True
                 return await _locked(options, prompts, runner, chosen, progress, manifest, new_experiment)
@@ -281,13 +297,13 @@ class _Chosen(NamedTuple):
 
 def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
-    bad one); nothing written. Each suite chosen comes from its registered factory (``runner.SUITES``): the
+    bad one); nothing written. Each suite chosen comes from its registered factory (``runner.suite_factory``): the
     MPCBench suite (whose plan is the experiment's fingerprint), the tariff suites (counted in the manifest), and
     every other suite, in the order chosen."""
     config = _batched(load_model_config(options.config), options)
     prompts = load_prompts(options.prompts)
-    request = SuiteRequest(config, prompts, options)
-    built = {name: list(suite_factory(name)(request)) for name in options.suites}
+    request = SuiteRequest(config, prompts, options.run, options.limits, options.inputs)
+    built = {name: list(suite_factory(name)(request)) for name in options.run.suites}
     chosen = _Chosen(
         mpcbench=next((s for s in built.get("mpcbench", []) if isinstance(s, MPCBenchSuite)), None),
         tariff=[s for name in TARIFF_SUITES for s in built.get(name, []) if isinstance(s, TariffSuite)],
@@ -299,48 +315,15 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
 
 def _batched(config: ModelConfig, options: SweepOptions) -> ModelConfig:
     """``config`` with ``"batch": true`` for the models ``batch`` names (``_waves.batched``)."""
-    return batched(config, options.batch, agents=options.models, judges=options.judges, suites=options.suites)
-
-
-def _mpcbench_suite(request: SuiteRequest) -> list[MPCBenchSuite]:
-    """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
-    options = request.options
-    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=options.tasks_dir,
-                      data_dir=options.data_dir, scenarios_dir=options.scenarios_dir, task_glob=options.tasks,
-                      agent_models=options.models, judge_models=options.judges, trials=options.trials,
-                      max_turns=options.max_turns, scenario_id=options.scenario_id)
-    return [MPCBenchSuite(plan, request.prompts)]
-
-
-def _levels_suite(request: SuiteRequest) -> list[LevelsSuite]:
-    """The levels suite of a sweep: the chosen levels and splits of ``levels_data`` × the agent models."""
-    from ..levels import discover, find_output_dir, load_level_set
-
-    options, config = request.options, request.config
-    try:
-        base = find_output_dir(workspace_path(options.levels_data))
-    except InputError as exc:
-        raise InputError(f"{exc}; import the data first: mpcbench-async levels import PATH/TO/MPCBench") from None
-    found = [(level, split) for level, split in discover(base) if level in options.levels
-             and (options.levels_splits is None or split in options.levels_splits)]
-    if not found:
-        raise InputError(f"{base}: no level {', '.join(map(str, options.levels))} data"
-                         + (f" of split {', '.join(options.levels_splits)}" if options.levels_splits else ""))
-    models = list(options.models or config.agent_models)
-    if not models:
-        raise InputError(f"{config.source}: $.agent_models is empty (or pass ``models``)")
-    problems = [p for m in dict.fromkeys(models) if is_sim_model(m) and (p := sim_model_problem(m)) is not None]
-    if problems:
-        raise InputError("; ".join(problems))
-    return [LevelsSuite([load_level_set(base, level, split) for level, split in found], models,
-                        prompts=request.prompts, config=config, trials=options.trials)]
+    return batched(config, options.batch, agents=options.run.models, judges=options.run.judges,
+                   suites=options.run.suites)
 
 
 def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> None:
     """Refuse, before any call, a budget that cannot bound some model's calls (no price, or no output cap)."""
     if not _budgeted(options, config, models):
         return
-    why = "--max-cost" if options.max_cost is not None else "budget_usd"
+    why = "--max-cost" if options.limits.max_cost is not None else "budget_usd"
     for model in models:
         settings = config.settings_for(model)
         prices = model_prices(model, settings)
@@ -355,12 +338,13 @@ def _check_budget(options: SweepOptions, config: ModelConfig, models: Sequence[s
 
 def _budgeted(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> bool:
     """Whether the sweep has a limit: ``--max-cost``, or ``budget_usd`` on one of its models."""
-    return options.max_cost is not None or any(config.settings_for(m).budget_usd is not None for m in models)
+    return options.limits.max_cost is not None or any(config.settings_for(m).budget_usd is not None for m in models)
 
 
 def _executor(options: SweepOptions, config: ModelConfig, chosen: _Chosen) -> RayExecutor | None:
     """The Ray executor ``options`` ask for (not started), or ``None`` for a local sweep; ``InputError`` if refused."""
-    if options.executor == "local":
+    placement = options.placement
+    if placement.executor == "local":
         return None
     from ..distributed import RayExecutor, require_ray
 
@@ -371,26 +355,26 @@ def _executor(options: SweepOptions, config: ModelConfig, chosen: _Chosen) -> Ra
     if _budgeted(options, config, chosen.models):
         raise InputError("``executor=ray``: budgets (``max_cost``, models.<name>.budget_usd) are not supported yet; "
                          "drop them or use ``executor=local``")
-    if options.cache is not None and options.cache_mode != "off":
+    if options.output.cache is not None and options.output.cache_mode != "off":
         raise InputError("``executor=ray``: ``cache`` is not supported yet; drop it or use ``executor=local``")
     # Each worker may run a full pool of runs and one of judgements at once.
-    return RayExecutor(config, address=options.ray_address, workers=options.workers,
-                       concurrency=2 * options.concurrency)
+    return RayExecutor(config, address=placement.ray_address, workers=placement.workers,
+                       concurrency=2 * options.limits.concurrency)
 
 
 def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> DryRun:
     """What ``run_sweep(options)`` would do and cost, from the same checked inputs; makes no call, writes nothing.
 
     Only the MPCBench suite is estimated (its agent and judge units); ``history`` adds earlier sweep directories
-    whose ``calls.jsonl`` narrows the ranges (``options.out``'s own is always read).
+    whose ``calls.jsonl`` narrows the ranges (``output.out``'s own is always read).
     """
     options = check_sweep_options(options)
     config, prompts, chosen = _inputs(options)
     plan = chosen.plan
     if plan is None or chosen.tariff or chosen.others:
         raise InputError("``dry_run``: only ``suites=mpcbench`` is estimated so far")
-    return estimate_sweep(plan, config, prompts, options.out, concurrency=options.concurrency, history=history,
-                          retry_errors=options.retry_errors)
+    return estimate_sweep(plan, config, prompts, options.output.out, concurrency=options.limits.concurrency,
+                          history=history, retry_errors=options.run.retry_errors)
 
 
 async def _checked_start(options: SweepOptions, config: ModelConfig, chosen: _Chosen, runner: Runner, *,
@@ -402,9 +386,9 @@ async def _checked_start(options: SweepOptions, config: ModelConfig, chosen: _Ch
     fingerprint = (plan_fingerprint(plan, config, judge_attempts=chosen.mpcbench.judge_attempts)
                    if plan and chosen.mpcbench else None)
     if fingerprint is not None and tariff:
-        fingerprint.tariff_scoring = options.tariff_scoring
-    opened = open_experiment(options.out, _manifest(options, config, plan, tariff, began), fingerprint,
-                             allow_changes=options.allow_changes)
+        fingerprint.tariff_scoring = tariff[0].scoring
+    opened = open_experiment(options.output.out, _manifest(options, config, plan, tariff, began), fingerprint,
+                             allow_changes=options.output.allow_changes)
     await check_models(config, chosen.models)
     if runner.executor is not None:
         await runner.executor.check_models(chosen.remote_models)
@@ -415,7 +399,7 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
                   progress: Progress | None, manifest: Manifest, new_experiment: bool) -> SweepResult:
     """The sweep proper, run while this process holds the output directory's lock (and the executor is up), once
     every input is checked: from here on it writes into ``out``."""
-    out, config, budget, plan = options.out, runner.config, runner.budget, chosen.plan
+    out, config, budget, plan = options.output.out, runner.config, runner.budget, chosen.plan
     if plan is not None:
         record_experiment_keys(out, plan, new_experiment=new_experiment)
     for suite in [*chosen.tariff, *chosen.others]:
@@ -436,8 +420,8 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
     manifest.interrupted = manifest.history[-1].interrupted = runner.stats.interrupted
     write_manifest(out, manifest)
     if plan is not None and not runner.stats.interrupted:  # a stopped sweep leaves its last baselines as they were
-        await write_baselines(out, plan, prompts, thresholds_from(config), skip=not options.certificate,
-                              cache_dir=options.certificate_cache,
+        await write_baselines(out, plan, prompts, thresholds_from(config), skip=not options.output.certificate,
+                              cache_dir=options.output.certificate_cache,
                               keep=manifest.fingerprint.tasks if manifest.fingerprint else ())
     # With the tariff section, the error classes, an example of each and what to do, and the certificate;
     # reused when nothing it is computed from changed.
@@ -450,22 +434,22 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
 
 
 def _budget(options: SweepOptions, config: ModelConfig, models: Sequence[str]) -> Budget | None:
-    """The sweep's budget (``None``: no limit), charged with what earlier runs into ``options.out`` spent.
+    """The sweep's budget (``None``: no limit), charged with what earlier runs into ``output.out`` spent.
 
     That is every call record's cost, and every unsettled call's worst case: its intent is in the ledger and no
     record settles it (it was in flight when a run was killed, so the provider may have billed it).
     """
     if not _budgeted(options, config, models):
         return None
-    budget = Budget.from_config(config, options.max_cost)
+    budget = Budget.from_config(config, options.limits.max_cost)
     settled = SettledCalls()
-    calls = options.out / "calls.jsonl"
+    calls = options.output.out / "calls.jsonl"
     if calls.is_file():
         for call in iter_jsonl(calls, type_=_SpentView, warn=False):
             settled.add(call.call_id)
             if call.cost_usd:
                 budget.add_spent(call.model, call.cost_usd)
-    for intent in unsettled_calls(options.out / LEDGER, settled):
+    for intent in unsettled_calls(options.output.out / LEDGER, settled):
         if intent.worst_usd is not None:
             budget.add_unsettled(intent.model, intent.worst_usd)
     return budget
@@ -510,10 +494,10 @@ def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None
         prompts_hash=hashlib.sha256(options.prompts.read_bytes()).hexdigest()[:16],
         versions=_versions(), started_at=began,
         agent_models=agents, judge_models=judges, tasks=sorted(plan.tasks) if plan else [],
-        trials=options.trials,
+        trials=options.run.trials,
         units={"agent_run": plan.agent_unit_count if plan else 0, "judge": plan.judge_unit_count if plan else 0,
                "tariff_case": sum(len(suite.cases) for suite in tariff)},
-        tariff_scoring=options.tariff_scoring if tariff else None,
+        tariff_scoring=tariff[0].scoring if tariff else None,
         caps={m: config.settings_for(m).limits.max_concurrency for m in {*agents, *judges, *tariff_models}},
     )
 
@@ -529,31 +513,3 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def _tariff_suites(suite: str) -> SuiteFactory:
-    """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
-    model, all validated before any call."""
-    return lambda request: _tariff_suite(request, suite)
-
-
-def _tariff_suite(request: SuiteRequest, suite: str) -> list[TariffSuite]:
-    from ..tariff import load_pack, load_suite
-
-    options, config, prompts = request.options, request.config, request.prompts
-    prompts.require("tariff_proposer", "tariff_critique")
-    cases_dir = (options.hscodecomp_path if suite == "hscodecomp" else options.tariff_path) / "cases"
-    cases = load_suite(cases_dir)
-    if not cases:
-        raise InputError(f"{cases_dir}: no {suite} cases")
-    pack = load_pack(options.pack)
-    models = None if "mpcbench" in options.suites else options.models  # with mpcbench, --models are its agents
-    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
-                        scoring=options.tariff_scoring)
-            for model in models or config.tariff_models or ["sim/tariff"]]
-
-
-register_suite("mpcbench", _mpcbench_suite)
-register_suite("tariff", _tariff_suites("tariff"))
-register_suite("hscodecomp", _tariff_suites("hscodecomp"))
-register_suite("levels", _levels_suite)

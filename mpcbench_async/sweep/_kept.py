@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
+from ..mpcbench import AgentRunRecord, JudgeRecord
 from ._names import JUDGEMENTS, RUNS
 from ._reading import Entry, Reader
-from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["KeptRun", "kept_records"]
 

@@ -27,12 +27,12 @@ from typing import Annotated, Any
 
 import msgspec
 
+from ..mpcbench import AgentRunRecord, JudgeRecord
 from ..runtime import ReadReport, iter_jsonl, key_view
 from ..tariff import TariffCaseRecord
 from ._errors import ErrorTally
 from ._experiment import experiment_key_table
 from ._names import CALLS, JUDGEMENTS, RUNS
-from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["CALLS", "JUDGEMENTS", "RUNS", "CaseEntry", "CaseLine", "Entry", "JudgeEntry", "JudgeLine", "Names",
            "Reader", "RunEntry", "RunLine"]

@@ -23,8 +23,8 @@ from .._exceptions import InputError
 from .._options import checked_options
 from .._prompts import load_prompts
 from ..llm import ModelConfig, Transport, load_model_config
-from ..mpcbench import safe_name
-from ..runner import Runner
+from ..runner import Runner, check_models
+from ..runtime import safe_name
 from ..tariff import (
     BenchmarkReport,
     FixtureTransport,
@@ -36,7 +36,6 @@ from ..tariff import (
     load_suite,
     recorded_models,
 )
-from ._plan import check_models
 
 __all__ = ["TariffRunOptions", "TariffRunResult", "run_tariff"]
 

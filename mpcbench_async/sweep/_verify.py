@@ -31,19 +31,21 @@ from .._prompts import load_prompts
 from .._resources import workspace_path
 from ..mpcbench import (
     SIM_JUDGE,
+    AgentRunRecord,
     CheckResult,
+    JudgeRecord,
     build_judge_input,
     checks_version,
     judge_input_digest,
+    load_inputs,
     run_checks,
     sim_judge_scores,
     sim_judge_version,
 )
 from ..runtime import iter_jsonl
 from ._experiment import read_experiment_keys, read_manifest
-from ._plan import load_inputs
 from ._reading import JUDGEMENTS, RUNS
-from ._records import AgentRunRecord, Fingerprint, JudgeRecord
+from ._records import Fingerprint
 from ._summary import summarize
 
 __all__ = ["Mismatch", "Verification", "verify_sweep"]

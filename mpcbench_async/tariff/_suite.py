@@ -9,6 +9,10 @@ keyed as ``tariff.case_keys`` keys them (so a sweep resumes what ``tariff run``
 would), each run by ``tariff.run_case`` (the one copy of the per-case work);
 its records are ``TariffCaseRecord`` in ``<name>.jsonl`` and its report is
 ``<name>.json`` and ``.md`` beside them unless ``report_base`` says where.
+
+Both suites register at import (``runner.register_suite``): ``tariff`` and
+``hscodecomp``, each one ``TariffSuite`` per model, all checked before any call;
+their inputs are a sweep's ``TariffInputs``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ from typing import NamedTuple
 import anyio
 import msgspec
 
+from .._exceptions import InputError
 from .._prompts import PromptConfig
 from ..llm import LLMClient, ModelConfig
-from ..runner import Outcome
+from ..runner import Outcome, SuiteFactory, SuiteRequest, register_suite
 from ..runtime import UnitFailure, atomic_write_bytes, safe_name
-from ._cases import Case
+from ._cases import Case, load_suite
 from ._fixtures import RecordingProposer
-from ._pack import Pack
+from ._pack import Pack, load_pack
 from ._pipeline import LLMProposer, Proposer
 from ._report import BenchmarkReport, build_report, render_report
 from ._runner import Mode, TariffCaseRecord, case_keys, failed_case, run_case
@@ -113,3 +118,37 @@ def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
     """``cases`` tariff cases, of which ``records`` are the latest records (``tariff.run_cases``)."""
     ok = sum(r.status == "ok" for r in records)
     return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))
+
+
+class TariffInputs(msgspec.Struct, kw_only=True, frozen=True):
+    """Where a sweep's tariff suites read their cases (``tariff_path``, ``hscodecomp_path``: directories with
+    ``cases/``) and pack, and which scoring rules they apply (``scoring``: the project's or the original harness's)."""
+
+    tariff_path: Path = Path("storage/benchmarks/tariff")
+    hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
+    pack: Path = Path("storage/packs/tariff")
+    scoring: ScoringMode = "project"
+
+
+def tariff_suites(suite: str) -> SuiteFactory:
+    """The factory of one tariff-pipeline suite of a sweep (``tariff``, ``hscodecomp``): one ``TariffSuite`` per
+    model, all validated before any call."""
+    return lambda request: _tariff_suites(request, suite)
+
+
+def _tariff_suites(request: SuiteRequest, suite: str) -> list[TariffSuite]:
+    inputs, config, prompts = request.settings(TariffInputs), request.config, request.prompts
+    prompts.require("tariff_proposer", "tariff_critique")
+    cases_dir = (inputs.hscodecomp_path if suite == "hscodecomp" else inputs.tariff_path) / "cases"
+    cases = load_suite(cases_dir)
+    if not cases:
+        raise InputError(f"{cases_dir}: no {suite} cases")
+    pack = load_pack(inputs.pack)
+    models = None if "mpcbench" in request.run.suites else request.run.models  # with mpcbench, models are its agents
+    return [TariffSuite(suite, cases, pack=pack, prompts=prompts, model=model, config=config,
+                        scoring=inputs.scoring)
+            for model in models or config.tariff_models or ["sim/tariff"]]
+
+
+register_suite("tariff", tariff_suites("tariff"))
+register_suite("hscodecomp", tariff_suites("hscodecomp"))

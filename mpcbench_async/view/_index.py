@@ -42,7 +42,7 @@ from ..runtime import pid_alive
 from ..sweep import CALLS, JUDGEMENTS, RUNS, Summary
 
 if TYPE_CHECKING:
-    from ..sweep import AgentRunRecord, JudgeRecord
+    from ..mpcbench import AgentRunRecord, JudgeRecord
     from ._build import Tail
 
 __all__ = ["RUN_COLUMNS", "BuildCancelled", "Patch", "Progress", "SweepIndex", "file_stamp", "fresh_summary",
@@ -197,7 +197,9 @@ class SweepIndex:
     def record(self, row: sqlite3.Row) -> AgentRunRecord | None:
         """The kept run record itself, read from its line of ``runs.jsonl`` (None if that line is gone:
         the file was rewritten after the index was built — the next start rebuilds it)."""
-        from ..sweep import AgentRunRecord  # the transcript's types: imported by the first run page, not the first page
+        from ..mpcbench import (
+            AgentRunRecord,  # the transcript's types: imported by the first run page, not the first page
+        )
 
         if row["offset"] is None:
             return None
@@ -236,7 +238,7 @@ class SweepIndex:
 
     def judgements(self, row: sqlite3.Row) -> list[JudgeRecord]:
         """The kept judgements of a kept run (the ok ones the sweep counts: one per judge model), by judge model."""
-        from ..sweep import JudgeRecord
+        from ..mpcbench import JudgeRecord
 
         found = self.db.execute("SELECT offset, length FROM judges WHERE run_key = ? ORDER BY judge_model",
                                 (row["key"],)).fetchall()

@@ -26,7 +26,7 @@ from ._levels import levels_section
 from ._tariff import tariff_section
 
 if TYPE_CHECKING:  # a run's page imports them (``SweepIndex.record``); the first page needs none of them
-    from ..sweep import AgentRunRecord, JudgeRecord
+    from ..mpcbench import AgentRunRecord, JudgeRecord
 
 __all__ = ["PER_PAGE", "RunsQuery", "Summarized", "compare_body", "overview_body", "run_body", "run_details",
            "runs_body", "transcript"]

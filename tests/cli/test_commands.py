@@ -144,7 +144,8 @@ def test_help_imports_no_command_module():
     assert {"mpcbench_async", "mpcbench_async._lazy", "mpcbench_async._wiring", "mpcbench_async.cli",
             "mpcbench_async.cli._commands", "mpcbench_async.cli._exit", "mpcbench_async.cli._help",
             "mpcbench_async.cli._help_text", "mpcbench_async.llm", "mpcbench_async.llm._providers",
-            "mpcbench_async.sim", "mpcbench_async.sim._registry"} == {
+            "mpcbench_async.runner", "mpcbench_async.runner._registry", "mpcbench_async.sim",
+            "mpcbench_async.sim._registry"} == {
         m for m in loaded if m.startswith("mpcbench_async")}
     assert set() == loaded & {"typing", "shutil", "threading", "ast", "pathlib", "importlib.resources"}
 

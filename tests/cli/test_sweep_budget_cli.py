@@ -59,14 +59,14 @@ class TestSweepMaxCost:
 
 class TestLedgerSync:
     def test_ledger_sync_chooses_whether_intents_are_flushed_to_the_disk(self):
-        """`--ledger-sync flush` reaches the sweep as ledger_fsync=False; the default is fsync."""
+        """`--ledger-sync flush` reaches the sweep as Output(ledger_fsync=False); the default is fsync."""
         from mpcbench_async.cli import build_parser
         from mpcbench_async.cli._sweep import _options
 
         parser = build_parser()
         default = _options(parser.parse_args(["sweep"]))
         flush = _options(parser.parse_args(["sweep", "--ledger-sync", "flush"]))
-        assert (True, False) == (default.ledger_fsync, flush.ledger_fsync)
+        assert (True, False) == (default.output.ledger_fsync, flush.output.ledger_fsync)
 
     async def test_a_flush_only_ledger_still_pairs_every_call_with_its_intent(self, tmp_path):
         """A sweep with --ledger-sync flush: one intent per call, each settled by the call's record (same call_id)."""

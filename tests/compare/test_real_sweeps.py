@@ -7,8 +7,9 @@ import sys
 import anyio
 
 from mpcbench_async.compare import compare_paths
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
 
@@ -21,8 +22,8 @@ async def test_the_same_sweep_twice_has_no_regression(tmp_path):
                                defaults=FAST_RETRY)
         config, prompts, plan = plan_of(root, trials=2)
         for out in ("A", "B"):
-            async with Runner(config, prompts=prompts, out_dir=tmp_path / out, concurrency=4) as runner:
-                await runner.run(plan)
+            async with Runner(config, out_dir=tmp_path / out, concurrency=4) as runner:
+                await runner.run(MPCBenchSuite(plan, prompts))
     result = compare_paths(tmp_path / "A", tmp_path / "B")
     [model] = result.models
     assert ("sim/lazy-agent", ["t0", "t1"], [], [], []) == (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mpcbench_async.cli import main
 from mpcbench_async.compare import compare_sweeps, render_markdown
-from mpcbench_async.sweep import Fingerprint, Manifest, write_manifest
+from mpcbench_async.sweep import Fingerprint, Manifest
+from mpcbench_async.sweep._experiment import write_manifest
 
 from .sweeps import sweep_a, sweep_b
 

@@ -16,12 +16,14 @@ import pytest
 
 from mpcbench_async import BenchError
 from mpcbench_async.distributed import RayExecutor, WorkersLost
+from mpcbench_async.mpcbench import JudgeRecord, MPCBenchSuite
 from mpcbench_async.records import Message
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import JudgeRecord, Runner
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
+from tests.sweep_options import sweep_options
 
 pytestmark = pytest.mark.usefixtures("ray_instance")
 
@@ -56,8 +58,8 @@ def results(out: Path) -> dict[str, dict[str, Any]]:
 async def sweep(root: Path, out: Path, executor: RayExecutor | None = None, *, concurrency: int = 4):
     """The sweep's counters, and the calls the driver's own client made."""
     config, prompts, plan = plan_of(root, trials=2)
-    async with Runner(config, prompts=prompts, out_dir=out, concurrency=concurrency, executor=executor) as runner:
-        stats = await runner.run(plan)
+    async with Runner(config, out_dir=out, concurrency=concurrency, executor=executor) as runner:
+        stats = await runner.run(MPCBenchSuite(plan, prompts))
         assert runner.client is not None
         return stats, sum(totals.calls for totals in runner.client.totals().values())
 
@@ -241,9 +243,9 @@ class TestCancel:
             root = workspace(sim.base_url)
             config, prompts, plan = plan_of(root, trials=2)
             async with RayExecutor(config, workers=2) as executor:
-                async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=4,
+                async with Runner(config, out_dir=tmp_path / "out", concurrency=4,
                                   executor=executor) as runner:
-                    async with runner.sweep(plan):
+                    async with runner.stream(MPCBenchSuite(plan, prompts)):
                         await all_held.wait()
                     with anyio.fail_after(30):
                         await all_dropped.wait()
@@ -272,7 +274,7 @@ class TestModels:
 
     async def test_a_key_missing_on_the_workers_stops_runner_run_before_any_unit(self, workspace, tmp_path,
                                                                                 monkeypatch):
-        """``Runner.run(plan)`` (the library's path, not the CLI's) checks the models on the workers too: the
+        """``Runner.run(suite)`` (the library's path, not the CLI's) checks the models on the workers too: the
         error is raised, no unit ran, nothing is recorded as a failure a resume would skip."""
         import json
 
@@ -336,8 +338,7 @@ class TestLevelsSuite:
         """The three-level MPCBench suite on two Ray workers: the same keys and records (traces, preds, metrics) as
         on the driver alone, every instance solved by the oracle agent, the same calls made (counted at the sim)."""
         from mpcbench_async._prompts import load_prompts
-        from mpcbench_async.levels import generate_level, load_level_set, write_generated
-        from mpcbench_async.sweep import LevelsSuite
+        from mpcbench_async.levels import LevelsSuite, generate_level, load_level_set, write_generated
         from tests.conftest import REPO
 
         generated = generate_level(3, 6, seed=5)
@@ -350,7 +351,7 @@ class TestLevelsSuite:
             calls = []
             for name, executor in (("local", None), ("ray", RayExecutor(config, workers=2))):
                 suite = LevelsSuite(sets, ["sim/oracle-agent"], prompts=prompts, config=config, trials=2)
-                async with executor or _nothing(), Runner(config, prompts=prompts, out_dir=tmp_path / name,
+                async with executor or _nothing(), Runner(config, out_dir=tmp_path / name,
                                                           concurrency=4, executor=executor) as runner:
                     await runner.run_suites([suite])
                 calls.append(dict(sim.stats.completed))
@@ -370,7 +371,7 @@ class TestWallTime:
         "wall time 3.1 s": its start was stamped once Ray was up)."""
         import orjson
 
-        from mpcbench_async.sweep import SweepOptions, run_sweep
+        from mpcbench_async.sweep import run_sweep
 
         starts: list[datetime] = []
         start = RayExecutor.__aenter__
@@ -383,7 +384,7 @@ class TestWallTime:
         out = tmp_path / "out"
         async with SimServer(seed=22) as sim:
             root = workspace(sim.base_url)
-            await run_sweep(SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json",
+            await run_sweep(sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json",
                                          out=out, tasks_dir=root / "tasks", data_dir=root / "data",
                                          scenarios_dir=root / "scenarios", handle_signals=False, certificate=False,
                                          executor="ray", workers=1))

@@ -15,10 +15,12 @@ import pytest
 from mpcbench_async import levels
 from mpcbench_async._exceptions import InputError
 from mpcbench_async.levels._agent import MAX_TURNS
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from mpcbench_async.testing import write_workspace
+from tests.sweep_options import sweep_options
 
 L1_TEST = ["instance_level1_test_A", "instance_level1_test_B", "instance_level1_test_C", "instance_level1_test_D"]
 
@@ -27,7 +29,7 @@ def options(root: Path, out: Path, data: Path, **changes: Any) -> SweepOptions:
     """A levels-only sweep of ``data`` level 1 into ``out`` with the workspace ``root``'s config and prompts."""
     changes.setdefault("models", ["sim/oracle-agent"])
     changes.setdefault("levels", [1])
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         suites=["levels"], levels_data=data, handle_signals=False, **changes)
 
 

@@ -12,9 +12,10 @@ from mpcbench_async import LLMError, Message, ModelConfig
 from mpcbench_async.llm import ChatRequest, Endpoint
 from mpcbench_async.llm._registry import create_transport
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
+from mpcbench_async.sweep import run_sweep, summarize
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY
+from tests.sweep_options import sweep_options
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather at a place",
@@ -51,7 +52,7 @@ async def sweep_results(root: Path, sim: SimServer,
                                 agent_models=("sim/oracle-agent", "sim/lazy-agent"),
                                 defaults={**FAST_RETRY, "provider": provider})
     out = root / "out"
-    await run_sweep(SweepOptions(config=workspace / "model_config.json", prompts=workspace / "prompt_config.json",
+    await run_sweep(sweep_options(config=workspace / "model_config.json", prompts=workspace / "prompt_config.json",
                                  out=out, tasks_dir=workspace / "tasks", data_dir=workspace / "data",
                                  scenarios_dir=workspace / "scenarios", handle_signals=False, certificate=False))
     summaries = {(m.model, m.stats.ars.mean, m.stats.sgr.mean, m.stats.check_rate.mean) for m in summarize(out).models}

@@ -33,10 +33,10 @@ from mpcbench_async.llm import (
     request_hash,
 )
 from mpcbench_async.llm._store import CallStore
-from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner, build_plan
 from mpcbench_async.testing import write_workspace
 
 SCRIPT = [{"tool_calls": [{"name": "Search", "arguments": {"q": "launch"}}]}, {"content": "done"}]
@@ -277,8 +277,8 @@ class TestThroughTheRunner:
             prompts = load_prompts(root / "prompt_config.json")
             plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
                               scenarios_dir=root / "scenarios", trials=1)
-            async with Runner(config, prompts=prompts, out_dir=out, concurrency=2) as runner:
-                await runner.run(plan)
+            async with Runner(config, out_dir=out, concurrency=2) as runner:
+                await runner.run(MPCBenchSuite(plan, prompts))
             return [read_jsonl(out / name)[0] for name in ("runs.jsonl", "judgements.jsonl", "calls.jsonl")]
 
         async with SimServer(seed=3) as sim:

@@ -13,8 +13,8 @@ from mpcbench_async.cli import main
 from mpcbench_async.cli._progress import ProgressLine
 from mpcbench_async.llm import ModelConfig, RetryEvent
 from mpcbench_async.records import LLMCallRecord, Message
+from mpcbench_async.runner import SweepStats
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import SweepStats
 from mpcbench_async.testing import write_workspace
 
 RETRY = {"retry": {"max_attempts": 4, "initial_backoff": 0.002, "max_backoff": 0.004}}

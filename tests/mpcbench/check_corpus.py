@@ -67,7 +67,8 @@ from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from mpcbench_async.mpcbench import PlanningFacts, ScenarioData, Task, TaskFacts, load_task, load_task_data
+from mpcbench_async.mpcbench import ScenarioData, Task, load_task, load_task_data
+from mpcbench_async.mpcbench._task import PlanningFacts, TaskFacts
 from tests.conftest import REPO
 from tests.mpcbench.tools.conftest import make_data
 

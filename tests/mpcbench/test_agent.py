@@ -9,15 +9,8 @@ import msgspec
 import orjson
 import pytest
 
-from mpcbench_async.mpcbench import (
-    PromptTemplate,
-    ScenarioData,
-    Task,
-    build_judge_input,
-    load_prompts,
-    run_agent,
-    run_judge,
-)
+from mpcbench_async._prompts import PromptTemplate
+from mpcbench_async.mpcbench import ScenarioData, Task, build_judge_input, load_prompts, run_agent, run_judge
 from tests.conftest import REPO
 
 PROMPTS = load_prompts(REPO / "prompt_config.json")

@@ -13,13 +13,13 @@ from mpcbench_async.mpcbench import (
     build_judge_input,
     list_tasks,
     load_prompts,
-    load_scenario_data,
     load_task,
     load_task_data,
     run_agent,
     run_checks,
     run_judge,
 )
+from mpcbench_async.mpcbench._data import load_scenario_data
 from mpcbench_async.mpcbench.tools import ToolBackend
 from tests.conftest import REPO, reference_dir
 

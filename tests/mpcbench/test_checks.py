@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from mpcbench_async.mpcbench import CheckResult, Task, TaskFacts, run_checks
+from mpcbench_async.mpcbench import CheckResult, Task, run_checks
+from mpcbench_async.mpcbench._task import TaskFacts
 from tests.mpcbench.check_corpus import jira_issue, report_task, scenario
 from tests.mpcbench.tools.conftest import make_data
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC
 
-from mpcbench_async.mpcbench import PlanningFacts, Task, TaskFacts, load_scenario_data, run_checks
+from mpcbench_async.mpcbench import Task, run_checks
+from mpcbench_async.mpcbench._data import load_scenario_data
+from mpcbench_async.mpcbench._task import PlanningFacts, TaskFacts
 from mpcbench_async.testing import write_workspace
 
 

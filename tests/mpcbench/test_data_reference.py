@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async.mpcbench import SOURCES, load_scenario_data, load_schemas
+from mpcbench_async.mpcbench import SOURCES, load_schemas
+from mpcbench_async.mpcbench._data import load_scenario_data
 from tests.conftest import REPO, reference_dir
 
 SCENARIOS = ["scenario_A", "scenario_noise05_depth05", "scenario_noise0_depth0", "scenario_noise0_depth1",

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpcbench_async.mpcbench import SOURCES, load_scenario_data, parse_timestamp
+from mpcbench_async.mpcbench import SOURCES
+from mpcbench_async.mpcbench._data import load_scenario_data, parse_timestamp
 from tests.mpcbench.tools.conftest import make_backend
 
 NY = ZoneInfo("America/New_York")

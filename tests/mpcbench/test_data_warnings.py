@@ -12,7 +12,8 @@ from pathlib import Path
 
 import orjson
 
-from mpcbench_async.mpcbench import SOURCES, load_scenario_data
+from mpcbench_async.mpcbench import SOURCES
+from mpcbench_async.mpcbench._data import load_scenario_data
 
 WORLD = {"scenario_id": "s9", "global_settings": {"timezone": "Europe/Lisbon"},
          "sub_scenarios_expanded": [{"id": "plan", "events": [{"id": "ev1", "source": "email",

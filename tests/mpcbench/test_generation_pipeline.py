@@ -9,9 +9,9 @@ import anyio
 import orjson
 
 from mpcbench_async.llm import ModelConfig
-from mpcbench_async.mpcbench import list_scenarios, load_prompts, load_scenario, load_schemas
+from mpcbench_async.mpcbench import GenerationSuite, list_scenarios, load_prompts, load_scenario, load_schemas
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import GenerationSuite, Runner
 from tests.conftest import REPO
 
 SOURCES = ("slack", "gmail", "calendar", "contacts", "jira", "drive")
@@ -40,7 +40,7 @@ class TestShippedData:
 
     def test_shipped_data_is_valid_and_consistent(self):
         """Every shipped file validates against its schema; calendar attendees and Slack users are contacts."""
-        from mpcbench_async.mpcbench import cross_source_problems
+        from mpcbench_async.mpcbench._consistency import cross_source_problems
 
         schemas = load_schemas(str(REPO / "schemas"))
         for path in list_scenarios(REPO / "scenarios"):

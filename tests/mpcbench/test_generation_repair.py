@@ -5,7 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from mpcbench_async.mpcbench import DataGenerator, PromptConfig, PromptTemplate, Scenario, load_prompts, load_schemas
+from mpcbench_async._prompts import PromptTemplate
+from mpcbench_async.mpcbench import DataGenerator, PromptConfig, Scenario, load_prompts, load_schemas
 from mpcbench_async.mpcbench._scenario import GlobalSettings, Person
 from tests.conftest import REPO
 

@@ -16,7 +16,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from mpcbench_async.llm import LLMClient
-from mpcbench_async.mpcbench import PlanningFacts, Task, TaskFacts, load_prompts, run_agent, run_checks
+from mpcbench_async.mpcbench import Task, load_prompts, run_agent, run_checks
+from mpcbench_async.mpcbench._task import PlanningFacts, TaskFacts
 from tests.conftest import REPO
 from tests.mpcbench.tools.conftest import make_data
 

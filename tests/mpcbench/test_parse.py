@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async._replies import arguments_size
-from mpcbench_async.mpcbench import ReplyParseError, extract_json_object
+from mpcbench_async._replies import ReplyParseError, arguments_size, extract_json_object
 
 
 class TestExtractJsonObject:

@@ -16,8 +16,6 @@ import msgspec
 from mpcbench_async.llm import LLMClient
 from mpcbench_async.mpcbench import (
     CheckResult,
-    PlanningFacts,
-    TaskFacts,
     list_tasks,
     load_prompts,
     load_task,
@@ -25,6 +23,7 @@ from mpcbench_async.mpcbench import (
     run_agent,
     run_checks,
 )
+from mpcbench_async.mpcbench._task import PlanningFacts, TaskFacts
 from tests.conftest import REPO, reference_dir
 
 PROMPTS = load_prompts(REPO / "prompt_config.json")

@@ -12,7 +12,9 @@ import orjson
 import pytest
 
 from mpcbench_async._exceptions import InputError
-from mpcbench_async.mpcbench import SOURCES, GlobalSettings, Scenario, load_scenario_data
+from mpcbench_async.mpcbench import SOURCES, Scenario
+from mpcbench_async.mpcbench._data import load_scenario_data
+from mpcbench_async.mpcbench._scenario import GlobalSettings
 from tests.conftest import reference_dir
 
 BASE = {"scenario_id": "s1", "global_settings": {"timezone": "America/New_York"}}

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from mpcbench_async import ToolWorkerTimeout
 from mpcbench_async._checkpoint import checkpoint
-from mpcbench_async.mpcbench import RawToolCall, run_agent
+from mpcbench_async.mpcbench import run_agent
+from mpcbench_async.mpcbench._agent import RawToolCall
 from mpcbench_async.mpcbench.tools import TOOL_RESULT_MAX_BYTES, ToolBackend, ToolPool, cap_result
 from mpcbench_async.mpcbench.tools._execution import run_tool
 from tests.mpcbench.test_agent import DATA, PROMPTS, task_with_script

@@ -5,10 +5,10 @@ from __future__ import annotations
 import orjson
 
 from mpcbench_async.llm import ModelConfig, load_model_config
-from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
 from mpcbench_async.perf import profile_endpoint, profile_sweep, render_endpoint_profile, render_sweep_profile
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import Runner, build_plan
 from mpcbench_async.testing import write_workspace
 
 
@@ -22,8 +22,8 @@ class TestSweepProfile:
             prompts = load_prompts(root / "prompt_config.json")
             plan = build_plan(config=config, prompts=prompts, tasks_dir=root / "tasks", data_dir=root / "data",
                               trials=2)
-            async with Runner(config, prompts=prompts, out_dir=tmp_path / "out") as runner:
-                await runner.run(plan)
+            async with Runner(config, out_dir=tmp_path / "out") as runner:
+                await runner.run(MPCBenchSuite(plan, prompts))
         calls = [orjson.loads(line) for line in (tmp_path / "out" / "calls.jsonl").read_bytes().splitlines()]
         profile = profile_sweep(tmp_path / "out")
         assert len(calls) == profile.calls

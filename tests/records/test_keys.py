@@ -11,10 +11,11 @@ import msgspec
 import orjson
 import pytest
 
+from mpcbench_async._prompts import PromptTemplate
 from mpcbench_async.llm import LLMClient, MockTransport, ModelConfig
-from mpcbench_async.mpcbench import DataGenerator, GenerationError, PromptConfig, PromptTemplate, Scenario, load_schemas
+from mpcbench_async.mpcbench import DataGenerator, PromptConfig, Scenario, build_plan, load_schemas
+from mpcbench_async.mpcbench._generation import GenerationError
 from mpcbench_async.records import unit_key
-from mpcbench_async.sweep import build_plan
 from mpcbench_async.tariff import Case
 from mpcbench_async.tariff._runner import case_keys
 from tests.conftest import REPO

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from mpcbench_async.llm import ModelConfig, load_model_config
-from mpcbench_async.mpcbench import PromptConfig, load_prompts
-from mpcbench_async.sweep import SweepPlan, build_plan
+from mpcbench_async.mpcbench import PromptConfig, SweepPlan, build_plan, load_prompts
 from mpcbench_async.testing import write_workspace
 
 FAST_RETRY = {"retry": {"initial_backoff": 0.01, "max_backoff": 0.05, "max_attempts": 10}, "timeout_s": 1.0}

@@ -20,13 +20,14 @@ from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY
+from tests.sweep_options import sweep_options
 
 FAST_BATCH = {"max_wait_s": 0.05, "poll_s": 0, "poll_max_s": 0}
 PRICED = {**FAST_RETRY, "prices": {"input_per_1m": 2.0, "output_per_1m": 8.0}}
 
 
 def options(root: Path, out: Path, **changes: Any) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         handle_signals=False, certificate=False, **changes)
 
@@ -160,7 +161,7 @@ def test_the_progress_line_shows_running_batches():
     import io
 
     from mpcbench_async.cli._progress import ProgressLine
-    from mpcbench_async.sweep import SweepStats
+    from mpcbench_async.runner import SweepStats
 
     running = [("batch-a", 3, 8), ("batch-b", 0, 5), ("batch-c", 0, 2)]
     line = ProgressLine(SweepStats(), stream=io.StringIO(), batches=lambda: running).line()

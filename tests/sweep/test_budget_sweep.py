@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from mpcbench_async._exceptions import InputError
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
+from tests.sweep_options import sweep_options
 
 # Dear prices, so a few calls reach a small limit; max_tokens bounds each call's output.
 PRICED = {**FAST_RETRY, "prices": {"input_per_1m": 1000.0, "output_per_1m": 4000.0}, "params": {"max_tokens": 64}}
@@ -33,7 +35,7 @@ def budget_line(limit: float, who: str, how: str) -> str:
 
 
 def options(root: Path, out: Path, **changes: Any) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         handle_signals=False, **changes)
 

@@ -13,12 +13,14 @@ import pytest
 from mpcbench_async.cli import main
 from mpcbench_async.report import render_markdown
 from mpcbench_async.stats import weighted_kappa
-from mpcbench_async.sweep import FamilyCertificate, SweepOptions, Thresholds, run_sweep, summarize
+from mpcbench_async.sweep import FamilyCertificate, run_sweep, summarize
 from mpcbench_async.sweep import _baselines as baselines_module
 from mpcbench_async.sweep._baselines import BaselineFile, TaskBaseline
 from mpcbench_async.sweep._certificate import Rate, certificate_of
+from mpcbench_async.sweep._summary_types import Thresholds
 from mpcbench_async.testing import write_workspace
 from tests.conftest import REPO
+from tests.sweep_options import sweep_options
 
 from .summary_lines import case, judgement, run, write
 
@@ -28,7 +30,7 @@ FAMILIES = ["document_generation", "email_reply", "planning"]
 
 def _options(out, cache, **changes):
     """sc01's three tasks (one per family) × the oracle and lazy agents, judged by sim/judge."""
-    return SweepOptions(out=out, models=["sim/oracle-agent", "sim/lazy-agent"], judges=["sim/judge"],
+    return sweep_options(out=out, models=["sim/oracle-agent", "sim/lazy-agent"], judges=["sim/judge"],
                         handle_signals=False, certificate_cache=cache, **{"tasks": "sc01_*", **DIRS, **changes})
 
 

@@ -15,20 +15,12 @@ import orjson
 import pytest
 
 from mpcbench_async._exceptions import InputError
+from mpcbench_async.mpcbench import AgentRunRecord, JudgeRecord, MPCBenchSuite, SweepPlan, build_plan
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import (
-    AgentRunRecord,
-    DryRun,
-    JudgeRecord,
-    RoleEstimate,
-    Runner,
-    SweepPlan,
-    TokenRange,
-    build_plan,
-    estimate_sweep,
-    render_dry_run,
-)
+from mpcbench_async.sweep import DryRun, render_dry_run
+from mpcbench_async.sweep._dry_run import RoleEstimate, TokenRange, estimate_sweep
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
 
@@ -115,8 +107,8 @@ class TestUnitsAndSkips:
             config, prompts, plan = plan_of(root, trials=2)
             out = half_done(tmp_path / "out", plan)
             dry = estimate_sweep(plan, config, prompts, out, concurrency=4)
-            async with Runner(config, prompts=prompts, out_dir=out, concurrency=4) as runner:
-                stats = await runner.run(plan)
+            async with Runner(config, out_dir=out, concurrency=4) as runner:
+                stats = await runner.run(MPCBenchSuite(plan, prompts))
         assert (4, 3) == (stats.runs_skipped, stats.judges_skipped)
         assert (4, 3) == (sum(r.skipped for r in dry.rows if r.role == "agent"),
                           sum(r.skipped for r in dry.rows if r.role == "judge"))
@@ -135,14 +127,14 @@ class TestRangesAgainstARealSweep:
             first, second = tmp_path / "first", tmp_path / "second"
             before = estimate_sweep(plan, config, prompts, first, concurrency=4)
             assert 0 == sum(sim.stats.received.values())
-            async with Runner(config, prompts=prompts, out_dir=first, concurrency=4) as runner:
-                await runner.run(plan)
+            async with Runner(config, out_dir=first, concurrency=4) as runner:
+                await runner.run(MPCBenchSuite(plan, prompts))
             sent = sum(sim.stats.received.values())
             after = estimate_sweep(plan, config, prompts, second, concurrency=4, history=[first])
             resumed = estimate_sweep(plan, config, prompts, first, concurrency=4)
             assert sent == sum(sim.stats.received.values())
-            async with Runner(config, prompts=prompts, out_dir=second, concurrency=4) as runner:
-                await runner.run(plan)
+            async with Runner(config, out_dir=second, concurrency=4) as runner:
+                await runner.run(MPCBenchSuite(plan, prompts))
         made, remade = actual(first), actual(second)
         assert {(r.model, r.role) for r in before.rows} == set(made)
         for estimate in before.rows:

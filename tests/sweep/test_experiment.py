@@ -184,7 +184,7 @@ class TestFingerprintSecrets:
     def test_a_key_pasted_into_base_url_is_masked_in_the_fingerprint(self, tmp_path):
         """The manifest's model settings never hold a key written into ``base_url`` (``?api-key=…``)."""
         from mpcbench_async.llm import load_model_config
-        from mpcbench_async.sweep import build_plan
+        from mpcbench_async.mpcbench import build_plan
         from mpcbench_async.sweep._experiment import plan_fingerprint
 
         root = write_workspace(tmp_path)

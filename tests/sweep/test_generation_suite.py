@@ -13,11 +13,18 @@ import orjson
 import pytest
 
 from mpcbench_async.llm import ModelConfig
-from mpcbench_async.mpcbench import GenerationRecord, Scenario, load_prompts, load_scenario, load_schemas
+from mpcbench_async.mpcbench import (
+    GenerationRecord,
+    GenerationSuite,
+    Scenario,
+    load_prompts,
+    load_scenario,
+    load_schemas,
+)
 from mpcbench_async.records import UnitRecord
+from mpcbench_async.runner import Outcome, Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import GenerationSuite, Outcome, Runner
 from tests.conftest import REPO
 
 SCHEMAS = load_schemas(str(REPO / "schemas"))

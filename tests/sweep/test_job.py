@@ -14,11 +14,13 @@ import pytest
 
 from mpcbench_async._exceptions import InputError
 from mpcbench_async.report import render_table
+from mpcbench_async.runner import Outcome, Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, Runner, SweepOptions, TariffRunOptions, run_sweep, run_tariff, summarize
+from mpcbench_async.sweep import SweepOptions, TariffRunOptions, run_sweep, run_tariff, summarize
 from tests.conftest import REPO
 from tests.sweep.conftest import plan_of
+from tests.sweep_options import sweep_options
 
 FILES = [".lock", "calls.jsonl", "certificate_baselines.json", "experiment_keys.plan", "experiment_keys.txt",
          "judgements.jsonl", "judgements.keys", "ledger.jsonl", "manifest.json", "runs.jsonl", "runs.keys",
@@ -26,7 +28,7 @@ FILES = [".lock", "calls.jsonl", "certificate_baselines.json", "experiment_keys.
 
 
 def options(root: Path, out: Path, **changes) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         handle_signals=False, **changes)
 
@@ -96,9 +98,9 @@ class TestRunSweep:
         out = tmp_path / "out"
         with pytest.raises(InputError,
                            match=r"^suites: unknown suite\(s\) nope; available: hscodecomp, levels, mpcbench, tariff"):
-            await run_sweep(SweepOptions(out=out, suites=["mpcbench", "nope"]))
+            await run_sweep(sweep_options(out=out, suites=["mpcbench", "nope"]))
         with pytest.raises(InputError, match="^concurrency must be at least 1, got 0$"):
-            await run_sweep(SweepOptions(out=out, concurrency=0))
+            await run_sweep(sweep_options(out=out, concurrency=0))
         assert not out.exists()
 
 
@@ -131,10 +133,10 @@ class TestSweepTariffScoring:
             common = {"config": tmp_path / "model_config.json", "prompts": REPO / "prompt_config.json", "out": out,
                       "suites": ["tariff"], "tariff_path": suite, "pack": REPO / "storage/packs/tariff",
                       "handle_signals": False}
-            first = await run_sweep(SweepOptions(**common, tariff_scoring="original"))
+            first = await run_sweep(sweep_options(**common, tariff_scoring="original"))
             original = orjson.loads((out / "tariff_sim_tariff.json").read_bytes())
             manifest = orjson.loads((out / "manifest.json").read_bytes())
-            await run_sweep(SweepOptions(**common))
+            await run_sweep(sweep_options(**common))
             project = orjson.loads((out / "tariff_sim_tariff.json").read_bytes())
         records, _ = read_jsonl(out / "tariff_sim_tariff.jsonl")
         assert ("original", "original", "project") == (manifest["tariff_scoring"], original["scoring"],

@@ -22,6 +22,7 @@ from mpcbench_async.sim import SimServer
 from mpcbench_async.sweep import SweepOptions, run_sweep, summarize
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY
+from tests.sweep_options import sweep_options
 
 PRICED = {**FAST_RETRY, "prices": {"input_per_1m": 1000.0, "output_per_1m": 4000.0}, "params": {"max_tokens": 64}}
 UNSETTLED_LINE = ("unsettled: 3 calls, ≤ $1.7500 — sent, but their replies were never recorded (the sweep was "
@@ -30,7 +31,7 @@ UNSETTLED_LINE = ("unsettled: 3 calls, ≤ $1.7500 — sent, but their replies w
 
 
 def options(root: Path, out: Path, **changes: Any) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         handle_signals=False, **changes)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner
 from tests.sweep.conftest import plan_of
 
 CONCURRENCY = 3
@@ -72,7 +73,7 @@ def lock_is_free(out: Path) -> bool:
 
 class TestLeavingEarly:
     async def test_break_after_the_first_record_cancels_the_rest_and_a_rerun_finishes(self, workspace, tmp_path):
-        """``break`` inside ``async with runner.sweep(plan)``: the block and the Runner exit without error while
+        """``break`` inside ``async with runner.stream(suite)``: the block and the Runner exit without error while
         units are in flight; the lock is free, every line decodes, only the first unit has a record; the rerun
         does every other unit once, repeats no call of a unit on disk, and ends with one ok record per unit."""
         out = tmp_path / "out"
@@ -80,8 +81,8 @@ class TestLeavingEarly:
         async with SimServer(seed=21, gate=gate) as sim:
             config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
-                async with Runner(config, prompts=prompts, out_dir=out, concurrency=CONCURRENCY) as runner:
-                    async with runner.sweep(plan) as records:
+                async with Runner(config, out_dir=out, concurrency=CONCURRENCY) as runner:
+                    async with runner.stream(MPCBenchSuite(plan, prompts)) as records:
                         async for record in records:  # noqa: B007 - the first record is kept for the checks below
                             break
                     in_flight_when_left = set(gate.held)
@@ -93,8 +94,8 @@ class TestLeavingEarly:
             assert {record.key} == {unit_of(k) for k in first_run}  # the held calls never completed
 
             sim.gate = None
-            async with Runner(config, prompts=prompts, out_dir=out, concurrency=CONCURRENCY) as runner:
-                stats = await runner.run(plan)
+            async with Runner(config, out_dir=out, concurrency=CONCURRENCY) as runner:
+                stats = await runner.run(MPCBenchSuite(plan, prompts))
         repeated = Counter(unit_of(k) for k, n in sim.stats.completed.items() if n > first_run.get(k, 0))
         assert record.key not in repeated
         assert (15, 16, 1) == (stats.runs_done, stats.judges_done, stats.runs_skipped)
@@ -103,15 +104,15 @@ class TestLeavingEarly:
         assert (16, 16) == (len(runs), len(judgements))
 
     async def test_plain_async_for_with_break_ends_with_the_runner_block(self, workspace, tmp_path):
-        """``async for record in runner.sweep(plan): break`` without the inner block: the sweep still running is
+        """``async for record in runner.stream(suite): break`` without the inner block: the sweep still running is
         stopped when the Runner block ends — no hang, no ExceptionGroup, the first record on disk."""
         out = tmp_path / "out"
         gate = FirstUnitOnly()
         async with SimServer(seed=22, gate=gate) as sim:
             config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
-                async with Runner(config, prompts=prompts, out_dir=out, concurrency=CONCURRENCY) as runner:
-                    async for record in runner.sweep(plan):  # noqa: B007 - the usage under test; record read below
+                async with Runner(config, out_dir=out, concurrency=CONCURRENCY) as runner:
+                    async for record in runner.stream(MPCBenchSuite(plan, prompts)):  # noqa: B007 - the usage under test; record read below
                         break
         assert [record.key] == [r["key"] for r in lines(out / "runs.jsonl")]
         assert lock_is_free(out)
@@ -122,8 +123,8 @@ class TestLeavingEarly:
         async with SimServer(seed=23, gate=gate) as sim:
             config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30), pytest.raises(LookupError, match="^stop here$"):
-                async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
-                    async with r.sweep(plan) as records:
+                async with Runner(config, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
+                    async with r.stream(MPCBenchSuite(plan, prompts)) as records:
                         async for _ in records:
                             raise LookupError("stop here")
         assert lock_is_free(tmp_path / "out")
@@ -135,8 +136,8 @@ class TestLeavingEarly:
         async with SimServer(seed=24, gate=gate) as sim:
             config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
-                async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
-                    async with r.sweep(plan) as records:
+                async with Runner(config, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
+                    async with r.stream(MPCBenchSuite(plan, prompts)) as records:
                         await records.__anext__()
                         await gate.until_held(CONCURRENCY + 1)
                         assert CONCURRENCY + 1 == r.in_flight
@@ -151,8 +152,8 @@ class TestStop:
         async with SimServer(seed=25, gate=gate) as sim:
             config, prompts, plan = plan_of(workspace(sim.base_url), trials=2)
             with anyio.fail_after(30):
-                async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
-                    async with r.sweep(plan) as records:
+                async with Runner(config, out_dir=tmp_path / "out", concurrency=CONCURRENCY) as r:
+                    async with r.stream(MPCBenchSuite(plan, prompts)) as records:
                         first = await records.__anext__()
                         await gate.until_held(CONCURRENCY + 1)
                         records.stop()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mpcbench_async import InputError, build_plan, load_model_config, load_prompts
-from mpcbench_async.sweep import check_output_dir
+from mpcbench_async.sweep._job import check_output_dir
 from mpcbench_async.testing import write_workspace
 
 BAD_DATE = {"participants": ["ana@x.io"], "duration_minutes": 30, "window_start": "2025-13-01",

@@ -13,17 +13,19 @@ from pathlib import Path
 
 import orjson
 
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime._done_index import KEYS_READ
 from mpcbench_async.runtime._jsonl import LINES_DECODED
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
+from tests.sweep_options import sweep_options
 
 TRIALS = 3
 
 
 def options(root: Path, out: Path) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         trials=TRIALS, handle_signals=False)
 

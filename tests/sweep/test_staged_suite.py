@@ -16,8 +16,8 @@ import pytest
 from mpcbench_async import ModelConfig
 from mpcbench_async.llm import LLMClient, MockTransport, _registry, register_transport
 from mpcbench_async.records import Message, UnitRecord
+from mpcbench_async.runner import Outcome, Runner
 from mpcbench_async.runtime import UnitFailure, read_jsonl
-from mpcbench_async.sweep import Outcome, Runner
 
 
 class Note(UnitRecord, kw_only=True):

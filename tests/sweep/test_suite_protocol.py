@@ -1,5 +1,5 @@
 """A toy suite, defined here in under 60 lines, runs through the Runner and resumes (issue 13, point 1); with one
-registration it is a suite of the real sweep, ``run_sweep(SweepOptions(suites=[...]))`` (issue 27, point 1)."""
+registration it is a suite of the real sweep, ``run_sweep(sweep_options(suites=[...]))`` (issue 27, point 1)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pytest
 from mpcbench_async import ModelConfig
 from mpcbench_async.llm import LLMClient, MockTransport, _registry, register_transport
 from mpcbench_async.records import Message, UnitRecord
-from mpcbench_async.runner import SUITES, Outcome, Runner, SuiteRequest, register_suite
+from mpcbench_async.runner import SUITES, Outcome, Runner, SuiteRequest, register_suite, suite_names
 from mpcbench_async.runtime import UnitFailure, read_jsonl
-from mpcbench_async.sweep import SweepOptions, run_sweep
+from mpcbench_async.sweep import run_sweep
+from tests.sweep_options import sweep_options
 
 
 class Word(NamedTuple):
@@ -115,7 +116,7 @@ async def test_a_registered_suite_runs_through_the_sweep_entry_point(tmp_path, c
     its records, its report, its manifest and the sweep's outcome; a rerun resumes, asking the model nothing."""
     config = tmp_path / "models.json"
     config.write_text('{"models": {"toy": {"transport": "shout", "retry": {"max_attempts": 1}}}}')
-    options = SweepOptions(config=config, out=tmp_path / "out", suites=["shout"], handle_signals=False)
+    options = sweep_options(config=config, out=tmp_path / "out", suites=["shout"], handle_signals=False)
     first = await run_sweep(options)
     again = await run_sweep(options)
     records, _ = read_jsonl(tmp_path / "out" / "shout.jsonl", type_=ShoutRecord)
@@ -130,13 +131,13 @@ def test_the_registry_refuses_a_name_taken_by_another_suite(shout_registered):
     """One name, one suite: a second factory under a registered name is a mistake, said at once."""
     with pytest.raises(ValueError, match=r"^suite 'shout' is already registered$"):
         register_suite("shout", lambda request: [])
-    assert {"mpcbench", "tariff", "hscodecomp", "levels", "shout"} <= set(SUITES)
-    assert callable(SUITES["shout"]) and SuiteRequest._fields == ("config", "prompts", "options")
+    assert {"mpcbench", "tariff", "hscodecomp", "levels", "shout"} <= set(suite_names())
+    assert callable(SUITES["shout"]) and SuiteRequest._fields == ("config", "prompts", "run", "limits", "inputs")
 
 
 def test_every_record_kind_shares_the_unit_fields():
     """Agent runs, judgements and tariff cases are UnitRecords, each tagged with its own kind."""
-    from mpcbench_async.sweep import AgentRunRecord, JudgeRecord
+    from mpcbench_async.mpcbench import AgentRunRecord, JudgeRecord
     from mpcbench_async.tariff import TariffCaseRecord
 
     kinds = [(issubclass(t, UnitRecord), t.__struct_fields__[:8],

@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 
 from mpcbench_async.report import render_markdown, render_table
-from mpcbench_async.sweep import SweepStats, summarize
+from mpcbench_async.runner import SweepStats
+from mpcbench_async.sweep import summarize
 from mpcbench_async.sweep._summary import Spend
 
 from .summary_lines import call, run, write

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import msgspec
 
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.mpcbench._suite import plan_outcome
 from mpcbench_async.report import render_markdown, render_table
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Manifest, Runner, plan_outcome, summarize
+from mpcbench_async.sweep import Manifest, summarize
 from mpcbench_async.sweep._records import Invocation
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import plan_of
@@ -115,8 +118,8 @@ async def test_a_dead_endpoint_in_a_real_sweep_is_named_with_what_to_do(tmp_path
     async with SimServer(seed=5) as sim:
         root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=8, agent_models=("sim/lazy-agent", dead))
         config, prompts, plan = plan_of(root)
-        async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1) as runner:
-            await runner.run(plan)
+        async with Runner(config, out_dir=tmp_path / "out", concurrency=1) as runner:
+            await runner.run(MPCBenchSuite(plan, prompts))
     summary = summarize(tmp_path / "out")
     row = next(m for m in summary.models if m.model == dead)
     assert (8, 5, 3, 5, 0.0) == (row.runs, row.errors, row.infra_errors, row.tasks, row.pass_at_k)
@@ -241,9 +244,8 @@ async def test_a_judge_that_never_replies_with_scores_is_an_error_class(tmp_path
         root = write_workspace(tmp_path / "ws", base_url=sim.base_url, tasks=2, agent_models=("sim/lazy-agent",),
                                judge_models=("sim/echo",))
         config, prompts, plan = plan_of(root)
-        async with Runner(config, prompts=prompts, out_dir=tmp_path / "out", concurrency=1,
-                          judge_attempts=2) as runner:
-            await runner.run(plan)
+        async with Runner(config, out_dir=tmp_path / "out", concurrency=1) as runner:
+            await runner.run(MPCBenchSuite(plan, prompts, judge_attempts=2))
     summary = summarize(tmp_path / "out")
     problem = "the reply is not a JSON object (unexpected character, expected a JSON value: line 1 column 1 (char 0))"
     example = f"judge sim/echo gave no parsable judgement in 2 tries; the last reply: {problem}"

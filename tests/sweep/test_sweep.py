@@ -12,17 +12,19 @@ import anyio
 import orjson
 import pytest
 
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import FaultSpec, SimServer
-from mpcbench_async.sweep import Runner, summarize
+from mpcbench_async.sweep import summarize
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import plan_of
 
 
 async def run_sweep(root: Path, out: Path, *, trials: int = 2, concurrency: int = 8):
     config, prompts, plan = plan_of(root, trials=trials)
-    async with Runner(config, prompts=prompts, out_dir=out, concurrency=concurrency) as runner:
-        stats = await runner.run(plan)
+    async with Runner(config, out_dir=out, concurrency=concurrency) as runner:
+        stats = await runner.run(MPCBenchSuite(plan, prompts))
     return plan, stats
 
 
@@ -203,7 +205,7 @@ class TestSummaryFromJsonl:
         """A unit whose error record is followed by an ok record counts once, as ok; a lone error counts as error."""
         import msgspec
 
-        from mpcbench_async.sweep import AgentRunRecord
+        from mpcbench_async.mpcbench import AgentRunRecord
 
         def run(key, status):
             return AgentRunRecord(key=key, status=status, task_id="t", task_type="planning", scenario_id="s",

@@ -1,4 +1,4 @@
-"""The response cache in a sweep (issue 15 point 4): ``SweepOptions(cache=...)`` / ``sweep --cache [DIR]``.
+"""The response cache in a sweep (issue 15 point 4): ``Output(cache=...)`` / ``sweep --cache [DIR]``.
 
 Against the seeded sim, which counts every request it receives: a sweep repeated into another output directory
 with the same cache sends nothing and writes the same run and judge records (timings aside), its calls marked
@@ -15,17 +15,19 @@ from typing import Any
 import orjson
 
 from mpcbench_async.llm import cache_path
+from mpcbench_async.runner import Outcome
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Outcome, SweepOptions, run_sweep
+from mpcbench_async.sweep import SweepOptions, run_sweep
 from tests.sweep.conftest import plan_of
 from tests.sweep.test_exit_codes import cli, sweep_args
+from tests.sweep_options import sweep_options
 
 TIMINGS = {"started_at", "finished_at", "timings"}  # wall-clock fields, at any depth
 
 
 def options(root: Path, out: Path, cache: Path, **changes: Any) -> SweepOptions:
-    return SweepOptions(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
+    return sweep_options(config=root / "model_config.json", prompts=root / "prompt_config.json", out=out,
                         tasks_dir=root / "tasks", data_dir=root / "data", scenarios_dir=root / "scenarios",
                         handle_signals=False, cache=cache, **changes)
 

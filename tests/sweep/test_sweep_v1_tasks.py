@@ -10,9 +10,9 @@ import pytest
 from mpcbench_async._exceptions import InputError
 from mpcbench_async.cli import main
 from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
-from mpcbench_async.sweep import Runner, build_plan
 from tests.conftest import REPO, reference_dir
 
 # Which scenario each original task runs on: the five noise/depth tasks name theirs in
@@ -58,8 +58,8 @@ class TestLibrary:
         plan = build_plan(config=config, prompts=prompts, tasks_dir=dirs["tasks"], data_dir=dirs["data"],
                           scenarios_dir=dirs["scenarios"], scenario_id="scenario_A")
         assert EXPECTED_SCENARIOS == {t.task_id: t.scenario_id for t in plan.tasks.values()}
-        async with Runner(config, prompts=prompts, out_dir=tmp_path / "out") as runner:
-            stats = await runner.run(plan)
+        async with Runner(config, out_dir=tmp_path / "out") as runner:
+            stats = await runner.run(MPCBenchSuite(plan, prompts))
         runs = ok_records(tmp_path / "out" / "runs.jsonl")
         judgements = ok_records(tmp_path / "out" / "judgements.jsonl")
         assert (16, 16, 0) == (len(runs), len(judgements), stats.errors)

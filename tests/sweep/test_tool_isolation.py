@@ -24,14 +24,15 @@ import pytest
 
 from mpcbench_async import ToolWorkerTimeout
 from mpcbench_async.llm import load_model_config
-from mpcbench_async.mpcbench import load_prompts
+from mpcbench_async.mpcbench import MPCBenchSuite, build_plan, load_prompts
+from mpcbench_async.mpcbench import _suite as mpcbench_suite
 from mpcbench_async.mpcbench.tools import ToolBackend, ToolPool, ToolShare, _execution
 from mpcbench_async.mpcbench.tools._calendar import attendee_emails
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import _registry
 from mpcbench_async.sim._policies import Reply
-from mpcbench_async.sweep import Runner, build_plan, summarize
-from mpcbench_async.sweep import _mpcbench_suite as mpcbench_suite
+from mpcbench_async.sweep import summarize
 from tests.conftest import REPO
 from tests.mpcbench.test_tool_execution import StepClock
 
@@ -115,8 +116,8 @@ def plan_for(models: list[str]):
 async def sweep(out: Path, models: list[str]) -> None:
     """One sweep of ``models`` over TASKS, judged by sim/judge, on the embedded sim."""
     config, prompts, plan = plan_for(models)
-    async with Runner(config, prompts=prompts, out_dir=out) as runner:
-        await runner.run(plan)
+    async with Runner(config, out_dir=out) as runner:
+        await runner.run(MPCBenchSuite(plan, prompts))
 
 
 def units(out: Path, model: str) -> dict[str, dict[str, Any]]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.mpcbench import _suite as mpcbench_suite
+from mpcbench_async.runner import Runner
 from mpcbench_async.runtime import read_jsonl
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner
-from mpcbench_async.sweep import _mpcbench_suite as mpcbench_suite
 from tests.sweep.conftest import plan_of
 
 SECRET = "sk-abcdefghijklmnopqrst"
@@ -37,8 +38,8 @@ class TestSweepUnits:
             root = workspace(sim.base_url)
             config, prompts, plan = plan_of(root, trials=2)
             with caplog.at_level(logging.WARNING, logger="mpcbench_async.runner._runner"):
-                async with Runner(config, prompts=prompts, out_dir=out) as runner:
-                    stats = await runner.run(plan)
+                async with Runner(config, out_dir=out) as runner:
+                    stats = await runner.run(MPCBenchSuite(plan, prompts))
         runs, _ = read_jsonl(out / "runs.jsonl")
         judgements, _ = read_jsonl(out / "judgements.jsonl")
         failed = [r for r in runs if r["status"] == "error"]

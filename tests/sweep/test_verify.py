@@ -10,9 +10,10 @@ import pytest
 
 from mpcbench_async.cli import main
 from mpcbench_async.mpcbench import checks_version, load_prompts, sim_judge_version
-from mpcbench_async.sweep import Mismatch, SweepOptions, run_sweep, verify_sweep
+from mpcbench_async.sweep import Mismatch, run_sweep, verify_sweep
 from mpcbench_async.sweep import _verify as verify_module
 from tests.conftest import REPO
+from tests.sweep_options import sweep_options
 
 from .summary_lines import run, write
 
@@ -24,7 +25,7 @@ EDITED = "same check code, task and data: the stored result was edited"
 def finished(tmp_path_factory):
     """The sc01 tasks (planning, email reply, weekly report) × oracle and lazy agents, judged by sim/judge."""
     out = tmp_path_factory.mktemp("verify") / "out"
-    options = SweepOptions(out=out, models=["sim/oracle-agent", "sim/lazy-agent"], judges=["sim/judge"],
+    options = sweep_options(out=out, models=["sim/oracle-agent", "sim/lazy-agent"], judges=["sim/judge"],
                            tasks="sc01_*", handle_signals=False, certificate=False, **DIRS)
     import anyio
 

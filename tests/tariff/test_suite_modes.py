@@ -15,9 +15,9 @@ import pytest
 
 from mpcbench_async import ModelConfig
 from mpcbench_async._prompts import load_prompts
+from mpcbench_async.runner import Outcome, Runner
 from mpcbench_async.runtime import read_jsonl
-from mpcbench_async.sweep import Outcome, Runner, TariffSuite
-from mpcbench_async.tariff import FixtureTransport, Mode, TariffCaseRecord, run_cases
+from mpcbench_async.tariff import FixtureTransport, Mode, TariffCaseRecord, TariffSuite, run_cases
 from tests.conftest import REPO
 from tests.tariff.test_runner import CASES
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from mpcbench_async.mpcbench import MPCBenchSuite
+from mpcbench_async.runner import Runner
 from mpcbench_async.sim import SimServer
-from mpcbench_async.sweep import Runner
 from mpcbench_async.testing import write_workspace
 from tests.sweep.conftest import FAST_RETRY, plan_of
 
@@ -37,8 +38,8 @@ async def _sweep(root: Path) -> Path:
         doc["user_prompt"] = f"Task number 0: find the release review details. {HOSTILE}"
         task.write_bytes(orjson.dumps(doc))
         config, prompts, plan = plan_of(root, trials=2)
-        async with Runner(config, prompts=prompts, out_dir=root / "out", concurrency=8) as runner:
-            await runner.run(plan)
+        async with Runner(config, out_dir=root / "out", concurrency=8) as runner:
+            await runner.run(MPCBenchSuite(plan, prompts))
     runs = root / "out" / "runs.jsonl"
     lines = [orjson.loads(line) for line in runs.read_bytes().splitlines()]
     first = next(r for r in lines if (r["model"], r["task_id"], r["trial"]) == ("sim/echo", "t0", 0))

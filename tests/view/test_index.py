@@ -8,7 +8,8 @@ from pathlib import Path
 
 import orjson
 
-from mpcbench_async.sweep import AgentRunRecord, kept_runs, summarize
+from mpcbench_async.mpcbench import AgentRunRecord
+from mpcbench_async.sweep import kept_runs, summarize
 from mpcbench_async.view import open_index
 from tests.view.conftest import ERROR_KEY, INFRA_KEY, NEWER_ANSWER
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient, TestServer
 
 from mpcbench_async.levels import generate_level, write_generated
-from mpcbench_async.sweep import SweepOptions, run_sweep
+from mpcbench_async.sweep import run_sweep
 from mpcbench_async.view import make_app, open_index
 from tests.conftest import REPO
+from tests.sweep_options import sweep_options
 from tests.view.dom import parse
 
 
@@ -17,7 +18,7 @@ async def _levels_sweep(tmp_path: Path) -> Path:
     generated = generate_level(3, 3, seed=11)
     write_generated(generated, tmp_path / "data")
     out = tmp_path / "out"
-    result = await run_sweep(SweepOptions(config=REPO / "model_config.json", prompts=REPO / "prompt_config.json",
+    result = await run_sweep(sweep_options(config=REPO / "model_config.json", prompts=REPO / "prompt_config.json",
                                           out=out, suites=["levels"], models=["sim/oracle-agent", "sim/lazy-agent"],
                                           levels_data=tmp_path / "data", handle_signals=False))
     assert result.outcome.ok == 6

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from mpcbench_async.sweep import Experiment, Fingerprint, Invocation, Manifest, write_manifest
+from mpcbench_async.sweep import Fingerprint, Manifest
+from mpcbench_async.sweep._experiment import write_manifest
+from mpcbench_async.sweep._records import Experiment, Invocation
 from mpcbench_async.view import make_app, open_index
 from tests.view.dom import parse
 

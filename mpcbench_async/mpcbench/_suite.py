@@ -6,6 +6,9 @@ with the run it judges), which the ``Runner`` starts as soon as the run is
 written. A run that ends in an error is never judged. Both stages understand
 their own failures: a run whose checks crash keeps its run log in the error
 record, and a judge that never complies is an ``UnparsableJudgement`` error.
+
+The suite registers as ``mpcbench`` (``runner.register_suite``) at import: its
+factory builds the plan from the request's choice, limits and ``MPCBenchInputs``.
 """
 
 from __future__ import annotations
@@ -17,25 +20,20 @@ from pathlib import Path
 from typing import NamedTuple
 
 import anyio
+import msgspec
 
+from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, cache_scope
-from ..mpcbench import (
-    SIM_JUDGE,
-    PromptConfig,
-    build_judge_input,
-    checks_version,
-    judge_input_digest,
-    run_agent,
-    run_checks,
-    run_judge,
-    sim_judge_version,
-)
-from ..runner import Outcome, keys_on_disk
+from ..runner import Outcome, SuiteRequest, keys_on_disk, register_suite
 from ..runtime import UnitFailure, log_unit_error, unit_failure
-from ._plan import AgentUnit, JudgeUnit, SweepPlan
+from ._agent import run_agent
+from ._checks import run_checks
+from ._judge import build_judge_input, run_judge
+from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
+from ._provenance import SIM_JUDGE, checks_version, judge_input_digest, sim_judge_version
 from ._records import AgentRunRecord, JudgeRecord
 
-__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchSuite", "plan_outcome"]
+__all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchInputs", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -196,3 +194,26 @@ def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
         for key in plan.judge_keys(unit.key):
             outcome.count(True if key in judges_ok else False if key in judges else None)
     return outcome
+
+
+class MPCBenchInputs(msgspec.Struct, kw_only=True, frozen=True):
+    """Where MPCBench's suite reads its tasks and data (relative paths the working directory lacks are the shipped
+    copy's); ``scenario_id`` is the scenario of tasks that name none (original MPCBench files)."""
+
+    tasks_dir: Path = Path("tasks")
+    data_dir: Path = Path("data")
+    scenarios_dir: Path = Path("scenarios")
+    scenario_id: str | None = None
+
+
+def mpcbench_suites(request: SuiteRequest) -> list[MPCBenchSuite]:
+    """The MPCBench suite of a sweep: its plan of tasks × agent models × trials, and their judges."""
+    run, inputs = request.run, request.settings(MPCBenchInputs)
+    plan = build_plan(config=request.config, prompts=request.prompts, tasks_dir=inputs.tasks_dir,
+                      data_dir=inputs.data_dir, scenarios_dir=inputs.scenarios_dir, task_glob=run.tasks,
+                      agent_models=run.models, judge_models=run.judges, trials=run.trials,
+                      max_turns=request.limits.max_turns, scenario_id=inputs.scenario_id)
+    return [MPCBenchSuite(plan, request.prompts)]
+
+
+register_suite("mpcbench", mpcbench_suites)

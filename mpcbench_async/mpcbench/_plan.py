@@ -1,4 +1,4 @@
-"""Planning a sweep: which units exist and their deterministic keys (DESIGN.md §4).
+"""Planning MPCBench's suite: which units exist and their deterministic keys (DESIGN.md §4).
 
 An agent-run key hashes everything that determines the run's result: the task
 file's bytes, the scenario data's bytes, the model name and its reply-shaping
@@ -9,9 +9,9 @@ therefore changes only that task's keys; editing the judge prompt only judge key
 ``build_plan`` is where a sweep's inputs are refused, before the runner starts
 and so before any call: every task file and its scenario data, the prompt
 templates the run needs, the model names and their settings (``sim/...`` names:
-the policy and the fault options). All problems are reported in one error (up to
-``MAX_LISTED``, then how many more), so a user fixes them in one pass.
-``check_output_dir`` does the same for the output directory.
+the policy and the fault options, ``runner.sim_model_problem``). All problems are
+reported in one error (up to ``MAX_LISTED``, then how many more), so a user fixes
+them in one pass.
 """
 
 from __future__ import annotations
@@ -26,14 +26,17 @@ import msgspec
 
 from .._exceptions import InputError
 from .._options import setting_error
+from .._prompts import PromptConfig
 from .._resources import workspace_path
-from .._validate import output_dir_problem
-from ..llm import LLMClient, ModelConfig, is_sim_model
-from ..mpcbench import SOURCES, PromptConfig, ScenarioData, Task, list_tasks, load_task, load_task_data
+from ..llm import ModelConfig, is_sim_model
 from ..records import unit_key
+from ..runner import sim_model_problem
+from ._data import ScenarioData
+from ._evaluate import load_task_data
+from ._schemas import SOURCES
+from ._task import Task, list_tasks, load_task
 
-__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "check_models", "check_output_dir", "load_inputs",
-           "sim_model_problem"]
+__all__ = ["AgentUnit", "JudgeUnit", "SweepPlan", "build_plan", "load_inputs"]
 
 MAX_LISTED = 10  # problems shown in full in one error; the rest are counted
 
@@ -164,37 +167,6 @@ def _file_hash(*paths: Path) -> str:
         except OSError as exc:
             raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
     return digest.hexdigest()[:16]
-
-
-def check_output_dir(path: str | Path) -> Path:
-    """``path`` if a sweep can write its records there (absent, or a writable directory); else an ``InputError``."""
-    if (problem := output_dir_problem(path)) is not None:
-        raise setting_error("out", f"out: {problem}")
-    return Path(path)
-
-
-async def check_models(config: ModelConfig, names: Sequence[str]) -> None:
-    """Resolve every model of ``names`` now (its key, its provider), making no call and writing no file: a missing
-    key fails a command before it takes its output directory, which then stays as it was."""
-    client = LLMClient(config)
-    try:
-        client.check_models(names)
-    finally:
-        await client.aclose()
-
-
-def sim_model_problem(name: str) -> str | None:
-    """Why a ``sim/...`` model name cannot be served: no such policy, or bad fault options after ``?``."""
-    from ..sim import FaultSpec, get_policy, policy_names, split_model_name  # loaded only when a sweep needs it
-
-    base, query = split_model_name(name)
-    if get_policy(base) is None:
-        return f"model {name!r}: no sim policy {base!r}; available: {', '.join(policy_names())}"
-    try:
-        FaultSpec().with_overrides(query)
-    except ValueError as exc:  # a malformed query string, or msgspec's ValidationError naming the option
-        return f"model {name!r}: bad sim options after '?' ({exc})"
-    return None
 
 
 def _one_error(problems: list[str]) -> InputError:
