@@ -55,7 +55,7 @@ def test_the_experiment_key_list_is_written_from_packed_keys(workspace, tmp_path
     """A set of key strings and a formatted line per key (the code before) cost 549 bytes per agent unit (its key and
     its judge's); packed, 193: the plan's own 8-byte key, two 8-byte integers and their sorted copies, the list's 44
     bytes of text, and the copies an array and a bytearray make while they grow."""
-    from mpcbench_async.sweep import record_experiment_keys
+    from mpcbench_async.sweep._experiment import record_experiment_keys
 
     root = workspace("http://127.0.0.1:9")
 
