@@ -3,11 +3,11 @@
 For each tree (this checkout, and ``--impl DIR``: e.g. a ``git worktree`` of the commit before), each split
 (10 tasks × N/10 trials and 100 tasks × N/100 trials) and each size: a real ``mpcbench-async sweep`` of ``sim/echo``
 agents judged by ``sim/judge`` (one sim in its own process, no latency, ``--concurrency 128``) in a child process,
-its peak RSS from ``wait4``; then ``--repeats`` reruns of the same command, which find every unit done (a resume
-with nothing to do): wall, CPU (user + system) and peak RSS each, medians; then ``summarize`` alone on the same
-directory. The first rerun of each tree also checks the summary: this tree's ``summary.json`` after the no-op
-resume against what the ``--impl`` tree's ``summarize`` computes on the same directory (every figure equal; the
-wall time is the manifest's, so it must agree too). Children run with bytecode caching on, from inside their
+its peak RSS from ``wait4``; then ``--repeats`` reruns of the same command, the two trees' interleaved, which
+find every unit done (a resume with nothing to do): wall, CPU (user + system) and peak RSS each, medians; then
+``summarize`` alone on the same directory. This tree's ``summary.json`` after the no-op resumes is checked against
+what the ``--impl`` tree's ``summarize`` computes on the same directory (every figure equal; the wall time is the
+manifest's, so it must agree too). Children run with bytecode caching on, from inside their
 tree (``python -c`` and ``-m`` put the working directory ahead of ``PYTHONPATH``).
 
     .venv/bin/python bench/resume_scaling.py --impl /tmp/before --sizes 10000,100000 --repeats 3
@@ -80,10 +80,16 @@ def main() -> None:
             root = write_workspace(work / f"ws{tasks}", base_url=base_url, tasks=tasks, agent_models=["sim/echo"],
                                    judge_models=["sim/judge"], defaults={"limits": {"max_concurrency": 512}})
             for runs in (int(s) for s in args.sizes.split(",")):
+                outs = {name: work / f"{'after' if impl == here else 'before'}-{tasks}x{runs // tasks}"
+                        for name, impl in trees.items()}
+                sweeps = {name: timed(sweep_args(root, outs[name], runs // tasks), impl)
+                          for name, impl in trees.items()}
+                resumes: dict[str, list[tuple[float, float, float, bytes]]] = {name: [] for name in trees}
+                for _ in range(args.repeats):  # interleaved: a change of load hits both trees alike
+                    for name, impl in trees.items():
+                        resumes[name].append(timed(sweep_args(root, outs[name], runs // tasks), impl))
                 for name, impl in trees.items():
-                    out = work / f"{'after' if impl == here else 'before'}-{tasks}x{runs // tasks}"
-                    run_wall, _, run_rss, _ = timed(sweep_args(root, out, runs // tasks), impl)
-                    resumes = [timed(sweep_args(root, out, runs // tasks), impl) for _ in range(args.repeats)]
+                    out = outs[name]
                     summarize = timed(["-c", f"from mpcbench_async.sweep import summarize; summarize({str(out)!r})"],
                                       impl)
                     if impl == here:
@@ -91,9 +97,10 @@ def main() -> None:
                         same = written == summary_of(out, trees["before (--impl)"])
                         checks.append(f"{tasks} tasks × {runs // tasks:,} trials: summary.json after the no-op "
                                       f"resume {'==' if same else '!='} the --impl tree's summarize of that directory")
-                    rows.append((runs, tasks, name, run_wall, run_rss,
-                                 statistics.median(r[0] for r in resumes), statistics.median(r[1] for r in resumes),
-                                 statistics.median(r[2] for r in resumes), summarize[0], summarize[1]))
+                    rows.append((runs, tasks, name, sweeps[name][0], sweeps[name][2],
+                                 statistics.median(r[0] for r in resumes[name]),
+                                 statistics.median(r[1] for r in resumes[name]),
+                                 statistics.median(r[2] for r in resumes[name]), summarize[0], summarize[1]))
                     print(rows[-1], file=sys.stderr, flush=True)
     print(f"#### Memory and resume — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load average at "

@@ -5,6 +5,13 @@ score no longer reproduces it must say why — the check code changed since the 
 ``checks_version`` differs), or the judge's prompt or input did (``judge_input_digest`` differs) —
 not only that it differs. The same version keys the validity certificate's cached baselines
 (``sweep._baselines``), so a change to the checks or the sim baselines recomputes them.
+
+Finding a version's files means parsing them (about 120 for the baselines: 0.4 s, paid by every
+sweep, a resume with nothing to do included), so the digests are cached in
+``$XDG_CACHE_HOME/mpcbench-async/provenance-<tree>.json`` under a stamp of every package file's
+path, size and modification time: an edit, a new or a removed module changes the stamp and the
+digests are computed afresh. The cache is an optimisation only: unreadable, it is recomputed;
+unwritable, skipped.
 """
 
 from __future__ import annotations
@@ -12,17 +19,23 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from .._prompts import PromptConfig
+from ..runtime import atomic_write_bytes
 from ._judge import judge_messages
 
 __all__ = ["SIM_JUDGE", "baselines_version", "checks_version", "judge_input_digest", "sim_judge_scores",
            "sim_judge_version"]
+
+log = logging.getLogger(__name__)
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Where each versioned computation starts (modules, relative to the package). Its version digests these files
@@ -40,18 +53,25 @@ SIM_JUDGE_ENTRY = ("mpcbench/_sim/_judge_policy.py",)
 PLUMBING = frozenset({"llm", "runtime", "records", "sim", "_exceptions", "_redact"})
 
 
-def _module_file(module: str) -> Path | None:
+# Source files parsed to find a version's files, in this process: a resume with a warm cache parses none (a test
+# counts them, so a fixed cost that comes back fails without a timing).
+parsed_files = 0
+
+
+def _module_file(module: str, package: Path) -> Path | None:
     """The package file of ``module`` (dotted, relative to the package), or None outside it."""
-    base = _PACKAGE.joinpath(*module.split("."))
+    base = package.joinpath(*module.split("."))
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate
     return None
 
 
-def _imports(file: Path) -> Iterator[Path]:
+def _imports(file: Path, root: Path) -> Iterator[Path]:
     """The package files ``file`` imports (relative imports and ``mpcbench_async.…``), lazily imported ones too."""
-    package = file.parent.relative_to(_PACKAGE).parts
+    global parsed_files
+    parsed_files += 1
+    package = file.parent.relative_to(root).parts
     for node in ast.walk(ast.parse(file.read_bytes())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -69,28 +89,69 @@ def _imports(file: Path) -> Iterator[Path]:
         else:
             continue
         for name in names:
-            if name and name.split(".")[0] not in PLUMBING and (found := _module_file(name)) is not None:
+            if name and name.split(".")[0] not in PLUMBING and (found := _module_file(name, root)) is not None:
                 yield found
 
 
-def _closure(entries: tuple[str, ...]) -> list[Path]:
+def _closure(entries: tuple[str, ...], package: Path = _PACKAGE) -> list[Path]:
     """``entries`` (files or directories) and every package file they import, transitively, sorted."""
-    todo = [f for part in entries for f in (sorted((_PACKAGE / part).rglob("*.py")) if (_PACKAGE / part).is_dir()
-                                               else [_PACKAGE / part])]
+    todo = [f for part in entries for f in (sorted((package / part).rglob("*.py")) if (package / part).is_dir()
+                                               else [package / part])]
     seen: set[Path] = set()
     while todo:
         file = todo.pop()
         if file not in seen:
             seen.add(file)
-            todo.extend(_imports(file))
+            todo.extend(_imports(file, package))
     return sorted(seen)
 
 
-def _source_digest(entries: tuple[str, ...]) -> str:
+def _stamp(package: Path) -> str:
+    """A hash of every package file's path, size and modification time: any edit, new or removed module changes it."""
+    stamp = hashlib.sha256()
+    todo = [package]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(Path(entry.path))
+                elif entry.name.endswith(".py"):
+                    info = entry.stat()
+                    stamp.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return stamp.hexdigest()
+
+
+class _Cached(msgspec.Struct):
+    stamp: str
+    digests: dict[str, str]
+
+
+def cache_file(package: Path = _PACKAGE) -> Path:
+    """Where ``package``'s digests are cached: one file per source tree, so two checkouts never evict each other."""
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return home / "mpcbench-async" / f"provenance-{hashlib.sha256(str(package).encode()).hexdigest()[:16]}.json"
+
+
+def _source_digest(entries: tuple[str, ...], package: Path = _PACKAGE) -> str:
+    """The digest of ``entries``' closure, from the cache when no package file changed since it was computed."""
+    path, stamp, name = cache_file(package), _stamp(package), "\0".join(entries)
+    try:
+        cached = msgspec.json.decode(path.read_bytes(), type=_Cached)
+    except (OSError, msgspec.DecodeError):
+        cached = _Cached(stamp=stamp, digests={})
+    if cached.stamp != stamp:
+        cached = _Cached(stamp=stamp, digests={})
+    if (found := cached.digests.get(name)) is not None:
+        return found
     digest = hashlib.sha256()
-    for file in _closure(entries):
-        digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    for file in _closure(entries, package):
+        digest.update(file.relative_to(package).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    cached.digests[name] = found = digest.hexdigest()[:16]
+    try:
+        atomic_write_bytes(path, msgspec.json.encode(cached), fsync=False)
+    except OSError as exc:  # a cache is an optimisation: a read-only home only costs the parse next time
+        log.warning("%s: cannot cache the source versions (%s)", path, exc.strerror)
+    return found
 
 
 @functools.cache
