@@ -99,6 +99,8 @@ class _ModelState:
     def __init__(self, name: str, settings: ModelSettings, endpoint: Endpoint, limiter: Limiter,
                  transport: Transport, provider: str | None, cache_endpoint: str) -> None:
         self.settings = settings
+        self.batch = settings.batch_settings is not None  # its calls have the batch's deadline (batch.deadline_s)
+        self.batched = isinstance(transport, BatchTransport)  # its calls go through the client's batch chain
         prices = model_prices(name, settings)
         self.prices = prices.batched() if prices is not None and settings.batch_settings else prices
         self.limiter = limiter
@@ -455,7 +457,7 @@ class LLMClient:
         call = Call(state=state, model=model, request=request, cache_extra=cache_extra, attempts=self._first_attempt,
                     estimated_prompt_tokens=state.estimator.estimate(len(request.payload)),
                     max_out=int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
-        head = self._batch_head if isinstance(state.transport, BatchTransport) else self._head
+        head = self._batch_head if state.batched else self._head
         completion = await head.send(call)
         result = call.result  # made by the records (or cache) layer; without either, the bare reply
         return result if result is not None else to_chat_result(completion, model=model)

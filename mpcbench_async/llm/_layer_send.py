@@ -5,20 +5,21 @@ outside everything that names the endpoint, so the breaker, the ledger and the
 records see the provider's final URL; the client links it in only while a model
 waits for its provider, so calls skip it once the provider runs. ``TransportSend`` is the one ``send`` every
 other layer wraps: it starts the call's deadline on the first send and cuts each
-attempt at it (or at the legacy per-attempt ``timeout_s``).
+attempt at it (or at the legacy per-attempt ``timeout_s``) through the loop's ``Deadlines`` watchdog.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
+from asyncio import current_task
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from .._exceptions import LLMTimeoutError
 from ..runtime import Clock, Deadline
+from ._deadlines import Deadlines
 from ._layer import Call, Layer
 
 if TYPE_CHECKING:
@@ -40,33 +41,57 @@ class ProviderStart(Layer):
 
 
 class TransportSend(Layer):
-    """One attempt through the model's transport, timed (``latency_s``) and cut at the call's deadline."""
+    """One attempt through the model's transport, timed (``latency_s``) and cut at the call's deadline.
+
+    The cut is the event loop's ``Deadlines`` watchdog (one timer for every attempt in flight), not a cancel scope
+    with a timer of its own per attempt: same cut, a fraction of the cost per call (``_deadlines``).
+    """
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
+        self._deadlines: Deadlines | None = None
 
     async def send(self, call: Call) -> WireCompletion:
         state = call.state
-        timeouts = state.settings.timeouts
+        settings = state.settings
         deadline = call.deadline
-        batch = state.settings.batch_settings is not None  # a batch call has its own deadline (batch.deadline_s)
-        if deadline is None:  # the deadline runs from the first send
-            seconds = math.inf if batch else timeouts.call_deadline_s
+        if deadline is None:  # the deadline runs from the first send: all of it is left
+            seconds = remaining = math.inf if state.batch else settings.timeouts.call_deadline_s
             deadline = call.deadline = Deadline(at=self.clock.now() + seconds, seconds=seconds)
-        remaining = deadline.remaining(self.clock)
-        per_attempt = math.inf if batch else state.settings.timeout_s or math.inf
+        else:
+            remaining = deadline.remaining(self.clock)
+        # a batch call has its own deadline (batch.deadline_s)
+        per_attempt = math.inf if state.batch else settings.timeout_s or math.inf
+        limit = min(remaining, per_attempt)
+        transport = state.transport
         sent = time.perf_counter()
+        if limit == math.inf:
+            try:
+                return await transport.complete(state.endpoint, call.request)
+            finally:
+                call.latency_s = time.perf_counter() - sent
+        task = current_task()
+        assert task is not None
+        deadlines = self._deadlines
+        if deadlines is None or deadlines.loop is not task.get_loop():
+            deadlines = self._deadlines = Deadlines(task.get_loop())
+        attempt = deadlines.watch(deadlines.loop.time() + limit, task)
         try:
-            # A bare cancel scope, not ``anyio.fail_after``: two generator context managers fewer on every call.
-            with anyio.CancelScope(deadline=anyio.current_time() + min(remaining, per_attempt)):
-                return await state.transport.complete(state.endpoint, call.request)
+            completion = await transport.complete(state.endpoint, call.request)
+        except asyncio.CancelledError:
+            if not attempt.cut():
+                raise
+        else:
+            if attempt.fired:  # cut as it ended, the cancellation swallowed on the way: the reply stands
+                attempt.task.uncancel()
+            return completion
         finally:
             call.latency_s = time.perf_counter() - sent
-        # Only reached when the scope's own deadline cancelled the attempt (any other cancellation propagates).
+            deadlines.end(attempt)
+        # Only reached when the attempt's own deadline cut it (any other cancellation propagates).
         endpoint = state.endpoint
         if remaining <= per_attempt:
             raise deadline.error(call.attempts, model=endpoint.model, endpoint=endpoint.url,
                                  last=None) from TimeoutError()
         raise LLMTimeoutError(f"no complete reply within timeout_s={per_attempt:g} s", model=endpoint.model,
                               endpoint=endpoint.url) from TimeoutError()
-
