@@ -15,6 +15,7 @@ import aiohttp
 
 from .._exceptions import BadResponseError, LLMConnectionError
 from ..runtime import unit_attempt_headers
+from ._read_timer import connector
 from ._stream import StreamAssembler, is_event_stream
 from ._transport import ChatRequest, Endpoint, Transport
 from ._wire import WireCompletion, decode_completion, error_for_status, rate_limit_headers, request_id_header
@@ -50,8 +51,8 @@ class NativeTransport(Transport):
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
-            self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",))
+            self._session = aiohttp.ClientSession(connector=connector(limit=0, ttl_dns_cache=300, keepalive_timeout=30),
+                                                  skip_auto_headers=("User-Agent",))
         return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:

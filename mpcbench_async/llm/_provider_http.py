@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 import aiohttp
 
 from .._exceptions import BadResponseError, LLMConnectionError
+from ._read_timer import connector
 from ._transport import Endpoint, Transport
 from ._wire import StreamTiming
 
@@ -24,7 +25,7 @@ class ProviderHTTPTransport(Transport):
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30),
+            self._session = aiohttp.ClientSession(connector=connector(limit=0, keepalive_timeout=30),
                                                   skip_auto_headers=("User-Agent",))
         return self._session
 

@@ -93,6 +93,25 @@ class TestHungEndpoint:
         assert expected == str(error)
 
 
+class TestReadTimeoutOfTheNativeTransport:
+    """``read_s`` is timed per connection, lazily (``_read_timer``): the same cuts as aiohttp's timer per chunk."""
+
+    async def test_a_keep_alive_connection_times_the_next_read_out_too(self, sim, make_client):
+        """The connection's read timer, left armed by a quick reply, cuts a later hung read at ``read_s``."""
+        client = make_client("native", ModelConfig.from_dict({"defaults": {"timeouts": {"read_s": 0.3},
+                                                                          "retry": {"max_attempts": 1}}}))
+        await client.chat("sim/echo", user("quick"), key="quick")
+        with pytest.raises(Exception) as caught:
+            await client.chat(HUNG, user("x"), key="hung")
+        assert str(caught.value).endswith("no reply within the read timeout of 0.3 s (timeouts.read_s)")
+
+    async def test_a_reply_that_keeps_coming_is_not_cut_by_the_read_timeout(self, sim, make_client):
+        """``read_s`` bounds the gaps between chunks, not the whole reply: 30 tokens 1/20 s apart, read_s 0.5."""
+        client = make_client("native", ModelConfig.from_dict({"defaults": {"timeouts": {"read_s": 0.5}}}))
+        result = await client.chat("sim/echo?tokens_per_s=20&output_tokens=30", user("x"), key="slow", stream=True)
+        assert 30 == result.usage.completion_tokens
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 class TestCallDeadline:
     async def test_deadline_counts_backoff_and_stops_retrying(self, sim, make_client, fake_clock, transport):
