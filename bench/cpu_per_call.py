@@ -20,6 +20,8 @@ LLM calls it made (lines of ``calls.jsonl``), and apart from it its reaped child
 the embedded sim's child process). Medians of ``--repeats``.
 
     .venv/bin/python bench/cpu_per_call.py --before /tmp/before --calls 4000 --concurrency 64 --trials 60
+
+``--native-only`` runs the floor and ``native`` rows alone (the client's own cost, without a sweep's).
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def main() -> None:
     parser.add_argument("--embedded-trials", type=int, default=20,
                         help="trials of the embedded-sim sweep (default: 20; 0 leaves the row out)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--native-only", action="store_true",
+                        help="only the raw aiohttp floor and LLMClient's native rows (no sweep)")
     args = parser.parse_args()
     codes: list[tuple[str, Path | None]] = [("after", REPO)]
     if args.before is not None:
@@ -185,9 +189,9 @@ def main() -> None:
             note("floor", "-", run_program(FLOOR, url, args.calls, args.concurrency, None))
             for label, root in codes:
                 note("native", label, run_program(NATIVE, url, args.calls, args.concurrency, root))
-            for label, root in codes:
+            for label, root in () if args.native_only else codes:
                 note("sweep", label, run_sweep(url, args.trials, args.concurrency, root, tmp))
-            for label, root in codes if args.embedded_trials else ():
+            for label, root in codes if args.embedded_trials and not args.native_only else ():
                 note("embedded", label, run_sweep(None, args.embedded_trials, args.concurrency, root, tmp))
 
     def med(key: tuple[str, str], i: int) -> float:
@@ -196,11 +200,12 @@ def main() -> None:
     floor_cpu = med(("floor", "-"), 0)
     before = f" --before {args.before}" if args.before else ""
     print(f"#### CPU per LLM call — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
+    command = (f"--native-only --calls {args.calls} --concurrency {args.concurrency} --repeats {args.repeats}"
+               if args.native_only else f"--calls {args.calls} --concurrency {args.concurrency} --trials "
+               f"{args.trials} --embedded-trials {args.embedded_trials} --repeats {args.repeats}")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"1-minute load average {os.getloadavg()[0]:.1f} at the end. Command: `python bench/cpu_per_call.py"
-          f"{before} --calls {args.calls} --concurrency {args.concurrency} --trials {args.trials} "
-          f"--embedded-trials {args.embedded_trials} --repeats {args.repeats}`. Medians of {args.repeats} "
-          "interleaved runs.\n")
+          f"{before} {command}`. Medians of {args.repeats} interleaved runs.\n")
     print("| row | code | runner CPU µs per call | ÷ raw floor | loop iterations per call | sim child CPU µs "
           "per call | LLM calls | wall s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -210,8 +215,9 @@ def main() -> None:
         cpu = med(("native", label), 0)
         print(f"| LLMClient native, c={args.concurrency} | {label} | {cpu * 1e6:.0f} | {cpu / floor_cpu:.2f}× | "
               f"{med(('native', label), 1):.3f} | – | {args.calls} | – |")
-    rows = [("sweep", f"sweep (oracle agent + tools + judge + records), sim apart, {args.trials} trials")]
-    if args.embedded_trials:
+    rows = [] if args.native_only else [
+        ("sweep", f"sweep (oracle agent + tools + judge + records), sim apart, {args.trials} trials")]
+    if args.embedded_trials and not args.native_only:
         rows.append(("embedded", f"sweep, embedded sim (no base_url), {args.embedded_trials} trials"))
     for row, title in rows:
         for label, _ in codes:
