@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 
 import msgspec
 
-__all__ = ["Attempt", "Deadlines"]
+__all__ = ["Attempt", "Deadlines", "loop_clock"]
 
 _COMPACT_AT = 64  # done entries tolerated in the heap before it is rebuilt (when they are half of it too)
+
+
+def loop_clock(loop: asyncio.AbstractEventLoop) -> Callable[[], float]:
+    """``loop.time`` as a function that costs no Python call: asyncio's own loop reads ``time.monotonic``."""
+    return time.monotonic if type(loop).time is asyncio.BaseEventLoop.time else loop.time
 
 
 class Attempt(msgspec.Struct):
@@ -46,6 +53,7 @@ class Deadlines:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        self.now = loop_clock(loop)  # the loop's time
         self._heap: list[tuple[float, int, Attempt]] = []
         self._count = 0  # a tie-breaker: entries with the same deadline keep their order, attempts are never compared
         self._done = 0  # entries in the heap whose attempt ended
@@ -79,7 +87,7 @@ class Deadlines:
 
     def _expire(self) -> None:
         """The timer fired: cancel every attempt whose deadline passed, re-arm at the next live one."""
-        due = max(self._armed, self.loop.time())  # the loop runs a timer up to its clock resolution early
+        due = max(self._armed, self.now())  # the loop runs a timer up to its clock resolution early
         self._timer, self._armed = None, math.inf
         heap = self._heap
         while heap:

@@ -75,7 +75,7 @@ class TransportSend(Layer):
         deadlines = self._deadlines
         if deadlines is None or deadlines.loop is not task.get_loop():
             deadlines = self._deadlines = Deadlines(task.get_loop())
-        attempt = deadlines.watch(deadlines.loop.time() + limit, task)
+        attempt = deadlines.watch(deadlines.now() + limit, task)
         try:
             completion = await transport.complete(state.endpoint, call.request)
         except asyncio.CancelledError:

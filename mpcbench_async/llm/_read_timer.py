@@ -23,6 +23,8 @@ from typing import Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
+from ._deadlines import loop_clock
+
 __all__ = ["connector"]
 
 
@@ -32,12 +34,16 @@ class _LazyReadTimeout(ResponseHandler):
     _read_due: float | None = None  # loop time at which the read in progress times out; None: no read running
     _armed_at = math.inf  # when the timer (``_read_timeout_handle``) fires
 
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self._now = loop_clock(loop)
+
     def _reschedule_timeout(self) -> None:
         timeout = self._read_timeout
         if not timeout:
             self._read_due = None
             return
-        due = self._read_due = self._loop.time() + timeout
+        due = self._read_due = self._now() + timeout
         if self._read_timeout_handle is None or due < self._armed_at:  # none armed, or armed too late
             self._arm(due)
 
