@@ -44,12 +44,16 @@ def priced(call: Call, completion: WireCompletion) -> tuple[ChatResult, float | 
     state = call.state
     result = to_chat_result(completion, model=call.model)
     usage = result.usage
-    cached_tokens, reasoning_tokens = completion.usage.cached_and_reasoning() if completion.usage else (0, 0)
+    wire = completion.usage
+    # the token details, when the reply has any (without them the cached, reasoning and cache-write counts are 0)
+    details = wire if wire is not None and (wire.prompt_tokens_details is not None
+                                            or wire.completion_tokens_details is not None) else None
+    cached_tokens, reasoning_tokens = details.cached_and_reasoning() if details is not None else (0, 0)
     state.estimator.observe(len(call.request.payload), usage.prompt_tokens)
     cost = None if state.prices is None else state.prices.cost(
         usage.prompt_tokens, usage.completion_tokens, cached_tokens=cached_tokens,
         reasoning_tokens=reasoning_tokens,
-        cache_write_tokens=completion.usage.cache_writes() if completion.usage else 0)
+        cache_write_tokens=details.cache_writes() if details is not None else 0)
     call.priced = result, cost, cached_tokens, reasoning_tokens
     return call.priced
 

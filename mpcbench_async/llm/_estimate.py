@@ -38,7 +38,7 @@ class TokenEstimator:
 
     def estimate(self, payload_bytes: int) -> int:
         """Estimated prompt tokens of a request of ``payload_bytes`` (at least 1; ``payload_bytes // 4`` at first)."""
-        return max(1, int(payload_bytes / self.bytes_per_token))
+        return max(1, int(payload_bytes / min(self.high, max(self.low, self._bytes / self._tokens))))
 
     def observe(self, payload_bytes: int, prompt_tokens: int) -> None:
         """Learn from one reply: the request had ``payload_bytes``, the provider counted ``prompt_tokens``."""

@@ -25,11 +25,13 @@ class BreakerLayer(Layer):
     async def send(self, call: Call) -> WireCompletion:
         breaker = call.breaker = call.state.breaker
         try:
-            breaker.check()
+            if breaker.cause is not None:  # open: ``check`` refuses the call (a closed one costs no call)
+                breaker.check()
             completion = await self.inner.send(call)
         except LLMError as exc:
             if not isinstance(exc, LedgerError):  # the endpoint never saw it: no evidence either way
                 breaker.after_call(exc)
             raise
-        breaker.after_call(None)
+        if breaker.consecutive or breaker.cause is not None:  # else ``after_call(None)`` changes nothing
+            breaker.after_call(None)
         return completion

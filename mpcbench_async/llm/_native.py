@@ -39,31 +39,34 @@ class NativeTransport(Transport):
         # every call to it sends alike: its URL, its fixed headers and its timeouts, built once.
         self._fixed: dict[int, tuple[Endpoint, str, dict[str, str], aiohttp.ClientTimeout]] = {}
 
-    def _fixed_parts(self, endpoint: Endpoint) -> tuple[str, dict[str, str], aiohttp.ClientTimeout]:
-        fixed = self._fixed.get(id(endpoint))
-        if fixed is None or fixed[0] is not endpoint:
-            headers = {"Content-Type": "application/json", "User-Agent": "mpcbench-async", **endpoint.headers}
-            if endpoint.api_key:
-                headers["Authorization"] = f"Bearer {endpoint.api_key}"
-            timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
-            fixed = self._fixed[id(endpoint)] = (endpoint, endpoint.url, headers, timeout)
-        return fixed[1], fixed[2], fixed[3]
+    def _fix(self, endpoint: Endpoint) -> tuple[Endpoint, str, dict[str, str], aiohttp.ClientTimeout]:
+        """The endpoint's parts every call sends alike, built on its first call."""
+        headers = {"Content-Type": "application/json", "User-Agent": "mpcbench-async", **endpoint.headers}
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        timeout = aiohttp.ClientTimeout(sock_connect=endpoint.connect_s, sock_read=endpoint.read_s)
+        fixed = self._fixed[id(endpoint)] = (endpoint, endpoint.url, headers, timeout)
+        return fixed
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=connector(limit=0, ttl_dns_cache=300, keepalive_timeout=30),
-                                                  skip_auto_headers=("User-Agent",))
+    def _open_session(self) -> aiohttp.ClientSession:
+        # Every request names its User-Agent (the fixed headers), so aiohttp adds none of its own: no
+        # ``skip_auto_headers``, which would cost a header set built per request.
+        self._session = aiohttp.ClientSession(connector=connector(limit=0, ttl_dns_cache=300, keepalive_timeout=30))
         return self._session
 
     async def complete(self, endpoint: Endpoint, request: ChatRequest) -> WireCompletion:
-        url, fixed, timeout = self._fixed_parts(endpoint)
+        fixed_parts = self._fixed.get(id(endpoint))
+        if fixed_parts is None or fixed_parts[0] is not endpoint:
+            fixed_parts = self._fix(endpoint)
+        _, url, fixed, timeout = fixed_parts
+        session = self._session if self._session is not None else self._open_session()
         # The configured headers (and the key) win over the per-call ones, as they always did.
         headers = {"Idempotency-Key": request.key, **unit_attempt_headers(), **fixed}
         stream = request.body.get("stream") is True
         started = time.perf_counter() if stream else 0.0
         assembler: StreamAssembler | None = None
         try:
-            async with self._get_session().post(url, data=request.payload, headers=headers,
+            async with session.post(url, data=request.payload, headers=headers,
                                                 timeout=timeout) as response:
                 if stream and response.status == 200 and is_event_stream(response.headers.get("Content-Type")):
                     assembler = StreamAssembler(started, model=endpoint.model, endpoint=url)

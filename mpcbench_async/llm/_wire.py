@@ -180,7 +180,7 @@ def html_reply_error(body: bytes | str, *, model: str, endpoint: str) -> HTMLRep
 
 def decode_completion(body: bytes, *, model: str, endpoint: str) -> WireCompletion:
     """Decode a 200 body: an HTML page is an ``HTMLReplyError``, any other non-completion a ``BadResponseError``."""
-    if looks_like_html(body):
+    if body[:1] != b"{" and looks_like_html(body):  # a JSON object (nearly every reply) is no page: no test
         raise html_reply_error(body, model=model, endpoint=endpoint)
     try:
         completion = _decoder.decode(body)
@@ -210,8 +210,8 @@ def to_chat_result(completion: WireCompletion, *, model: str) -> ChatResult:
     calls = [
         ToolCall(id=call.id, function=FunctionCall(name=call.function.name,
                                                    arguments=call.function.arguments or "{}"))
-        for call in message.tool_calls or ()
-    ]
+        for call in message.tool_calls
+    ] if message.tool_calls else []
     usage = completion.usage or _WireUsage()
     prompt = usage.prompt_tokens or 0
     completion_tokens = usage.completion_tokens or 0
