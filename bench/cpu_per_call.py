@@ -113,8 +113,10 @@ def _env(code_root: Path | None) -> dict[str, str]:
 
 def run_program(code: str, url: str, calls: int, concurrency: int, code_root: Path | None) -> tuple[float, float]:
     """(CPU s per call, loop iterations per call) of one child running ``code``."""
+    # cwd: ``python -c`` puts the working directory first on sys.path, ahead of PYTHONPATH — run from a checkout,
+    # the child would import that checkout's code whatever ``code_root`` says
     out = subprocess.run([sys.executable, "-c", code, url, str(calls), str(concurrency)], env=_env(code_root),
-                         capture_output=True, text=True, check=False)
+                         cwd=tempfile.gettempdir(), capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"child failed:\n{out.stderr[-2000:]}")
     figures = orjson.loads(out.stdout.strip().splitlines()[-1])
