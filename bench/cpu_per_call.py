@@ -22,6 +22,9 @@ the embedded sim's child process). Medians of ``--repeats``.
     .venv/bin/python bench/cpu_per_call.py --before /tmp/before --calls 4000 --concurrency 64 --trials 60
 
 ``--native-only`` runs the floor and ``native`` rows alone (the client's own cost, without a sweep's).
+``--instructions`` adds, for those rows, the instructions each call executes (valgrind's cachegrind, no cache
+simulation: the process's instruction count at ``--calls`` calls minus at a quarter of them, over the calls between),
+a figure the machine's load does not move — on a shared machine one run's CPU per call swings by a third.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -136,6 +141,21 @@ print(json.dumps({"code": code, "self_s": me.ru_utime + me.ru_stime, "children_s
 """
 
 
+def count_instructions(code: str, url: str, calls: int, concurrency: int, code_root: Path | None) -> float:
+    """Instructions per call of ``code``'s calls (start-up and warm-up cancel out), under valgrind."""
+    counts = []
+    for n in (calls // 4, calls):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp}/cg",
+                                  sys.executable, "-c", code, url, str(n), str(concurrency)], env=_env(code_root),
+                                 cwd=tmp, capture_output=True, text=True, check=False)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+        if out.returncode != 0 or found is None:
+            raise SystemExit(f"child under valgrind failed:\n{out.stderr[-2000:]}")
+        counts.append(int(found.group(1).replace(",", "")))
+    return (counts[1] - counts[0]) / (calls - calls // 4)
+
+
 def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | None,
               tmp: Path) -> tuple[float, float, int, float]:
     """(runner CPU s per LLM call, its children's CPU s per call, LLM calls, wall s) of one ``sweep``."""
@@ -175,7 +195,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--native-only", action="store_true",
                         help="only the raw aiohttp floor and LLMClient's native rows (no sweep)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the floor's and native's instructions per call under valgrind (once)")
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind on PATH")
     codes: list[tuple[str, Path | None]] = [("after", REPO)]
     if args.before is not None:
         codes.insert(0, ("before", args.before.resolve()))
@@ -185,8 +209,13 @@ def main() -> None:
         samples.setdefault((row, label), []).append(figures)
         print(f"{row:8} {label:6} " + " ".join(f"{f:.6g}" for f in figures), file=sys.stderr, flush=True)
 
+    instructions: dict[str, float] = {}
     with sim_subprocess() as url, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        if args.instructions:
+            instructions["-"] = count_instructions(FLOOR, url, args.calls, args.concurrency, None)
+            for label, root in codes:
+                instructions[label] = count_instructions(NATIVE, url, args.calls, args.concurrency, root)
         for _ in range(args.repeats):
             note("floor", "-", run_program(FLOOR, url, args.calls, args.concurrency, None))
             for label, root in codes:
@@ -202,12 +231,20 @@ def main() -> None:
     floor_cpu = med(("floor", "-"), 0)
     before = f" --before {args.before}" if args.before else ""
     print(f"#### CPU per LLM call — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
-    command = (f"--native-only --calls {args.calls} --concurrency {args.concurrency} --repeats {args.repeats}"
+    command = ("--instructions " if args.instructions else "") + (
+        f"--native-only --calls {args.calls} --concurrency {args.concurrency} --repeats {args.repeats}"
                if args.native_only else f"--calls {args.calls} --concurrency {args.concurrency} --trials "
                f"{args.trials} --embedded-trials {args.embedded_trials} --repeats {args.repeats}")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"1-minute load average {os.getloadavg()[0]:.1f} at the end. Command: `python bench/cpu_per_call.py"
           f"{before} {command}`. Medians of {args.repeats} interleaved runs.\n")
+    if instructions:
+        print("| row | code | instructions per call | ÷ raw floor |\n|---|---|---:|---:|")
+        for label, count in instructions.items():
+            row = "raw aiohttp floor" if label == "-" else "LLMClient native"
+            print(f"| {row}, c={args.concurrency} | {label if label != '-' else '–'} | {count:,.0f} | "
+                  f"{count / instructions['-']:.2f}× |")
+        print()
     print("| row | code | runner CPU µs per call | ÷ raw floor | loop iterations per call | sim child CPU µs "
           "per call | LLM calls | wall s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
