@@ -81,6 +81,10 @@ class TransportSend(Layer):
         except asyncio.CancelledError:
             if not attempt.cut():
                 raise
+        except BaseException:
+            if attempt.fired:  # cut as it failed, the cancellation turned into its error on the way: the error stands
+                attempt.task.uncancel()
+            raise
         else:
             if attempt.fired:  # cut as it ended, the cancellation swallowed on the way: the reply stands
                 attempt.task.uncancel()

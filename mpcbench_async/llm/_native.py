@@ -66,8 +66,7 @@ class NativeTransport(Transport):
         started = time.perf_counter() if stream else 0.0
         assembler: StreamAssembler | None = None
         try:
-            async with session.post(url, data=request.payload, headers=headers,
-                                                timeout=timeout) as response:
+            async with session.post(url, data=request.payload, headers=headers, timeout=timeout) as response:
                 if stream and response.status == 200 and is_event_stream(response.headers.get("Content-Type")):
                     assembler = StreamAssembler(started, model=endpoint.model, endpoint=url)
                     completion = await assembler.read(response.content.iter_any(), _broke)

@@ -7,7 +7,8 @@ import asyncio
 import anyio
 import pytest
 
-from mpcbench_async import ModelConfig
+from mpcbench_async import LLMClient, LLMConnectionError, ModelConfig
+from mpcbench_async.llm import MockTransport
 from mpcbench_async.llm._deadlines import Deadlines
 
 from .test_timeouts import HUNG, user
@@ -75,3 +76,22 @@ class TestThroughTheClient:
             await client.chat(HUNG, user("x"), key="outer")
         assert scope.cancelled_caught
         assert 1 == sim.stats.received["outer"]
+
+    async def test_an_attempt_that_turns_its_cut_into_an_error_keeps_the_error_and_leaves_no_cancellation(self):
+        """A transport that catches the deadline's cancellation and raises its own error: that error stands, and the
+        task is left with no cancellation request of the deadline's (as a cancel scope leaves none)."""
+
+        async def swallowing(_endpoint, _request):
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                raise LLMConnectionError("connection closed", model="m", endpoint="e") from None
+
+        config = ModelConfig.from_dict({"defaults": {"timeouts": {"call_deadline_s": 0.05},
+                                                     "retry": {"max_attempts": 1}}})
+        async with LLMClient(config, transport=MockTransport(swallowing)) as client:
+            with pytest.raises(LLMConnectionError):
+                await client.chat("m", user("x"), key="swallowed")
+        task = asyncio.current_task()
+        assert task is not None
+        assert 0 == task.cancelling()
