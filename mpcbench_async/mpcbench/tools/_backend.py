@@ -27,7 +27,7 @@ from ...records import FunctionSchema, ToolSchema
 from .._availability import title_of
 from .._data import GMAIL_TIME_KEYS, SLACK_TIME_KEYS, ScenarioData, first_of, parse_timestamp
 from . import _params as p
-from ._calendar import Block, Interval, calendar_blocks, common_free_slots, intersect, merge
+from ._calendar import Block, Interval, common_free_slots, intersect, merge, scenario_blocks
 from ._dates import DateError, local_datetime, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
 
@@ -282,7 +282,7 @@ class ToolBackend:
                   if isinstance(c, dict)}
         emails = [e.strip().lower() for e in args.email_addresses]
         wanted = set(emails)
-        blocks = [b for b in calendar_blocks(calendar, self.tz) if b.people & wanted]
+        blocks = [b for b in scenario_blocks(self.data) if b.people & wanted]
         free = common_free_slots([b.interval for b in blocks if b.row.reading.kind != "available"], first, last,
                                  self.tz, start_clock, end_clock,
                                  min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
@@ -317,7 +317,7 @@ class ToolBackend:
         hi = local_datetime(last + timedelta(days=1), time(0), self.tz)
         wanted = args.attendee_email.lower() if args.attendee_email else None
         out = []
-        for block in calendar_blocks(self.data.source("calendar"), self.tz):
+        for block in scenario_blocks(self.data):
             checkpoint()
             row, (start, end) = block.row, block.interval
             if row.owner and row.reading.kind != "available":
