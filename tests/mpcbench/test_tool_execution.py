@@ -203,6 +203,19 @@ class TestOffTheEventLoop:
         assert [orjson.dumps(r).decode() for r in results] == tool_messages(spy_client.sent)
 
 
+    async def test_the_pools_threads_end_with_the_pool(self):
+        """A pool's threads start as calls need them and end once the pool is collected (tests make many pools)."""
+        pool = ToolPool(4)
+        share, backend = pool.share(), ToolBackend(DATA)
+        await run_tool(backend, "Slack_search_messages", '{"query": "launch"}', share=share)
+        threads = [t for t in threading.enumerate() if getattr(t, "_args", ())[:1] == (pool._threads,)]
+        assert 1 == pool._threads.started == len(threads)
+        del pool, share
+        gc.collect()
+        threads[0].join(timeout=10)
+        assert not threads[0].is_alive()
+
+
 class TestUnitShares:
     async def test_a_unit_with_ten_stuck_calls_cannot_take_the_pool(self, make_client, make_pool, gate, monkeypatch):
         """One run's ten parallel calls, all stuck, hold only its share (2 of 3 workers): another run's call
