@@ -77,7 +77,11 @@ WINDOW_FIELDS = [(holder, name) for holder in ("time_window", "planning_window",
 
 def first_of(record: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` the record has a value for: exports name the same field differently."""
-    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+    for key in keys:  # a loop, not a generator: called a few times per record a tool reads
+        value = record.get(key)
+        if value is not None and value != "":
+            return value
+    return None
 
 
 def _obj(value: Any) -> dict[str, Any]:

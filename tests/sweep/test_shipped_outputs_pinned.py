@@ -30,7 +30,7 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "633a86a6f28f561110af9aae48acd5242ef82db0e8ab31a7fd1867651de70c21",
+    "runs.jsonl": "70bd7a197bca361b93ff9463f985f16ccd2001c5877e9c5de5043a16143ef166",
     "judgements.jsonl": "2da6b2808f314926911d36d3da243a9262f6d6c520e89a09152ca1e7f4451695",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",

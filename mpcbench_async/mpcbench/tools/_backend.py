@@ -56,12 +56,12 @@ def api_name(name: str) -> str:
     return name.replace(".", "_")
 
 
+_DOTTED = {form: known for known in TOOL_NAMES for form in (known, api_name(known))}
+
+
 def tool_name(name: str) -> str:
     """The dotted tool name for an API name (either form accepted)."""
-    for known in TOOL_NAMES:
-        if name in (known, api_name(known)):
-            return known
-    return name
+    return _DOTTED.get(name, name)
 
 
 def _schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
