@@ -100,6 +100,15 @@ def _matches_person(value: str, needle: str) -> bool:
     return bool(wanted) and set(wanted) <= set(words(value))
 
 
+def _slack_tables(data: ScenarioData) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Slack's users by id and channel names (without ``#``) by id: read once per data, not once per run."""
+    slack = data.source("slack")
+    users = {str(u.get("id")): u for u in slack.get("users") or () if isinstance(u, dict)}
+    channel_names = {str(c.get("id")): _bare(c["name"]) for c in slack.get("channels") or ()
+                     if isinstance(c, dict) and c.get("name")}
+    return users, channel_names
+
+
 class ToolBackend:
     """The nine tools over one ``ScenarioData``."""
 
@@ -107,10 +116,7 @@ class ToolBackend:
         self.data = data
         self.tz = data.tz
         self.now = data.reference_now
-        slack = data.source("slack")
-        self._users = {str(u.get("id")): u for u in slack.get("users") or () if isinstance(u, dict)}
-        self._channel_names = {str(c.get("id")): _bare(c["name"]) for c in slack.get("channels") or ()
-                               if isinstance(c, dict) and c.get("name")}
+        self._users, self._channel_names = data.derived("slack_tables", lambda: _slack_tables(data))
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = dict(zip(TOOL_NAMES, (
             self.search_messages, self.search_contacts, self.find_free_slots, self.list_events,
             self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search),
@@ -173,7 +179,9 @@ class ToolBackend:
         return label, {label.lower(), raw.lower(), _bare(raw).lower()}
 
     def _messages(self) -> list[dict[str, Any]]:
-        return [m for m in self.data.source("slack").get("messages") or () if isinstance(m, dict)]
+        """Slack's messages (the objects among them), listed once per data; callers filter into lists of their own."""
+        return self.data.derived("slack_messages", lambda: [m for m in self.data.source("slack").get("messages") or ()
+                                                             if isinstance(m, dict)])
 
     def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str | None]:
         """Printed stamps of messages by (channel, whole second): replies find their root in whatever form
@@ -213,7 +221,7 @@ class ToolBackend:
 
         ranked = rank(messages, args.query, fields,
                       recency=lambda m: self._instant(first_of(m, SLACK_TIME_KEYS)))
-        roots = self._thread_roots(all_messages)
+        roots = self.data.derived("slack_thread_roots", lambda: self._thread_roots(all_messages))
         out = []
         for _, m in ranked[:args.limit]:
             user = self._author(m)
