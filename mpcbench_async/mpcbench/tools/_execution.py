@@ -193,11 +193,16 @@ class ToolPool:
             self._limiters.set(workers)
             return workers
 
-    async def _in_thread(self, fn: Callable[[], T], timeout_s: float) -> T:
-        """``_limited(fn)`` in one of the pool's threads; a cancelled caller stops it and waits for it to end."""
+    async def _in_thread(self, fn: Callable[[], T], timeout_s: float, done: Callable[[], None]) -> T:
+        """``_limited(fn)`` in one of the pool's threads, ``done()`` called on this loop as it ends (or fails to
+        start); a cancelled caller stops it and waits for it to end."""
         clock = self.clock
-        job = Job(lambda job: _limited(fn, timeout_s, clock, job), asyncio.get_running_loop())
-        self._threads.submit(job)
+        job = Job(lambda job: _limited(fn, timeout_s, clock, job), asyncio.get_running_loop(), done)
+        try:
+            self._threads.submit(job)
+        except BaseException:
+            done()
+            raise
         try:
             return await job.future
         except BaseException:
@@ -233,10 +238,7 @@ class ToolShare:
         try:
             if not workers.try_acquire():
                 await self._wait_for_worker(workers, tool)
-            try:
-                return await pool._in_thread(fn, limit)
-            finally:
-                workers.release_nowait()
+            return await pool._in_thread(fn, limit, workers.release_nowait)  # the worker is freed as the call ends
         finally:
             own.release_nowait()
 

@@ -27,13 +27,16 @@ class Job:
     """One call for a worker thread: ``run(job)`` in ``context``, its outcome to ``future`` on ``loop``.
 
     ``stopped`` is set (on the loop's thread) when the caller was cancelled: the running call looks at it at
-    its checkpoints. ``finished`` is set on the loop's thread when the outcome has been handed back.
+    its checkpoints. ``finished`` is set on the loop's thread when the outcome has been handed back, and
+    ``on_done()`` called there at that moment (the pool frees the call's worker slot then, not when the caller
+    next runs: a call that has ended no longer holds a worker while the loop is busy elsewhere).
     """
 
-    __slots__ = ("context", "finished", "future", "loop", "run", "stopped")
+    __slots__ = ("context", "finished", "future", "loop", "on_done", "run", "stopped")
 
-    def __init__(self, run: Callable[[Job], Any], loop: asyncio.AbstractEventLoop) -> None:
-        self.run, self.loop = run, loop
+    def __init__(self, run: Callable[[Job], Any], loop: asyncio.AbstractEventLoop,
+                 on_done: Callable[[], None]) -> None:
+        self.run, self.loop, self.on_done = run, loop, on_done
         self.context = contextvars.copy_context()
         self.future: asyncio.Future[Any] = loop.create_future()
         self.stopped = self.finished = False
@@ -42,6 +45,7 @@ class Job:
 def _settle(job: Job, result: Any, error: BaseException | None) -> None:
     """On the loop's thread: the call's outcome into its future (unless the caller stopped waiting on it)."""
     job.finished = True
+    job.on_done()
     future = job.future
     if future.done():
         return
