@@ -28,9 +28,9 @@ from ..runner import Outcome, SuiteRequest, keys_on_disk, register_suite
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._agent import run_agent
 from ._checks import run_checks
-from ._judge import build_judge_input, run_judge
+from ._judge import build_judge_input, judge_messages, run_judge
 from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
-from ._provenance import SIM_JUDGE, checks_version, judge_input_digest, sim_judge_version
+from ._provenance import SIM_JUDGE, checks_version, messages_digest, sim_judge_version
 from ._records import AgentRunRecord, JudgeRecord
 
 __all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchInputs", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
@@ -122,13 +122,15 @@ class JudgeStage:
             task = self.plan.tasks[run_record.task_id]
             assert run_record.run is not None, "an ok run record without its run log"
             judge_input = build_judge_input(run_record.run, task)
-            record.input_digest = judge_input_digest(judge_input, self.prompts)  # what verify --rejudge rebuilds
+            messages = judge_messages(judge_input, self.prompts)  # rendered once: the digest and the judge's
+            record.input_digest = messages_digest(messages)  # judge_input_digest: what verify --rejudge rebuilds
             if unit.judge_model == SIM_JUDGE:  # a pure rubric: verify --rejudge scores it again
                 record.rubric_version = sim_judge_version()
             with cache_scope(trial=run_record.trial):  # a response cache keeps each trial's replies apart
                 judgement = await run_judge(client, unit.judge_model, judge_input,
                                             self.prompts, agent_model=run_record.model,
-                                            scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key)
+                                            scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key,
+                                            messages=messages)
         except BudgetExceeded:
             raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
