@@ -216,6 +216,30 @@ class TestOffTheEventLoop:
         assert not threads[0].is_alive()
 
 
+    async def test_call_in_thread_waits_for_its_call_even_when_cancelled(self, gate):
+        """As ``anyio.to_thread.run_sync``: a cancelled caller leaves only once its call has ended in its thread."""
+        from mpcbench_async.mpcbench.tools._threads import ToolThreads, call_in_thread
+
+        threads, ended, entered = ToolThreads(1), [], threading.Event()
+
+        def read() -> str:
+            refuse_event_loop()
+            entered.set()
+            gate.wait()
+            ended.append("read")
+            return "answer"
+
+        assert "answer" == await call_in_thread(threads, lambda: "answer")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(call_in_thread, threads, read)
+                await anyio.to_thread.run_sync(entered.wait)
+                scope.cancel()
+                gate.set()
+        assert (True, ["read"]) == (scope.cancelled_caught, ended)
+        threads.close()
+
+
 class TestUnitShares:
     async def test_a_unit_with_ten_stuck_calls_cannot_take_the_pool(self, make_client, make_pool, gate, monkeypatch):
         """One run's ten parallel calls, all stuck, hold only its share (2 of 3 workers): another run's call

@@ -221,6 +221,15 @@ class ToolShare:
     def __init__(self, pool: ToolPool) -> None:
         self.pool = pool
         self._own = AdaptiveConcurrency(pool.per_unit, adaptive=False)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers: AdaptiveConcurrency | None = None  # the pool's bound on self._loop, looked up once
+
+    def _loop_workers(self) -> AdaptiveConcurrency:
+        """The pool's bound on running calls for the running loop (a ``RunVar`` look-up once per share and loop)."""
+        loop = asyncio.get_running_loop()
+        if self._workers is None or loop is not self._loop:
+            self._loop, self._workers = loop, self.pool._loop_workers()
+        return self._workers
 
     async def run(self, fn: Callable[[], T], *, timeout_s: float | None = None, tool: str = "") -> T:
         """``fn()`` in a worker thread, stopped at a checkpoint after ``timeout_s`` (the pool's by default).
@@ -231,7 +240,7 @@ class ToolShare:
         """
         pool = self.pool
         limit = pool.timeout_s if timeout_s is None else timeout_s
-        workers = pool._loop_workers()
+        workers = self._loop_workers()
         own = self._own
         if not own.try_acquire():  # a free share and a free worker are taken at once: no timer, no loop pass
             await own.acquire()
