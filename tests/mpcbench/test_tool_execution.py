@@ -336,6 +336,43 @@ class TestTimeLimit:
                 scope.cancel()
         assert (True, ["plan"], ["plan"]) == (scope.cancelled_caught, spinning.entered, spinning.exited)
 
+    async def test_a_cancelled_run_stops_every_parallel_call(self, make_client, monkeypatch):
+        """The calls of one reply run as tasks of the run: cancelling the run stops each of them, and the run
+        ends only once both threads have left the tool."""
+        entered = asyncio.Event()
+        signal = signal_from_thread(entered)
+        spinning = Spinning(monkeypatch, on_enter=lambda: len(spinning.entered) == 2 and signal())
+        client = make_client("native")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_agent, client, "sim/scripted",
+                                 task_with_script([calls(search("plan"), search("more")), FINAL]), DATA, PROMPTS)
+                await entered.wait()
+                scope.cancel()
+        assert (True, ["more", "plan"], ["more", "plan"]) == (
+            scope.cancelled_caught, sorted(spinning.entered), sorted(spinning.exited))
+
+    async def test_a_failing_parallel_call_stops_the_others(self, make_client, monkeypatch):
+        """A call that raises (a bug, not a tool's error, which the model receives) cancels the reply's other
+        calls and reaches the run's caller in an ExceptionGroup once they have ended, as from a task group."""
+        entered = asyncio.Event()
+        spinning = Spinning(monkeypatch, on_enter=signal_from_thread(entered))
+
+        async def broken(backend, name, arguments, **_):
+            if "read_file" not in name:
+                return await original(backend, name, arguments, **_)
+            await entered.wait()
+            raise RuntimeError("a bug")
+
+        from mpcbench_async.mpcbench import _agent
+        original = _agent.run_tool
+        monkeypatch.setattr(_agent, "run_tool", broken)
+        with pytest.raises(ExceptionGroup) as caught:
+            await run_agent(make_client("native"), "sim/scripted", task_with_script(
+                [calls(search("plan"), ("GoogleDrive_gdrive_read_file", {"file_id": "f1"})), FINAL]), DATA, PROMPTS)
+        assert (["a bug"], ["plan"], ["plan"]) == ([str(e) for e in caught.value.exceptions], spinning.entered,
+                                                   spinning.exited)
+
     @pytest.mark.parametrize(("time_limit", "max_bytes", "message"), [
         (0, 65536, "tool_timeout_s must be a positive number of seconds, got 0"),
         (1.0, 100, "tool_result_max_bytes must be at least 1024 (room for the truncation marker), got 100"),
