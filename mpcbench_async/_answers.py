@@ -1074,6 +1074,8 @@ _LABEL_STOP = frozenset("a an and are as at be by for from has have in is it its
 _GENERIC = frozenset("change changes percent percentage pct week weekly wow total overall last this since avg "
                      "average mean median p50 p90 p95 p99 seconds second secs minutes minute mins hours hour ms "
                      "count number value metric metrics rate delta vs".split())
+LABELS_CACHED = 8192
+"""Texts whose folding and label readings are kept (a few hundred distinct labels per scenario)."""
 _SYNONYMS = ({"bug", "bugs", "issue", "issues", "ticket", "tickets", "defect", "defects"},
              {"closed", "resolved", "fixed", "completed"})
 
@@ -1211,8 +1213,12 @@ def _direction(sign: str | None, before: str, after: str) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=LABELS_CACHED)
 def fold(text: str) -> str:
-    """Lower case without accents (``Siobhán`` → ``siobhan``): names and labels compare as a reader compares them."""
+    """Lower case without accents (``Siobhán`` → ``siobhan``): names and labels compare as a reader compares them.
+
+    Kept per text (as are the label readings below): a check compares every quoted quantity with every one the
+    sources state, and the same few hundred labels and names come back in every run of a scenario."""
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
 
 
@@ -1226,20 +1232,23 @@ def _stem(word: str) -> str:
     return (word[:-1] if len(word) > 3 and word.endswith("e") else word)[:6]  # active/actives, close/closed
 
 
-def label_words(label: str) -> set[str]:
+@functools.lru_cache(maxsize=LABELS_CACHED)
+def label_words(label: str) -> frozenset[str]:
     """The significant words of a label (metric key or text), stemmed; generic words (change, percent, avg) dropped."""
     words = re.findall(r"[a-z][a-z0-9]*", fold(label).replace("_", " "))
     out = {_stem(w) for w in words if len(w) >= 3 and w not in _LABEL_STOP and w not in _GENERIC}
     for group in _SYNONYMS:
         if out & {_stem(w) for w in group}:
             out |= {_stem(w) for w in group}
-    return out
+    return frozenset(out)
 
 
-def _acronyms(label: str, shortest: int = 2) -> set[str]:
+@functools.lru_cache(maxsize=LABELS_CACHED)
+def _acronyms(label: str, shortest: int = 2) -> frozenset[str]:
     """Initials of runs of ``shortest`` or more words (``daily active users`` → ``dau``, ``au``…)."""
     words = [w for w in re.findall(r"[a-z]+", fold(label).replace("_", " ")) if w not in _LABEL_STOP]
-    return {"".join(w[0] for w in words[i:j]) for i in range(len(words)) for j in range(i + shortest, len(words) + 1)}
+    return frozenset("".join(w[0] for w in words[i:j])
+                     for i in range(len(words)) for j in range(i + shortest, len(words) + 1))
 
 
 def labels_match(a: str, b: str) -> bool:
@@ -1251,15 +1260,17 @@ def labels_match(a: str, b: str) -> bool:
                 or _short_words(a) & _acronyms(b, 3) or _short_words(b) & _acronyms(a, 3))
 
 
-def _capitals(label: str) -> set[str]:
+@functools.lru_cache(maxsize=LABELS_CACHED)
+def _capitals(label: str) -> frozenset[str]:
     """Words written in capitals (``DAU``, ``DAUs``), lower-cased: candidate acronyms."""
-    return {w.lower() for w in re.findall(r"\b([A-Z]{2,6})s?\b", label)}
+    return frozenset(w.lower() for w in re.findall(r"\b([A-Z]{2,6})s?\b", label))
 
 
-def _short_words(label: str) -> set[str]:
+@functools.lru_cache(maxsize=LABELS_CACHED)
+def _short_words(label: str) -> frozenset[str]:
     """Words of three to five letters in any case (``wau``, ``mau``): candidate acronyms of longer names."""
-    return {w for w in re.findall(r"(?<![a-z])[a-z]{3,5}(?![a-z])", fold(label).replace("_", " "))
-            if w not in _LABEL_STOP}
+    return frozenset(w for w in re.findall(r"(?<![a-z])[a-z]{3,5}(?![a-z])", fold(label).replace("_", " "))
+                     if w not in _LABEL_STOP)
 
 
 def same_quantity(a: Quantity, b: Quantity) -> bool:

@@ -5,7 +5,7 @@ Replaces the original's substring matching: the query is split into words
 (whole words, or prefixes for words of four letters or more), weighted by
 field, with a bonus when the whole query appears as a phrase. Records with no
 matching word are not returned; ties go to the newest record. Ranking stops at a
-``checkpoint()`` per record and per query word (a tool's time limit, ``_checkpoint``):
+``checkpoint()`` per record and per 32 query words (a tool's time limit, ``_checkpoint``):
 its cost grows with records × query words, both of which a caller may make large.
 """
 
@@ -14,16 +14,19 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from ._checkpoint import checkpoint
 
-__all__ = ["rank", "words"]
+__all__ = ["has_word_starting", "rank", "words"]
 
 TOKENS_CACHED = 16384
 """Record texts whose words ``rank`` keeps (the shipped scenarios hold a few thousand; each is its text's size)."""
+
+TERMS_PER_CHECKPOINT = 32
+"""Query words ``rank`` matches against one text between two checkpoints."""
 
 T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -50,23 +53,16 @@ def _tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
     return vocabulary, tuple(sorted(vocabulary)), " ".join(found)
 
 
+def has_word_starting(text: str, term: str) -> bool:
+    """Whether a word of ``text`` starts with ``term`` (or is it): a bisection in the text's cached vocabulary."""
+    ordered = _tokens(text)[1]
+    at = bisect.bisect_left(ordered, term)
+    return at < len(ordered) and ordered[at].startswith(term)
+
+
 def _query_terms(query: str) -> list[str]:
     terms = [w for w in words(query) if w not in STOP_WORDS]
     return terms or words(query)
-
-
-def _matches(term: str, vocabulary: AbstractSet[str], ordered: Sequence[str]) -> bool:
-    """Whether ``term`` is a word of the text, or (four letters or more) the prefix of one.
-
-    ``ordered`` is the vocabulary sorted: the words starting with ``term`` sort together from where ``term``
-    would go, so the first word at or after it answers (a bisection, not a scan of the vocabulary).
-    """
-    if term in vocabulary:
-        return True
-    if len(term) < 4:
-        return False
-    at = bisect.bisect_left(ordered, term)
-    return at < len(ordered) and ordered[at].startswith(term)
 
 
 def rank(
@@ -84,6 +80,12 @@ def rank(
     matches everything with score 0, newest first.
     """
     terms = _query_terms(query)
+    # A word of the text matches a query word it equals or, for query words of four letters or more, starts
+    # with. The vocabulary sorted (``ordered``) puts the words starting with a term together from where the
+    # term would go, so the first word at or after it answers: a bisection, not a scan of the vocabulary.
+    # Query words in runs of TERMS_PER_CHECKPOINT, each run one checkpoint: a run's work is bounded (a set
+    # lookup or a bisection per word), and a checkpoint per word was a fifth of a search's calls (issue 31).
+    runs = [terms[at:at + TERMS_PER_CHECKPOINT] for at in range(0, len(terms), TERMS_PER_CHECKPOINT)]
     phrase = " ".join(words(query))
     scored: list[tuple[float, str | float, int, T]] = []
     for index, record in enumerate(records):
@@ -94,11 +96,14 @@ def rank(
             if not text:
                 continue
             vocabulary, ordered, joined = _tokens(text)
-            for term in terms:
-                checkpoint()
-                if _matches(term, vocabulary, ordered):
-                    score += weight
-                    matched.add(term)
+            for at, run in enumerate(runs):
+                if at:  # the record's own checkpoint covers each text's first run
+                    checkpoint()
+                for term in run:
+                    if term in vocabulary or (len(term) >= 4 and (at := bisect_left(ordered, term)) < len(ordered)
+                                              and ordered[at].startswith(term)):
+                        score += weight
+                        matched.add(term)
             if phrase and len(terms) > 1 and phrase in joined:
                 score += weight
         if terms and not matched:

@@ -71,7 +71,7 @@ from .._answers import (
 )
 from ._data import ScenarioData
 from ._task import Task
-from .tools import busy_intervals
+from .tools._calendar import busy_in, scenario_blocks
 
 __all__ = ["CheckResult", "run_checks"]
 
@@ -108,8 +108,12 @@ def _status(ok: bool) -> Status:
 
 # -- planning ---------------------------------------------------------------------------------------------------
 
-def _contacts(data: ScenarioData) -> list[tuple[str, str]]:
-    """(name, email) of every contact, in the shapes LLM-written contact lists take."""
+def _contacts(data: ScenarioData) -> tuple[tuple[str, str], ...]:
+    """(name, email) of every contact, in the shapes LLM-written contact lists take (read once per data)."""
+    return data.derived("contact_pairs", lambda: tuple(_read_contacts(data)))
+
+
+def _read_contacts(data: ScenarioData) -> list[tuple[str, str]]:
     out = []
     for c in data.source("contacts").get("contacts") or ():
         if not isinstance(c, dict):
@@ -126,7 +130,11 @@ def _contacts(data: ScenarioData) -> list[tuple[str, str]]:
 
 
 def _attendee_names(data: ScenarioData) -> dict[str, str]:
-    """email → name from calendar attendee lists (for people missing from Contacts)."""
+    """email → name from calendar attendee lists (for people missing from Contacts; read once per data)."""
+    return data.derived("attendee_names", lambda: _read_attendee_names(data))
+
+
+def _read_attendee_names(data: ScenarioData) -> dict[str, str]:
     out: dict[str, str] = {}
     for event in data.source("calendar").get("events") or ():
         for person in (event.get("attendees") or ()) if isinstance(event, dict) else ():
@@ -200,8 +208,8 @@ def _slot_problem(slot: Slot, data: ScenarioData, window: tuple[date, date],
 
 def _free_check(slots: list[Slot], people: list[tuple[str, str]], data: ScenarioData,
                 window: tuple[date, date]) -> CheckResult:
-    calendar = data.source("calendar")
-    busy = [(name or email, busy_intervals(calendar, [email], data.tz)) for name, email in people if email]
+    blocks = scenario_blocks(data)
+    busy = [(name or email, busy_in(blocks, [email])) for name, email in people if email]
     problems = [(s, _slot_problem(s, data, window, busy)) for s in slots]
     return CheckResult(name="planning.slots_free", status=_status(not any(p for _, p in problems)),
                        detail="; ".join(f"{_label(s)}: {p or 'free'}" for s, p in problems))
@@ -217,7 +225,7 @@ def _duration_check(slots: list[Slot], minutes: int) -> CheckResult:
 
 
 def _participants_check(people: list[tuple[str, str]], answer: str, data: ScenarioData) -> CheckResult:
-    owners = _name_owners(_contacts(data) + people)
+    owners = _name_owners([*_contacts(data), *people])
     missing = [name or email for name, email in people if not _named(name, email, answer, owners)]
     return CheckResult(name="planning.participants", status=_status(not missing),
                        detail=(f"missing: {', '.join(missing)}" if missing else "named")
@@ -384,7 +392,7 @@ def _document(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
         results.append(CheckResult(name="report.metrics_in_sources", status="n/a",
                                    detail="n/a: the answer quotes no percentage"))
         return results
-    sources = [stated.quantity for stated in json_quantities(data.sources)]
+    sources = data.derived("percentages", lambda: tuple(stated.quantity for stated in json_quantities(data.sources)))
     invented = [q for q in percents if not any(same_quantity(q, s) for s in sources)]
     results.append(CheckResult(
         name="report.metrics_in_sources", status=_status(not invented),

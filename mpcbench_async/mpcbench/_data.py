@@ -40,13 +40,13 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
@@ -61,6 +61,7 @@ from ._timestamps import Stamp, centre, data_stamps, disagrees
 __all__ = ["GMAIL_TIME_KEYS", "SLACK_TIME_KEYS", "ScenarioData", "first_of", "load_scenario_data", "parse_timestamp"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _HHMM = re.compile(r"^(\d{1,2}):(\d{2})$")
 _EPOCH = re.compile(r"^(?:\d{9,10}|\d{12,13})(?:\.\d+)?$")  # seconds (Slack's "1732366021.003000") or milliseconds
 SLACK_TIME_KEYS = ("timestamp", "ts")
@@ -76,7 +77,11 @@ WINDOW_FIELDS = [(holder, name) for holder in ("time_window", "planning_window",
 
 def first_of(record: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` the record has a value for: exports name the same field differently."""
-    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+    for key in keys:  # a loop, not a generator: called a few times per record a tool reads
+        value = record.get(key)
+        if value is not None and value != "":
+            return value
+    return None
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -153,6 +158,24 @@ class ScenarioData:
     workday_start: time
     workday_end: time
     warnings: list[str] = field(default_factory=list)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, name: str, build: Callable[[], T]) -> T:
+        """``build()``, computed once per data and kept: what every run's tools and checks would otherwise
+        recompute from the same records (the calendar's blocks, the sources' percentages, the user table).
+
+        The data is read-only once loaded (``dataclasses.replace`` makes a new one, with nothing derived).
+        Two threads may both build a value the first time; they build equal ones and either is kept.
+        """
+        try:
+            return self._derived[name]
+        except KeyError:
+            value = self._derived.setdefault(name, build())
+            return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a remote worker) without what was derived: the receiver derives its own."""
+        return {**self.__dict__, "_derived": {}}
 
     @property
     def timezone_name(self) -> str:

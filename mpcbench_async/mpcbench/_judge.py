@@ -106,10 +106,13 @@ async def run_judge(
     scenario_id: str,
     max_attempts: int = 3,
     key: str = "",
+    messages: list[Message] | None = None,
 ) -> Judgement:
     """Ask ``judge_model`` to score ``judge_input``; validated, retried; when it never complies, ``unscored`` with
-    the error class ``UNPARSABLE_JUDGEMENT`` and a message quoting the last problem."""
-    messages = judge_messages(judge_input, prompts)
+    the error class ``UNPARSABLE_JUDGEMENT`` and a message quoting the last problem. ``messages``: the first
+    attempt's, when the caller rendered them already (``judge_messages(judge_input, prompts)``)."""
+    if messages is None:
+        messages = judge_messages(judge_input, prompts)
     judgement = Judgement(task_id=str(judge_input.get("task_id", "")), scenario_id=scenario_id,
                           agent_model=agent_model, judge_model=judge_model, verdict="unscored")
     for attempt in range(max_attempts):

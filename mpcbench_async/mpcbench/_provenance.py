@@ -29,6 +29,7 @@ import msgspec
 import orjson
 
 from .._prompts import PromptConfig
+from ..records import Message
 from ..runtime import atomic_write_bytes
 from ._judge import judge_messages
 
@@ -184,5 +185,10 @@ def sim_judge_scores(judge_input: dict[str, Any]) -> tuple[int, int]:
 
 def judge_input_digest(judge_input: dict[str, Any], prompts: PromptConfig) -> str:
     """A short hash of exactly what a judge's first attempt sends: its rendered system and user messages."""
-    messages = [(m.role, m.content) for m in judge_messages(judge_input, prompts)]
-    return hashlib.sha256(orjson.dumps(messages)).hexdigest()[:16]
+    return messages_digest(judge_messages(judge_input, prompts))
+
+
+def messages_digest(messages: list[Message]) -> str:
+    """``judge_input_digest`` of the messages ``judge_messages`` rendered (a judge stage renders them once, for
+    the digest and the judge both)."""
+    return hashlib.sha256(orjson.dumps([(m.role, m.content) for m in messages])).hexdigest()[:16]

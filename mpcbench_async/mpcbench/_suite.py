@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-import anyio
 import msgspec
 
 from .._prompts import PromptConfig
@@ -28,14 +28,17 @@ from ..runner import Outcome, SuiteRequest, keys_on_disk, register_suite
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._agent import run_agent
 from ._checks import run_checks
-from ._judge import build_judge_input, run_judge
+from ._judge import build_judge_input, judge_messages, run_judge
 from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
-from ._provenance import SIM_JUDGE, checks_version, judge_input_digest, sim_judge_version
+from ._provenance import SIM_JUDGE, checks_version, messages_digest, sim_judge_version
 from ._records import AgentRunRecord, JudgeRecord
+from .tools._threads import ToolThreads, call_in_thread
 
 __all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchInputs", "MPCBenchSuite", "mpcbench_suites", "plan_outcome"]
 
 log = logging.getLogger(__name__)
+CHECK_THREADS = 4
+"""Threads the agent stage reads finished runs' answers in (milliseconds of CPU each, off the event loop)."""
 
 
 class JudgeJob(NamedTuple):
@@ -65,6 +68,8 @@ class AgentStage:
 
     def __init__(self, plan: SweepPlan, prompts: PromptConfig) -> None:
         self.plan, self.prompts = plan, prompts
+        self._checks = ToolThreads(CHECK_THREADS, name="mpcbench-checks")
+        weakref.finalize(self, self._checks.close)  # the threads end with the stage
 
     async def run(self, unit: AgentUnit, client: LLMClient) -> AgentRunRecord:
         plan = self.plan
@@ -79,7 +84,7 @@ class AgentStage:
                 run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
                                                    max_turns=plan.max_turns, key=unit.key)
                 # Reading an answer against the data costs milliseconds of CPU: off the event loop (DESIGN.md §9).
-                checks = (await anyio.to_thread.run_sync(run_checks, task, run.final_answer, data)
+                checks = (await call_in_thread(self._checks, lambda: run_checks(task, run.final_answer, data))
                           if run.stop_reason != "error" else [])
         except BudgetExceeded:
             raise  # the unit did not run: the runner stops the sweep and writes no record for it
@@ -122,13 +127,15 @@ class JudgeStage:
             task = self.plan.tasks[run_record.task_id]
             assert run_record.run is not None, "an ok run record without its run log"
             judge_input = build_judge_input(run_record.run, task)
-            record.input_digest = judge_input_digest(judge_input, self.prompts)  # what verify --rejudge rebuilds
+            messages = judge_messages(judge_input, self.prompts)  # rendered once: the digest and the judge's
+            record.input_digest = messages_digest(messages)  # judge_input_digest: what verify --rejudge rebuilds
             if unit.judge_model == SIM_JUDGE:  # a pure rubric: verify --rejudge scores it again
                 record.rubric_version = sim_judge_version()
             with cache_scope(trial=run_record.trial):  # a response cache keeps each trial's replies apart
                 judgement = await run_judge(client, unit.judge_model, judge_input,
                                             self.prompts, agent_model=run_record.model,
-                                            scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key)
+                                            scenario_id=task.scenario_id, max_attempts=self.attempts, key=unit.key,
+                                            messages=messages)
         except BudgetExceeded:
             raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes

@@ -29,6 +29,7 @@ sizes and times); the first record appended to the file drops it.
 from __future__ import annotations
 
 import os
+import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -103,8 +104,11 @@ def code_of(status: str, retryable: bool) -> str:
     return OK if status == "ok" else RETRYABLE if retryable else ERROR
 
 
+_SPACE = re.compile(r"\s")  # str.isspace()'s characters (sre's \s is Py_UNICODE_ISSPACE)
+
+
 def _indexable(key: str) -> bool:
-    return bool(key) and not any(c.isspace() for c in key)
+    return bool(key) and _SPACE.search(key) is None
 
 
 Signature = tuple[int, int, int, int]  # the results file's size and time, then its index's

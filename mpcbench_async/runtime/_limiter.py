@@ -47,6 +47,7 @@ request passes the limiter in the same loop iteration (no lock convoy).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
@@ -146,7 +147,9 @@ class AdaptiveRate(AimdRate):
 class AdaptiveConcurrency(AimdCap):
     """``_pace.AimdCap`` in-process: a counter with a FIFO of waiters.
 
-    Taking a free slot and giving one back never yield to the event loop.
+    Taking a free slot and giving one back never yield to the event loop. A waiter is a bare asyncio future
+    (``True`` when granted a slot, ``False`` when its wait ran out), not an ``anyio.Event``: its backend look-up
+    and event were most of a wait's cost, and the tool pool waits for a worker on most calls (issue 31).
     """
 
     def __init__(
@@ -161,7 +164,7 @@ class AdaptiveConcurrency(AimdCap):
         super().__init__(maximum, minimum=minimum, decrease_factor=decrease_factor, adaptive=adaptive)
         self.in_flight = 0
         self._clock = clock or MonotonicClock()
-        self._waiters: deque[anyio.Event] = deque()
+        self._waiters: deque[asyncio.Future[bool]] = deque()
 
     def try_acquire(self) -> bool:
         """Take a free slot if there is one and nobody waits for it (never yields); ``False`` otherwise."""
@@ -171,18 +174,36 @@ class AdaptiveConcurrency(AimdCap):
         return False
 
     async def acquire(self) -> None:
-        if self.try_acquire():
-            return
-        granted = anyio.Event()
+        if not self.try_acquire():
+            await self._wait(None)
+
+    async def acquire_within(self, timeout_s: float) -> bool:
+        """Take a slot, waiting at most ``timeout_s`` seconds (of the event loop's clock); ``False`` when none
+        came free in time (then no slot is held). One timer, no cancel scope."""
+        return self.try_acquire() or await self._wait(timeout_s)
+
+    async def _wait(self, timeout_s: float | None) -> bool:
+        loop = asyncio.get_running_loop()
+        granted: asyncio.Future[bool] = loop.create_future()
         self._waiters.append(granted)
+        timer = loop.call_later(timeout_s, self._expire, granted) if timeout_s is not None else None
         try:
-            await granted.wait()
+            return await granted
         except BaseException:
-            if granted.is_set():  # granted as it was cancelled: pass the slot on
-                self.release_nowait()
-            else:
+            if granted.done() and not granted.cancelled() and granted.result():  # granted as it was cancelled
+                self.release_nowait()  # pass the slot on
+            elif granted in self._waiters:
                 self._waiters.remove(granted)
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, granted: asyncio.Future[bool]) -> None:
+        """A waiter's time is up: it leaves the queue empty-handed (unless a slot reached it first)."""
+        if not granted.done():
+            self._waiters.remove(granted)
+            granted.set_result(False)
 
     def release_nowait(self) -> None:
         self.in_flight -= 1
@@ -194,8 +215,10 @@ class AdaptiveConcurrency(AimdCap):
     def _admit(self) -> None:
         """Hand free slots to the waiters, oldest first (the slot is counted for them before they wake)."""
         while self._waiters and self.in_flight < self.cap:
-            self.in_flight += 1
-            self._waiters.popleft().set()
+            granted = self._waiters.popleft()
+            if not granted.done():  # a cancelled waiter's future is done until its task has left the queue
+                self.in_flight += 1
+                granted.set_result(True)
 
     def on_rate_limited(self, started_at: float, *, busy: int | None = None) -> None:
         """Record a 429 for a request started at ``started_at``; shrink once per episode (``AimdCap.limited``)."""

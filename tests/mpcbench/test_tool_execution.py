@@ -203,6 +203,43 @@ class TestOffTheEventLoop:
         assert [orjson.dumps(r).decode() for r in results] == tool_messages(spy_client.sent)
 
 
+    async def test_the_pools_threads_end_with_the_pool(self):
+        """A pool's threads start as calls need them and end once the pool is collected (tests make many pools)."""
+        pool = ToolPool(4)
+        share, backend = pool.share(), ToolBackend(DATA)
+        await run_tool(backend, "Slack_search_messages", '{"query": "launch"}', share=share)
+        threads = [t for t in threading.enumerate() if getattr(t, "_args", ())[:1] == (pool._threads,)]
+        assert 1 == pool._threads.started == len(threads)
+        del pool, share
+        gc.collect()
+        threads[0].join(timeout=10)
+        assert not threads[0].is_alive()
+
+
+    async def test_call_in_thread_waits_for_its_call_even_when_cancelled(self, gate):
+        """As ``anyio.to_thread.run_sync``: a cancelled caller leaves only once its call has ended in its thread."""
+        from mpcbench_async.mpcbench.tools._threads import ToolThreads, call_in_thread
+
+        threads, ended, entered = ToolThreads(1), [], threading.Event()
+
+        def read() -> str:
+            refuse_event_loop()
+            entered.set()
+            gate.wait()
+            ended.append("read")
+            return "answer"
+
+        assert "answer" == await call_in_thread(threads, lambda: "answer")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(call_in_thread, threads, read)
+                await anyio.to_thread.run_sync(entered.wait)
+                scope.cancel()
+                gate.set()
+        assert (True, ["read"]) == (scope.cancelled_caught, ended)
+        threads.close()
+
+
 class TestUnitShares:
     async def test_a_unit_with_ten_stuck_calls_cannot_take_the_pool(self, make_client, make_pool, gate, monkeypatch):
         """One run's ten parallel calls, all stuck, hold only its share (2 of 3 workers): another run's call
@@ -298,6 +335,43 @@ class TestTimeLimit:
                 await entered.wait()
                 scope.cancel()
         assert (True, ["plan"], ["plan"]) == (scope.cancelled_caught, spinning.entered, spinning.exited)
+
+    async def test_a_cancelled_run_stops_every_parallel_call(self, make_client, monkeypatch):
+        """The calls of one reply run as tasks of the run: cancelling the run stops each of them, and the run
+        ends only once both threads have left the tool."""
+        entered = asyncio.Event()
+        signal = signal_from_thread(entered)
+        spinning = Spinning(monkeypatch, on_enter=lambda: len(spinning.entered) == 2 and signal())
+        client = make_client("native")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_agent, client, "sim/scripted",
+                                 task_with_script([calls(search("plan"), search("more")), FINAL]), DATA, PROMPTS)
+                await entered.wait()
+                scope.cancel()
+        assert (True, ["more", "plan"], ["more", "plan"]) == (
+            scope.cancelled_caught, sorted(spinning.entered), sorted(spinning.exited))
+
+    async def test_a_failing_parallel_call_stops_the_others(self, make_client, monkeypatch):
+        """A call that raises (a bug, not a tool's error, which the model receives) cancels the reply's other
+        calls and reaches the run's caller in an ExceptionGroup once they have ended, as from a task group."""
+        entered = asyncio.Event()
+        spinning = Spinning(monkeypatch, on_enter=signal_from_thread(entered))
+
+        async def broken(backend, name, arguments, **_):
+            if "read_file" not in name:
+                return await original(backend, name, arguments, **_)
+            await entered.wait()
+            raise RuntimeError("a bug")
+
+        from mpcbench_async.mpcbench import _agent
+        original = _agent.run_tool
+        monkeypatch.setattr(_agent, "run_tool", broken)
+        with pytest.raises(ExceptionGroup) as caught:
+            await run_agent(make_client("native"), "sim/scripted", task_with_script(
+                [calls(search("plan"), ("GoogleDrive_gdrive_read_file", {"file_id": "f1"})), FINAL]), DATA, PROMPTS)
+        assert (["a bug"], ["plan"], ["plan"]) == ([str(e) for e in caught.value.exceptions], spinning.entered,
+                                                   spinning.exited)
 
     @pytest.mark.parametrize(("time_limit", "max_bytes", "message"), [
         (0, 65536, "tool_timeout_s must be a positive number of seconds, got 0"),

@@ -8,7 +8,9 @@ transcript, checks and scores, each judgement, each call's model, key, usage, co
 figure — is canonical JSON whose SHA-256 is pinned here (measured on commit 1d7ffc4, before the layered
 client of issue 27, and after it; the judgements' since the sim judge's reply cache, whose code is in
 ``rubric_version``, changed that field alone; the runs' since ``checks_version`` stopped digesting the error tree
-and the secret masking, which changed that field alone). A change that moves any of it (a refactor of the
+and the secret masking, which changed that field alone; both since the per-data caches of the checks' and tools'
+readings, issue 31, whose code is in ``checks_version`` and ``rubric_version``: those two fields alone, checked with
+them left out). A change that moves any of it (a refactor of the
 client, the runner or the summary that should change nothing) fails here, naming the file.
 """
 
@@ -28,8 +30,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "8342a07942f9a67500513ae9540ba201f77376422945b7c1f4433a319f7e967f",
-    "judgements.jsonl": "7f34d372de6f6ed299e73d9d7b42027e544239f14d8e63314ec18125ce25efb7",
+    "runs.jsonl": "70bd7a197bca361b93ff9463f985f16ccd2001c5877e9c5de5043a16143ef166",
+    "judgements.jsonl": "2da6b2808f314926911d36d3da243a9262f6d6c520e89a09152ca1e7f4451695",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }

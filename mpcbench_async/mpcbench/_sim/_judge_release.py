@@ -59,7 +59,7 @@ class Issue:
     targets: tuple[date, ...]
 
     @property
-    def words(self) -> set[str]:
+    def words(self) -> frozenset[str]:
         return label_words(self.summary)
 
 

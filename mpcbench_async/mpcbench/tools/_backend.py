@@ -27,7 +27,7 @@ from ...records import FunctionSchema, ToolSchema
 from .._availability import title_of
 from .._data import GMAIL_TIME_KEYS, SLACK_TIME_KEYS, ScenarioData, first_of, parse_timestamp
 from . import _params as p
-from ._calendar import Block, Interval, calendar_blocks, common_free_slots, intersect, merge
+from ._calendar import Block, Interval, common_free_slots, intersect, merge, scenario_blocks
 from ._dates import DateError, local_datetime, resolve_date, resolve_range
 from ._jql import JqlError, parse_jql
 
@@ -56,12 +56,12 @@ def api_name(name: str) -> str:
     return name.replace(".", "_")
 
 
+_DOTTED = {form: known for known in TOOL_NAMES for form in (known, api_name(known))}
+
+
 def tool_name(name: str) -> str:
     """The dotted tool name for an API name (either form accepted)."""
-    for known in TOOL_NAMES:
-        if name in (known, api_name(known)):
-            return known
-    return name
+    return _DOTTED.get(name, name)
 
 
 def _schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
@@ -100,6 +100,15 @@ def _matches_person(value: str, needle: str) -> bool:
     return bool(wanted) and set(wanted) <= set(words(value))
 
 
+def _slack_tables(data: ScenarioData) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Slack's users by id and channel names (without ``#``) by id: read once per data, not once per run."""
+    slack = data.source("slack")
+    users = {str(u.get("id")): u for u in slack.get("users") or () if isinstance(u, dict)}
+    channel_names = {str(c.get("id")): _bare(c["name"]) for c in slack.get("channels") or ()
+                     if isinstance(c, dict) and c.get("name")}
+    return users, channel_names
+
+
 class ToolBackend:
     """The nine tools over one ``ScenarioData``."""
 
@@ -107,10 +116,7 @@ class ToolBackend:
         self.data = data
         self.tz = data.tz
         self.now = data.reference_now
-        slack = data.source("slack")
-        self._users = {str(u.get("id")): u for u in slack.get("users") or () if isinstance(u, dict)}
-        self._channel_names = {str(c.get("id")): _bare(c["name"]) for c in slack.get("channels") or ()
-                               if isinstance(c, dict) and c.get("name")}
+        self._users, self._channel_names = data.derived("slack_tables", lambda: _slack_tables(data))
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = dict(zip(TOOL_NAMES, (
             self.search_messages, self.search_contacts, self.find_free_slots, self.list_events,
             self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search),
@@ -173,7 +179,9 @@ class ToolBackend:
         return label, {label.lower(), raw.lower(), _bare(raw).lower()}
 
     def _messages(self) -> list[dict[str, Any]]:
-        return [m for m in self.data.source("slack").get("messages") or () if isinstance(m, dict)]
+        """Slack's messages (the objects among them), listed once per data; callers filter into lists of their own."""
+        return self.data.derived("slack_messages", lambda: [m for m in self.data.source("slack").get("messages") or ()
+                                                             if isinstance(m, dict)])
 
     def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str | None]:
         """Printed stamps of messages by (channel, whole second): replies find their root in whatever form
@@ -213,7 +221,7 @@ class ToolBackend:
 
         ranked = rank(messages, args.query, fields,
                       recency=lambda m: self._instant(first_of(m, SLACK_TIME_KEYS)))
-        roots = self._thread_roots(all_messages)
+        roots = self.data.derived("slack_thread_roots", lambda: self._thread_roots(all_messages))
         out = []
         for _, m in ranked[:args.limit]:
             user = self._author(m)
@@ -282,7 +290,7 @@ class ToolBackend:
                   if isinstance(c, dict)}
         emails = [e.strip().lower() for e in args.email_addresses]
         wanted = set(emails)
-        blocks = [b for b in calendar_blocks(calendar, self.tz) if b.people & wanted]
+        blocks = [b for b in scenario_blocks(self.data) if b.people & wanted]
         free = common_free_slots([b.interval for b in blocks if b.row.reading.kind != "available"], first, last,
                                  self.tz, start_clock, end_clock,
                                  min_minutes=max(args.min_duration_minutes, args.slot_minutes or 0),
@@ -317,7 +325,7 @@ class ToolBackend:
         hi = local_datetime(last + timedelta(days=1), time(0), self.tz)
         wanted = args.attendee_email.lower() if args.attendee_email else None
         out = []
-        for block in calendar_blocks(self.data.source("calendar"), self.tz):
+        for block in scenario_blocks(self.data):
             checkpoint()
             row, (start, end) = block.row, block.interval
             if row.owner and row.reading.kind != "available":

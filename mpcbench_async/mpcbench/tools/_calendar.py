@@ -20,11 +20,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..._checkpoint import checkpoint
 from .._availability import CalendarRow, calendar_rows
-from .._data import parse_timestamp
+from .._data import ScenarioData, parse_timestamp
 from ._dates import local_datetime
 
-__all__ = ["Block", "Interval", "attendee_emails", "busy_intervals", "calendar_blocks", "common_free_slots",
-           "event_interval", "intersect", "merge"]
+__all__ = ["Block", "Interval", "attendee_emails", "busy_in", "busy_intervals", "calendar_blocks", "common_free_slots",
+           "event_interval", "intersect", "merge", "scenario_blocks"]
 
 Interval = tuple[datetime, datetime]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -98,12 +98,22 @@ def calendar_blocks(calendar: dict[str, Any], tz: tzinfo) -> list[Block]:
     return blocks
 
 
-def busy_intervals(calendar: dict[str, Any], emails: Iterable[str], tz: tzinfo) -> list[Interval]:
-    """Every interval in which at least one of ``emails`` is busy (events + free_busy blocks; availability rows
-    never count, unclear ones do)."""
+def scenario_blocks(data: ScenarioData) -> tuple[Block, ...]:
+    """``calendar_blocks`` of the scenario's calendar in its zone, read once per data: every run's calendar
+    tools and planning checks read the same rows (issue 31: a third of a planning run's CPU was re-reading them)."""
+    return data.derived("calendar_blocks", lambda: tuple(calendar_blocks(data.source("calendar"), data.tz)))
+
+
+def busy_in(blocks: Iterable[Block], emails: Iterable[str]) -> list[Interval]:
+    """Every interval of ``blocks`` in which at least one of ``emails`` is busy (events + free_busy blocks;
+    availability rows never count, unclear ones do)."""
     wanted = {e.lower() for e in emails}
-    return [b.interval for b in calendar_blocks(calendar, tz)
-            if b.people & wanted and b.row.reading.kind != "available"]
+    return [b.interval for b in blocks if b.people & wanted and b.row.reading.kind != "available"]
+
+
+def busy_intervals(calendar: dict[str, Any], emails: Iterable[str], tz: tzinfo) -> list[Interval]:
+    """Every interval in which at least one of ``emails`` is busy (``busy_in`` over the calendar's blocks)."""
+    return busy_in(calendar_blocks(calendar, tz), emails)
 
 
 def merge(intervals: Iterable[Interval]) -> list[Interval]:

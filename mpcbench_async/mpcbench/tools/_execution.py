@@ -49,11 +49,9 @@ the model.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import threading
 import time
+import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
@@ -65,6 +63,7 @@ from ..._checkpoint import checked, checkpoint
 from ..._exceptions import ToolWorkerTimeout
 from ...runtime import AdaptiveConcurrency
 from ._backend import ToolBackend, tool_name
+from ._threads import Job, ToolThreads
 
 __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
            "ToolOutcome", "ToolPool", "ToolShare", "ToolTimeLimit", "cap_result", "default_tool_pool", "run_tool"]
@@ -121,9 +120,9 @@ class _Cancelled(BaseException):  # noqa: N818 — a stop signal, not an error
     """Raised at a checkpoint of a call whose unit was cancelled (its awaiting task set the call's ``stop``)."""
 
 
-def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float], stop: threading.Event) -> T:
+def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float], job: Job) -> T:
     """``fn()`` in this worker thread, stopped at its next checkpoint once ``timeout_s`` has passed on ``clock``
-    or its unit has been cancelled (``stop``, looked at every ``CANCEL_EVERY`` checkpoints)."""
+    or its unit has been cancelled (``job.stopped``, looked at every ``CANCEL_EVERY`` checkpoints)."""
     deadline = clock() + timeout_s
     countdown = CANCEL_EVERY
 
@@ -134,7 +133,7 @@ def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float], 
         countdown -= 1
         if not countdown:
             countdown = CANCEL_EVERY
-            if stop.is_set():
+            if job.stopped:
                 raise _Cancelled
 
     try:
@@ -156,11 +155,11 @@ class ToolPool:
     limit, and the pool's threads (``workers`` of them, started as calls need them) end with the pool or the
     interpreter.
 
-    The threads are a ``ThreadPoolExecutor`` of the pool's own, reached through ``loop.run_in_executor``, not
-    ``anyio.to_thread``: anyio's hand-off passes through the event loop twice more per call (a checkpoint and
-    its limiter's) and tracks the borrowing task, about a tenth of a sweep's CPU with a tool call or three per
-    LLM call (issue 31). Event loops that run at the same time in one process share the threads; each loop's
-    bound on running calls is its own.
+    The threads are the pool's own (``_threads.ToolThreads``: a queue of calls, each outcome handed back with
+    one ``call_soon_threadsafe``), not ``anyio.to_thread`` nor ``run_in_executor``: anyio's hand-off passes
+    through the event loop twice more per call and tracks the borrowing task, and an executor's builds two
+    futures, a shield and two ``threading.Condition``s per call (issue 31). Event loops that run at the same
+    time in one process share the threads; each loop's bound on running calls is its own.
     """
 
     def __init__(self, workers: int = TOOL_WORKERS, *, per_unit: int = TOOL_WORKERS_PER_UNIT,
@@ -174,7 +173,8 @@ class ToolPool:
         self.clock = clock
         self._limiters: anyio.lowlevel.RunVar[AdaptiveConcurrency] = anyio.lowlevel.RunVar(
             f"mpcbench_tool_workers_{id(self)}")
-        self._executor: ThreadPoolExecutor | None = None
+        self._threads = ToolThreads(self.workers)
+        weakref.finalize(self, self._threads.close)  # the threads end with the pool
 
     def share(self) -> ToolShare:
         """A new unit's share of this pool (one per agent run)."""
@@ -193,22 +193,25 @@ class ToolPool:
             self._limiters.set(workers)
             return workers
 
-    async def _in_thread(self, fn: Callable[[], T], timeout_s: float) -> T:
-        """``_limited(fn)`` in one of the pool's threads; a cancelled caller stops it and waits for it to end."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="mpcbench-tool")
-        stop = threading.Event()
-        future = asyncio.get_running_loop().run_in_executor(
-            self._executor, contextvars.copy_context().run, _limited, fn, timeout_s, self.clock, stop)
+    async def _in_thread(self, fn: Callable[[], T], timeout_s: float, done: Callable[[], None]) -> T:
+        """``_limited(fn)`` in one of the pool's threads, ``done()`` called on this loop as it ends (or fails to
+        start); a cancelled caller stops it and waits for it to end."""
+        clock = self.clock
+        job = Job(lambda job: _limited(fn, timeout_s, clock, job), asyncio.get_running_loop(), done)
         try:
-            return await asyncio.shield(future)
+            self._threads.submit(job)
         except BaseException:
-            if not future.done():  # cancelled while the call runs: it stops at its next checkpoint
-                stop.set()
+            done()
+            raise
+        try:
+            return await job.future
+        except BaseException:
+            if not job.finished:  # cancelled while the call runs: it stops at its next checkpoint
+                job.stopped = True
+                job.future = job.loop.create_future()  # its outcome, when it has unwound
                 with anyio.CancelScope(shield=True):
-                    await asyncio.wait([future])
-                if not future.cancelled():
-                    future.exception()  # retrieved: its _Cancelled is the expected end, not an error to log
+                    await asyncio.wait([job.future])
+                job.future.exception()  # retrieved: its _Cancelled is the expected end, not an error to log
             raise
 
 
@@ -218,6 +221,15 @@ class ToolShare:
     def __init__(self, pool: ToolPool) -> None:
         self.pool = pool
         self._own = AdaptiveConcurrency(pool.per_unit, adaptive=False)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers: AdaptiveConcurrency | None = None  # the pool's bound on self._loop, looked up once
+
+    def _loop_workers(self) -> AdaptiveConcurrency:
+        """The pool's bound on running calls for the running loop (a ``RunVar`` look-up once per share and loop)."""
+        loop = asyncio.get_running_loop()
+        if self._workers is None or loop is not self._loop:
+            self._loop, self._workers = loop, self.pool._loop_workers()
+        return self._workers
 
     async def run(self, fn: Callable[[], T], *, timeout_s: float | None = None, tool: str = "") -> T:
         """``fn()`` in a worker thread, stopped at a checkpoint after ``timeout_s`` (the pool's by default).
@@ -228,32 +240,26 @@ class ToolShare:
         """
         pool = self.pool
         limit = pool.timeout_s if timeout_s is None else timeout_s
-        workers = pool._loop_workers()
+        workers = self._loop_workers()
         own = self._own
         if not own.try_acquire():  # a free share and a free worker are taken at once: no timer, no loop pass
             await own.acquire()
         try:
             if not workers.try_acquire():
                 await self._wait_for_worker(workers, tool)
-            try:
-                return await pool._in_thread(fn, limit)
-            finally:
-                workers.release_nowait()
+            return await pool._in_thread(fn, limit, workers.release_nowait)  # the worker is freed as the call ends
         finally:
             own.release_nowait()
 
     async def _wait_for_worker(self, workers: AdaptiveConcurrency, tool: str) -> None:
         """Wait for one of the pool's workers; past the pool's ``wait_s``, raise ``ToolWorkerTimeout``."""
         pool = self.pool
-        try:
-            with anyio.fail_after(pool.wait_s):
-                await workers.acquire()
-        except TimeoutError:
+        if not await workers.acquire_within(pool.wait_s):
             what = tool or "a tool call"
             raise ToolWorkerTimeout(
                 f"{what} waited {pool.wait_s:g} s for a tool worker and never ran: all {pool.workers} were "
                 "running other units' calls (an infrastructure limit, not the model's doing; a resume runs "
-                "this unit again)", tool=tool, waited_s=pool.wait_s) from None
+                "this unit again)", tool=tool, waited_s=pool.wait_s)
 
 
 _default_pool: ToolPool | None = None

@@ -34,7 +34,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from ..._checkpoint import checkpoint
-from ..._text import words
+from ..._text import has_word_starting, words
 from ..._validate import timestamp_problem
 from .._data import parse_timestamp
 
@@ -271,10 +271,10 @@ class _Parser:
 
             def contains(issue: dict[str, Any]) -> bool:
                 checkpoint()
-                vocabulary = set(words(" ".join(_field_values(issue, name))))
+                text = " ".join(_field_values(issue, name))
                 for term in terms:
                     checkpoint()
-                    if term not in vocabulary and not any(w.startswith(term) for w in vocabulary):
+                    if not has_word_starting(text, term):
                         return False
                 return bool(terms)
 

@@ -377,3 +377,27 @@ class TestCommonFreeSlots:
         expected = [(_utc(2026, 4, 2, 22), _utc(2026, 4, 3, 6)), (_utc(2026, 4, 5, 22, 30), _utc(2026, 4, 6, 6, 30))]
         actual = common_free_slots([], date(2026, 4, 3), date(2026, 4, 6), LORD_HOWE, time(9), time(17))
         assert expected == _as_utc(actual)
+
+
+# ---------------------------------------------------------------------------
+# The scenario's blocks are read once per data: every run's tools and checks share them (issue 31).
+# ---------------------------------------------------------------------------
+
+def test_scenario_blocks_are_read_once_per_data_and_afresh_for_a_replaced_one():
+    import dataclasses
+    import pickle
+
+    from mpcbench_async.mpcbench.tools._calendar import busy_in, calendar_blocks, scenario_blocks
+    from tests.mpcbench.tools.conftest import make_data
+
+    event = {"title": "Sync", "start": "2025-11-20T10:00:00+00:00", "end": "2025-11-20T11:00:00+00:00",
+             "attendees": [{"email": "Ann@x.io"}]}
+    data = make_data(calendar={"events": [event]})
+    blocks = scenario_blocks(data)
+    assert blocks is scenario_blocks(data)
+    assert list(blocks) == calendar_blocks(data.source("calendar"), data.tz)
+    assert [(_utc(2025, 11, 20, 10), _utc(2025, 11, 20, 11))] == _as_utc(busy_in(blocks, ["ann@x.io"]))
+    assert busy_in(blocks, ["ann@x.io"]) == busy_intervals(data.source("calendar"), ["ANN@x.io"], data.tz)
+    moved = dataclasses.replace(data, sources={**data.sources, "calendar": {"events": []}})
+    assert () == scenario_blocks(moved)
+    assert {} == pickle.loads(pickle.dumps(data))._derived
