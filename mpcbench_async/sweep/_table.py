@@ -110,6 +110,11 @@ def _ordered(runs: Runs) -> Iterator[tuple[str, int]]:
                                                           names[int(distinct[g]) & 0xFFFFFFFF]))
     rank = np.empty(len(distinct), dtype=np.int64)
     rank[by_name] = np.arange(len(distinct))
-    trial = np.frombuffer(runs.trial, dtype=np.int64)
-    for slot in np.lexsort((runs.key_order(), trial, rank[group_of.reshape(-1)])).tolist():
-        yield runs.key(slot), slot
+    order = np.lexsort((runs.key_order(), np.frombuffer(runs.trial, dtype=np.int64), rank[group_of.reshape(-1)]))
+    del model, task, pairs, group_of
+    for start in range(0, len(order), _CHUNK):  # a list of Python ints for a chunk at a time, not for every run
+        for slot in order[start:start + _CHUNK].tolist():
+            yield runs.key(slot), slot
+
+
+_CHUNK = 4096
