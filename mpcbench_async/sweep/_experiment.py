@@ -313,12 +313,18 @@ class KeyIndex:
         found = _PackedKeys()
         for key in keys:
             found.add(key)
-        self.packed: dict[str, tuple[array[int], int]] = {}  # kind -> its sorted values, the number of the first
+        # kind -> its sorted values, the number of the first, the shift to a value's bucket, where each bucket starts
+        self.packed: dict[str, tuple[array[int], int, int, array[int]]] = {}
         self.size = 0
         for kind in _KINDS:
             if kind in found.packed:
-                values = array("Q", np.unique(np.frombuffer(found.packed[kind], dtype=np.uint64)).tobytes())
-                self.packed[kind] = values, self.size
+                values = np.unique(np.frombuffer(found.packed[kind], dtype=np.uint64))
+                # Our keys' digits are a hash's, spread evenly: with a bucket per key by the top bits, a key is found
+                # among one or two values, not by bisecting all (~0.7 µs a key, a third of a 100k summary's reading).
+                bits = max(1, len(values).bit_length())
+                starts = np.searchsorted(values, np.arange(2 ** bits, dtype=np.uint64) << np.uint64(64 - bits))
+                self.packed[kind] = (array("Q", values.tobytes()), self.size, 64 - bits,
+                                     array("q", np.append(starts, len(values)).astype(np.int64).tobytes()))
                 self.size += len(values)
         self.other_keys = sorted(found.others)
         self.others = {key: self.size + n for n, key in enumerate(self.other_keys)}
@@ -342,15 +348,16 @@ class KeyIndex:
             value = int(digits, 16)
         except ValueError:
             return self.others.get(key)
-        values, offset = found
-        position = bisect.bisect_left(values, value)
+        values, offset, shift, starts = found
+        bucket = value >> shift
+        position = bisect.bisect_left(values, value, starts[bucket], starts[bucket + 1])
         if position < len(values) and values[position] == value:
             return offset + position
         return None
 
     def key(self, number: int) -> str:
         """The key numbered ``number``."""
-        for kind, (values, offset) in self.packed.items():
+        for kind, (values, offset, _, _) in self.packed.items():
             position = number - offset
             if 0 <= position < len(values):
                 return f"{kind}-{values[position]:016x}"
