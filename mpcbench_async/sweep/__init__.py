@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._kept import KeptRun, kept_records
     from ._levels_records import kept_levels_records
     from ._names import CALLS, JUDGEMENTS, RUNS
-    from ._reading import JudgeEntry, JudgeLine, Reader, RunEntry, RunLine
+    from ._reading import JudgeLine, Judges, Reader, RunEntry, RunLine, Runs
     from ._records import Fingerprint, Manifest
     from ._summary import summarize, summary_of
     from ._summary_types import (
@@ -47,8 +47,8 @@ __all__ = ["Certificate", "DryRun", "Fingerprint", "Manifest", "Mismatch", "Mode
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
-_INTERNAL = ["CALLS", "JUDGEMENTS", "RUNS", "AxisStats", "ErrorClass", "Estimate", "FamilyCertificate", "JudgeEntry",
-             "JudgeLine", "JudgeView", "KeptRun", "Rate", "Reader", "RunEntry", "RunLine", "Spend",
+_INTERNAL = ["CALLS", "JUDGEMENTS", "RUNS", "AxisStats", "ErrorClass", "Estimate", "FamilyCertificate", "JudgeLine",
+             "JudgeView", "Judges", "KeptRun", "Rate", "Reader", "RunEntry", "RunLine", "Runs", "Spend",
              "fingerprint_changes", "hint_for", "iter_run_rows", "kept_levels_records", "kept_records", "summary_of"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -34,11 +34,11 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 
 from ..stats import weighted_kappa
 from ._baselines import BaselineFile
-from ._reading import JudgeEntry, RunEntry
+from ._reading import JudgeEntry, Judges, RunEntry, Runs
 from ._statistics import JudgePair
 from ._summary_types import Certificate, FamilyCertificate, JudgeKappa, Rate, SuiteNote, Thresholds
 
@@ -48,8 +48,8 @@ __all__ = ["Certificate", "FamilyCertificate", "JudgeKappa", "Rate", "SuiteNote"
 # -- the certificate ------------------------------------------------------------------------------------------
 
 
-def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, judges: list[JudgePair], *,
-                   tariff: bool, levels: bool, judgements: Iterable[JudgeEntry] = ()) -> Certificate:
+def certificate_of(runs: Runs | Sequence[RunEntry], baselines: BaselineFile | None, judges: list[JudgePair], *,
+                   tariff: bool, levels: bool, judgements: Judges | Sequence[JudgeEntry] = ()) -> Certificate:
     """The certificate of a sweep from its kept runs, its baselines file, the summary's judge pairs (for all) and
     the kept judgements (for each family's judge pairs)."""
     cert = Certificate(thresholds=baselines.thresholds if baselines else Thresholds(),
@@ -57,17 +57,14 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
     rows: dict[str, FamilyCertificate] = {}
     checked: dict[str, set[str]] = defaultdict(set)  # family -> tasks some run had a check apply to
     seen: dict[str, set[str]] = defaultdict(set)  # family -> tasks
-    for run in runs:
-        if not run.ok:
+    for family, task, applied, checks_passed, ars_total, ars_n in _ok_runs(runs):
+        row = rows.get(family) or rows.setdefault(family, FamilyCertificate(family=family))
+        seen[family].add(task)
+        if not applied:
             continue
-        family = run.task_type
-        row = rows.setdefault(family, FamilyCertificate(family=family))
-        seen[family].add(run.task_id)
-        if not run.checks_applied:
-            continue
-        checked[family].add(run.task_id)
-        if run.ars_n:
-            high, passed = run.ars_total / run.ars_n >= 4, run.checks_passed == run.checks_applied
+        checked[family].add(task)
+        if ars_n:
+            high, passed = ars_total / ars_n >= 4, checks_passed == applied
             row.compared_runs += 1
             row.check_fail_judge_high += high and not passed
             row.check_pass_judge_low += passed and not high
@@ -117,14 +114,30 @@ def certificate_of(runs: Iterable[RunEntry], baselines: BaselineFile | None, jud
     return cert
 
 
-def _family_kappas(judgements: Iterable[JudgeEntry]) -> dict[str, list[JudgeKappa]]:
+def _ok_runs(runs: Runs | Sequence[RunEntry]) -> Iterator[tuple[str, str, int, int, int, int]]:
+    """Per kept ok run: its family, task, checks applied and passed, ARS total and count (from the columns)."""
+    if not isinstance(runs, Runs):
+        yield from ((r.task_type, r.task_id, r.checks_applied, r.checks_passed, r.ars_total, r.ars_n)
+                    for r in runs if r.ok)
+        return
+    names = runs.names.names
+    for ok, type_n, task_n, *counts in zip(runs.ok, runs.type_n, runs.task_n, runs.checks_applied,
+                                           runs.checks_passed, runs.ars_total, runs.ars_n, strict=True):
+        if ok:
+            yield names[type_n], names[task_n], *counts
+
+
+def _family_kappas(judgements: Judges | Sequence[JudgeEntry]) -> dict[str, list[JudgeKappa]]:
     """Per task family and two judges (in name order), kappa per axis over the runs both scored."""
-    scored = [judge for judge in judgements if judge.ok and judge.verdict == "scored"]
-    if len({judge.model for judge in scored}) < 2:
+    def scored() -> Iterator[JudgeEntry]:
+        given = judgements.values() if isinstance(judgements, Judges) else judgements
+        return (judge for judge in given if judge.ok and judge.verdict == "scored")
+
+    if len({judge.model for judge in scored()}) < 2:
         return {}  # one judge: nothing to agree with (and no grouping of 100k judgements)
     by_run: dict[int, list[JudgeEntry]] = defaultdict(list)
-    for judge in scored:
-        by_run[id(judge.run)].append(judge)
+    for judge in scored():
+        by_run[judge.run_slot].append(judge)
     scores: dict[tuple[str, str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
     for given in by_run.values():
         for a, b in itertools.combinations(sorted(given, key=lambda j: j.model), 2):

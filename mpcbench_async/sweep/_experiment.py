@@ -17,12 +17,13 @@ list neither computes nor rewrites 10^5 keys.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import logging
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,9 @@ from ..mpcbench import SweepPlan
 from ..runtime import atomic_write_bytes, iter_jsonl
 from ._records import Experiment, Fingerprint, Invocation, Manifest
 
-__all__ = ["KEYS_FILE", "experiment_key_table", "fingerprint_changes", "open_experiment", "plan_fingerprint",
-           "read_experiment_keys", "read_manifest", "record_case_keys", "record_experiment_keys", "write_manifest"]
+__all__ = ["KEYS_FILE", "KeyIndex", "experiment_key_index", "fingerprint_changes", "open_experiment",
+           "plan_fingerprint", "read_experiment_keys", "read_manifest", "record_case_keys", "record_experiment_keys",
+           "write_manifest"]
 
 log = logging.getLogger(__name__)
 
@@ -292,18 +294,88 @@ def read_experiment_keys(out_dir: Path) -> set[str] | None:
     return None if words is None else set(words)
 
 
-def experiment_key_table(out_dir: Path) -> dict[str, str] | None:
-    """``read_experiment_keys`` with each key mapped to itself, for a reader that keeps an entry per unit key.
+def experiment_key_index(out_dir: Path) -> KeyIndex | None:
+    """The current experiment's unit keys as a ``KeyIndex`` (None: no list), for a reader that keeps a row per key."""
+    text = _key_text(out_dir)
+    return None if text is None else KeyIndex(_words(out_dir / KEYS_FILE, text))
 
-    Keyed by these string objects (``table[line.key]``), its entries share the list's one copy of each key, and the
-    key each record line decodes is freed with the line: at 100k units, 200k key strings (14 MiB) fewer.
-    """
-    words = _key_words(out_dir)
-    return None if words is None else {key: key for key in words}
+
+class KeyIndex:
+    """A set of unit keys, each with its number (0 … ``len`` − 1), held without a string per key.
+
+    Why: the reader keeps a row per unit key; a dict of 200k key strings was 20 MiB of a 100k-unit summary. Keys of
+    our own shape (``run-``/``judge-``/``case-`` + 16 lowercase hex digits) are sorted 8-byte integers per kind
+    (found by bisection: exact, no hash to collide); any other key (a library suite's) is in a dict."""
+
+    __slots__ = ("packed", "others", "other_keys", "size")
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        found = _PackedKeys()
+        for key in keys:
+            found.add(key)
+        # kind -> its sorted values, the number of the first, the shift to a value's bucket, where each bucket starts
+        self.packed: dict[str, tuple[array[int], int, int, array[int]]] = {}
+        self.size = 0
+        for kind in _KINDS:
+            if kind in found.packed:
+                values = np.unique(np.frombuffer(found.packed[kind], dtype=np.uint64))
+                # Our keys' digits are a hash's, spread evenly: with a bucket per key by the top bits, a key is found
+                # among one or two values, not by bisecting all (~0.7 µs a key, a third of a 100k summary's reading).
+                bits = max(1, len(values).bit_length())
+                starts = np.searchsorted(values, np.arange(2 ** bits, dtype=np.uint64) << np.uint64(64 - bits))
+                self.packed[kind] = (array("Q", values.tobytes()), self.size, 64 - bits,
+                                     array("q", np.append(starts, len(values)).astype(np.int64).tobytes()))
+                self.size += len(values)
+        self.other_keys = sorted(found.others)
+        self.others = {key: self.size + n for n, key in enumerate(self.other_keys)}
+        self.size += len(self.other_keys)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.number(key) is not None
+
+    def number(self, key: str) -> int | None:
+        """The key's number, or None when it is not in the set."""
+        kind, _, digits = key.partition("-")
+        found = self.packed.get(kind)
+        # 16 lowercase hex digits (ASCII letters and digits, no capital, no "0x": the rest ``int`` refuses).
+        if found is None or len(digits) != 16 or not (digits.isascii() and digits.isalnum()) or \
+                not (digits.islower() or digits.isdigit()) or digits[1] == "x":
+            return self.others.get(key)
+        try:
+            value = int(digits, 16)
+        except ValueError:
+            return self.others.get(key)
+        values, offset, shift, starts = found
+        bucket = value >> shift
+        position = bisect.bisect_left(values, value, starts[bucket], starts[bucket + 1])
+        if position < len(values) and values[position] == value:
+            return offset + position
+        return None
+
+    def key(self, number: int) -> str:
+        """The key numbered ``number``."""
+        for kind, (values, offset, _, _) in self.packed.items():
+            position = number - offset
+            if 0 <= position < len(values):
+                return f"{kind}-{values[position]:016x}"
+        return self.other_keys[number - self.size + len(self.other_keys)]
+
+    def has_kind(self, kind: str) -> bool:
+        """Whether some key starts with ``kind`` + ``-``."""
+        return kind in self.packed or any(key.startswith(f"{kind}-") for key in self.others)
 
 
 def _key_words(out_dir: Path) -> list[str] | None:
     """The words of the key list, each checked to be a unit key; None when there is no list."""
+    text = _key_text(out_dir)
+    return None if text is None else list(_words(out_dir / KEYS_FILE, text))
+
+
+def _key_text(out_dir: Path) -> str | None:
+    """The key list's text; None when there is no list."""
     path = out_dir / KEYS_FILE
     try:
         raw = path.read_bytes()
@@ -312,18 +384,37 @@ def _key_words(out_dir: Path) -> list[str] | None:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
     try:
-        text = raw.decode()
+        return raw.decode()
     except UnicodeDecodeError:
         raise InputError(_damaged(path, "not UTF-8 text")) from None
-    del raw
-    keys: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+
+
+def _words(path: Path, text: str) -> Iterator[str]:
+    """The words of the list's text, each checked to be a unit key, one at a time (no list of 200k strings)."""
+    for number, line in enumerate(_lines(text), 1):
         words = line.split()  # one key a line is what we write; any whitespace between keys is read
         for key in words:
             if not _KEY.fullmatch(key):
                 raise InputError(_damaged(path, f"line {number} holds {key[:40]!r}, not a unit key"))
-        keys += words
-    return keys
+        yield from words
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time (the list is built only for text with rarer line breaks)."""
+    if _RARE_BREAKS.search(text):
+        yield from text.splitlines()
+        return
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+_RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _damaged(path: Path, what: str) -> str:

@@ -17,7 +17,7 @@ import msgspec
 
 from ..mpcbench import AgentRunRecord, JudgeRecord
 from ._names import JUDGEMENTS, RUNS
-from ._reading import Entry, Reader
+from ._reading import Entry, Reader, Table
 
 __all__ = ["KeptRun", "kept_records"]
 
@@ -42,13 +42,16 @@ class _Held(Entry):
 def kept_records(out_dir: str | Path) -> list[KeptRun]:
     """The kept runs of the directory's current experiment, sorted by agent model, task, trial and key."""
     reader = Reader(Path(out_dir))
-    runs: dict[str, _Held] = reader.kept(reader.lines(RUNS, AgentRunRecord), _Held, keys=reader.keys)
+    runs = Table(_Held, reader.keys)
+    reader.kept(reader.lines(RUNS, AgentRunRecord), runs)
 
-    def judged(line: JudgeRecord) -> _Held | None:
-        return None if reader.judged_run(line, runs) is None else _Held(line)
+    def judged(line: JudgeRecord) -> bool:
+        run = runs.entries.get(line.run_key)
+        return reader.judged(line, run is not None and run.ok, run.finished_at if run is not None else 0.0)
 
-    kept = {key: KeptRun(record=held.record) for key, held in runs.items()}
-    judges: dict[str, _Held] = reader.kept(reader.lines(JUDGEMENTS, JudgeRecord), judged, keys=reader.keys)
-    for held in sorted(judges.values(), key=lambda h: h.record.judge_model):
+    kept = {key: KeptRun(record=held.record) for key, held in runs.entries.items()}
+    judges = Table(_Held, reader.keys)
+    reader.kept(reader.lines(JUDGEMENTS, JudgeRecord), judges, admit=judged)
+    for held in sorted(judges.entries.values(), key=lambda h: h.record.judge_model):
         kept[held.record.run_key].judgements.append(held.record)
     return sorted(kept.values(), key=lambda k: (k.record.model, k.record.task_id, k.record.trial, k.record.key))

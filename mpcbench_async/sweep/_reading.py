@@ -1,4 +1,4 @@
-"""Which records of a sweep directory count, read once and reduced to one small entry per unit key.
+"""Which records of a sweep directory count, read once and reduced to a row of packed columns per unit key.
 
 What counts. Only the records of the current experiment's units
 (``experiment_keys.txt``; those of earlier experiments are counted in
@@ -17,25 +17,34 @@ make it a pass (issue 26: judge ARS ≥ 4 gave the oracle pass^1 = 100% with 2 o
 tasks checked), so it is no trial of pass^k and is counted apart. A task-level
 error is a failed trial and an infrastructure error (``retryable``) is no trial at
 all. The summary (``_summary``) and the per-run table (``_table``) both read through here: one copy of these rules.
+
+Memory. Runs and judgements are kept as packed columns (``Runs``, ``Judges``: ~60 bytes a unit, names as numbers
+of ``Names``), found by the number the experiment's ``KeyIndex`` gives each unit key; a row view (``RunEntry``,
+``JudgeEntry``) is made only when a caller asks for one. At 100k units the slotted object per unit this replaced,
+and the dict of key strings it was keyed by, were ~57 MiB, the summary's peak. Tariff cases and whole records
+(``_kept``) stay one object per unit in a ``Table``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import numpy as np
 
 from ..mpcbench import AgentRunRecord, JudgeRecord
 from ..runtime import ReadReport, iter_jsonl, key_view
 from ..tariff import TariffCaseRecord
 from ._errors import ErrorTally
-from ._experiment import experiment_key_table
+from ._experiment import KeyIndex, experiment_key_index
 from ._names import CALLS, JUDGEMENTS, RUNS
 
-__all__ = ["CALLS", "JUDGEMENTS", "RUNS", "CaseEntry", "CaseLine", "Entry", "JudgeEntry", "JudgeLine", "Names",
-           "Reader", "RunEntry", "RunLine"]
+__all__ = ["CALLS", "JUDGEMENTS", "RUNS", "CaseEntry", "CaseLine", "Entry", "JudgeEntry", "JudgeLine", "Judges",
+           "Names", "Reader", "RunEntry", "RunLine", "Runs", "SCORED", "Table",
+           "made"]
 
 
 
@@ -100,13 +109,13 @@ class CaseLine(key_view(TariffCaseRecord), kw_only=True):  # type: ignore[misc, 
     error_message: str | None = None
 
 
-# -- one small entry per kept unit ------------------------------------------------------------------------
+# -- the kept entries --------------------------------------------------------------------------------------
 
 
 class Entry:
-    """A unit's kept record, reduced to what the tables need (a few slots, no payload)."""
+    """A unit's kept record reduced to a few slots, for the files kept as a dict (tariff cases, whole records)."""
 
-    __slots__ = ("ok", "retryable", "model", "error_class", "started_at", "finished_at", "at")
+    __slots__ = ("ok", "retryable", "model", "error_class", "started_at", "finished_at")
 
     def __init__(self, line: Any, model: str) -> None:
         self.ok = line.status == "ok"
@@ -115,26 +124,332 @@ class Entry:
         self.error_class = None if self.ok else line.error_class
         self.started_at = getattr(line, "started_at", 0.0)
         self.finished_at = getattr(line, "finished_at", 0.0)
-        self.at = getattr(line, "at", None)  # where the line lies, when a view gives it (the viewer's index)
 
     def made(self, call_started_at: float) -> bool:
-        """Whether a call of this unit's key was made by this record (unknown times: yes)."""
-        if not call_started_at or not self.started_at:
-            return True
-        return self.started_at <= call_started_at <= self.finished_at
+        return made(self.started_at, self.finished_at, call_started_at)
 
 
-class RunEntry(Entry):
-    __slots__ = ("task_id", "task_type", "trial", "checks_passed", "checks_applied", "max_turns", "ars_total",
-                 "ars_n")
+def made(started_at: float, finished_at: float, call_started_at: float) -> bool:
+    """Whether a call of a unit's key was made by its kept record (unknown times: yes)."""
+    if not call_started_at or not started_at:
+        return True
+    return started_at <= call_started_at <= finished_at
 
-    def __init__(self, line: RunLine, names: Names) -> None:
-        super().__init__(line, names(line.model))
-        self.task_id, self.task_type, self.trial = names(line.task_id), names(line.task_type), line.trial
-        applied = [c.outcome for c in line.checks if c.outcome != "n/a"] if self.ok else []
-        self.checks_applied, self.checks_passed = len(applied), applied.count("pass")
-        self.max_turns = bool(self.ok and line.run and line.run.stop_reason == "max_turns")
-        self.ars_total = self.ars_n = 0  # over its kept scored judgements (Reader.judgements adds them)
+
+class CaseEntry(Entry):
+    __slots__ = ("suite", "case_id", "file", "score", "passed", "scoring")
+
+    def __init__(self, line: CaseLine, names: Names, suite: str, file: str) -> None:
+        super().__init__(line, names.names[names[line.model]])  # one string per model name
+        self.suite, self.case_id, self.file = suite, line.case_id, file
+        self.score = line.score.score if self.ok and line.score else 0.0
+        self.passed = bool(self.ok and line.score and line.score.passed)
+        self.scoring = line.scoring
+
+
+class Names(dict[Any, int]):
+    """Each distinct model, task, type or error class name once, numbered: a kept row holds numbers, not names.
+
+    ``names[name]`` is its number (a new name gets the next), ``names.names[number]`` the name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[Any] = []  # str, and None for "no error class"
+
+    def __missing__(self, name: str | None) -> int:
+        number = self[name] = len(self.names)
+        self.names.append(name)
+        return number
+
+
+class Table:
+    """The kept entries of one record file as a mapping of unit key → entry, for files kept as a dict."""
+
+    def __init__(self, make: Callable[[Any], Any], keys: KeyIndex | None) -> None:
+        self.make, self.keys = make, keys
+        self.entries: dict[str, Any] = {}
+
+    def unit(self, key: str) -> Any:
+        """The unit a line's key names (None: not the current experiment's)."""
+        return key if self.keys is None or key in self.keys else None
+
+    def held_ok(self, unit: Any) -> bool:
+        held = self.entries.get(unit)
+        return held is not None and held.ok
+
+    def put(self, unit: Any, line: Any) -> str:
+        """Keep ``line`` as the unit's entry; the model its error example is grouped by."""
+        entry = self.entries[unit] = self.make(line)
+        return entry.model
+
+
+# The packed tables: one slot per unit key, in the order keys were first read (a dict's order), each field a column.
+_RUN_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "i", "error_n": "i", "started_at": "d", "finished_at": "d",
+                "task_n": "i", "type_n": "i", "trial": "q", "checks_passed": "i", "checks_applied": "i",
+                "max_turns": "b", "ars_total": "i", "ars_n": "i"}
+_JUDGE_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "i", "error_n": "i", "started_at": "d", "finished_at": "d",
+                  "agent_n": "i", "type_n": "i", "verdict_n": "b", "ars": "b", "sgr": "b", "run_slot": "i"}
+VERDICTS = ("error", "unscored", "scored")
+SCORED = VERDICTS.index("scored")
+
+
+class Packed:
+    """Kept entries as packed columns, one slot per unit key: a mapping of key → a row view made when asked for.
+
+    Why: a slotted object per run and per judgement was ~37 MiB of a 100k-unit summary; these columns are ~60 bytes
+    a unit. With the experiment's ``KeyIndex`` a key is found by its number (``slot_of``), else in a dict."""
+
+    COLUMNS: dict[str, str] = {}
+    ok: array[int]
+    retryable: array[int]
+    model_n: array[int]  # a number of ``names``, as every ``_n`` column
+    error_n: array[int]
+    started_at: array[float]
+    finished_at: array[float]
+
+    def __init__(self, keys: KeyIndex | None, names: Names, *, located: bool = False) -> None:
+        self.keys, self.names = keys, names
+        self.columns = {name: array(code) for name, code in self.COLUMNS.items()}
+        for name, column in self.columns.items():
+            setattr(self, name, column)
+        self.appends = [column.append for column in self.columns.values()]
+        self.slot_of = array("i", [-1]) * len(keys) if keys is not None else None  # key number -> slot
+        self.numbers = array("i")  # slot -> key number
+        self.slots: dict[str, int] = {}  # key -> slot, without an index (small, old directories only)
+        self.slot_keys: list[str] = []  # slot -> key, without an index
+        self.at: list[Any] | None = [] if located else None  # where each line lies (the viewer's index)
+
+    # -- the mapping ------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.numbers) if self.slot_of is not None else len(self.slots)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.find(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        if self.keys is None:
+            return iter(self.slot_keys)
+        return map(self.keys.key, self.numbers)
+
+    def __getitem__(self, key: str) -> Any:
+        slot = self.find(key)
+        if slot is None:
+            raise KeyError(key)
+        return self.row(slot)
+
+    def get(self, key: str) -> Any:
+        slot = self.find(key)
+        return None if slot is None else self.row(slot)
+
+    def values(self) -> Iterator[Any]:
+        return (self.row(slot) for slot in range(len(self)))
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return ((key, self.row(slot)) for slot, key in enumerate(self))
+
+    def find(self, key: str) -> int | None:
+        """The slot of ``key``, or None when it has none."""
+        if self.slot_of is None:
+            return self.slots.get(key)
+        number = self.keys.number(key) if self.keys is not None else None
+        if number is None:
+            return None
+        slot = self.slot_of[number]
+        return None if slot < 0 else slot
+
+    def key(self, slot: int) -> str:
+        return self.slot_keys[slot] if self.keys is None else self.keys.key(self.numbers[slot])
+
+    def row(self, slot: int) -> Any:
+        raise NotImplementedError
+
+    def update(self, other: Packed) -> None:
+        """Add ``other``'s slots (keys not held here: the viewer's tail), in its order."""
+        for slot, key in enumerate(other):
+            self._new_slot(self.unit(key))  # type: ignore[arg-type]
+            for name, column in self.columns.items():
+                column.append(other.columns[name][slot])
+            if self.at is not None and other.at is not None:
+                self.at.append(other.at[slot])
+
+    def drop_positions(self) -> None:
+        if self.at is not None:
+            self.at = [None] * len(self.at)
+
+    # -- keeping ---------------------------------------------------------------------------------------------
+
+    def unit(self, key: str) -> int | str | None:
+        if self.keys is None:
+            return key
+        return self.keys.number(key)
+
+    def held(self, unit: int | str) -> int:
+        if self.slot_of is None:
+            return self.slots.get(unit, -1)  # type: ignore[arg-type]
+        return self.slot_of[unit]  # type: ignore[index]
+
+    def held_ok(self, unit: int | str) -> bool:
+        slot = self.held(unit)
+        return slot >= 0 and bool(self.ok[slot])  
+
+    def _new_slot(self, unit: int | str) -> int:
+        slot = len(self)
+        if self.slot_of is None:
+            self.slots[unit] = slot  # type: ignore[index]
+            self.slot_keys.append(unit)  # type: ignore[arg-type]
+        else:
+            self.slot_of[unit] = slot  # type: ignore[index]
+            self.numbers.append(unit)  # type: ignore[arg-type]
+        return slot
+
+    def store(self, unit: int | str, values: tuple[Any, ...], line: Any) -> None:
+        """Write a unit's values (in ``COLUMNS`` order) into its slot, a new one at the end if it has none."""
+        slot = self.held(unit)
+        if slot < 0:
+            self._new_slot(unit)
+            for append, value in zip(self.appends, values, strict=True):
+                append(value)
+            if self.at is not None:
+                self.at.append(getattr(line, "at", None))
+            return
+        for column, value in zip(self.columns.values(), values, strict=True):
+            column[slot] = value
+        if self.at is not None:
+            self.at[slot] = getattr(line, "at", None)
+
+    def _head(self, line: Any, model: str) -> tuple[Any, ...]:
+        ok = line.status == "ok"
+        return (ok, line.retryable, self.names[model], self.names[None if ok else line.error_class],
+                getattr(line, "started_at", 0.0), getattr(line, "finished_at", 0.0))
+
+
+class Runs(Packed):
+    """The kept agent runs (``RunLine``), a ``RunEntry`` view per key when asked for."""
+
+    COLUMNS = _RUN_COLUMNS
+    task_n: array[int]
+    type_n: array[int]
+    trial: array[int]
+    checks_passed: array[int]
+    checks_applied: array[int]
+    max_turns: array[int]
+    ars_total: array[int]
+    ars_n: array[int]
+
+    def put(self, unit: int | str, line: RunLine) -> str:
+        names = self.names
+        ok = line.status == "ok"
+        applied = [c.outcome for c in line.checks if c.outcome != "n/a"] if ok else []
+        self.store(unit, (*self._head(line, line.model), names[line.task_id], names[line.task_type],
+                          line.trial, applied.count("pass"), len(applied),
+                          bool(ok and line.run and line.run.stop_reason == "max_turns"), 0, 0), line)
+        return line.model
+
+    def row(self, slot: int) -> RunEntry:
+        return RunEntry(self, slot)
+
+    def key_order(self) -> np.ndarray:
+        """Per slot, a number that sorts as its key does (the key numbers when all are ``run-`` + hex)."""
+        numbers = np.frombuffer(self.numbers, dtype=np.int32)
+        if self.keys is not None and list(self.keys.packed)[:1] == ["run"] and \
+                (not len(numbers) or int(numbers.max()) < len(self.keys.packed["run"][0])):
+            return numbers  # one kind of fixed-width lowercase hex: its integer order is its string order
+        keys = list(self)
+        order = np.empty(len(keys), dtype=np.int64)
+        order[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+        return order
+
+
+class Judges(Packed):
+    """The kept judgements (``JudgeLine``) of ``runs``' kept ok runs, a ``JudgeEntry`` view per key when asked for."""
+
+    COLUMNS = _JUDGE_COLUMNS
+    agent_n: array[int]
+    type_n: array[int]
+    verdict_n: array[int]  # a number of ``VERDICTS``
+    ars: array[int]
+    sgr: array[int]
+    run_slot: array[int]
+
+    def __init__(self, keys: KeyIndex | None, names: Names, runs: Runs, *, located: bool = False) -> None:
+        super().__init__(keys, names, located=located)
+        self.runs = runs
+        self.run_slot_of: int = -1  # the run the line being kept judged (``Reader.judgements`` sets it)
+
+    def put(self, unit: int | str, line: JudgeLine) -> str:
+        judgement, verdict, ars, sgr = line.judgement, 0, 0, 0
+        if line.status == "ok" and judgement is not None:
+            if judgement.verdict == "unscored" or judgement.scores is None:
+                verdict = 1
+            else:
+                verdict = SCORED
+                ars = judgement.scores.answer_requirements_satisfaction.score
+                sgr = judgement.scores.source_grounded_reasoning.score
+        self.store(unit, (*self._head(line, line.judge_model), self.names[line.agent_model],
+                          self.names[line.task_type], verdict, ars, sgr, self.run_slot_of), line)
+        return line.judge_model
+
+    def row(self, slot: int) -> JudgeEntry:
+        return JudgeEntry(self, slot)
+
+
+class _Column:
+    """A field of a row view: the row's value in one column of its table; a ``Names`` number read as its name, a
+    flag as a bool, when ``as_`` says so."""
+
+    def __init__(self, column: str, as_: Callable[[Any, Any], Any] | None = None) -> None:
+        self.column, self.as_ = column, as_
+
+    def __get__(self, view: Any, owner: Any = None) -> Any:
+        value = getattr(view.table, self.column)[view.slot]
+        return value if self.as_ is None else self.as_(view.table, value)
+
+
+def _name(table: Packed, number: int) -> Any:
+    return table.names.names[number]
+
+
+def _flag(table: Packed, value: int) -> bool:
+    return bool(value)
+
+
+class _View:
+    """One kept row of a packed table, made when asked for (never held per unit)."""
+
+    __slots__ = ("table", "slot")
+
+    def __init__(self, table: Any, slot: int) -> None:
+        self.table, self.slot = table, slot
+
+    ok = _Column("ok", _flag)
+    retryable = _Column("retryable", _flag)
+    model = _Column("model_n", _name)
+    error_class = _Column("error_n", _name)
+    started_at = _Column("started_at")
+    finished_at = _Column("finished_at")
+
+    @property
+    def at(self) -> Any:
+        return None if self.table.at is None else self.table.at[self.slot]
+
+    def made(self, call_started_at: float) -> bool:
+        return made(self.table.started_at[self.slot], self.table.finished_at[self.slot], call_started_at)
+
+
+class RunEntry(_View):
+    """A kept run: its key's row of ``Runs``. ``ars_total``: the ARS sum over its kept scored judgements
+    (``Reader.judgements`` adds them), ``ars_n`` their count."""
+
+    __slots__ = ()
+    task_id = _Column("task_n", _name)
+    task_type = _Column("type_n", _name)
+    trial = _Column("trial")
+    checks_passed = _Column("checks_passed")
+    checks_applied = _Column("checks_applied")
+    max_turns = _Column("max_turns", _flag)
+    ars_total = _Column("ars_total")
+    ars_n = _Column("ars_n")
 
     @property
     def passed(self) -> bool | None:
@@ -151,39 +466,20 @@ class RunEntry(Entry):
         return self.ok and not self.checks_applied
 
 
-class JudgeEntry(Entry):
-    __slots__ = ("agent_model", "task_type", "verdict", "ars", "sgr", "run")
+class JudgeEntry(_View):
+    """A kept judgement: its key's row of ``Judges``; ``run_slot`` is the slot of the run it judged."""
 
-    def __init__(self, line: JudgeLine, names: Names, run: RunEntry) -> None:
-        super().__init__(line, names(line.judge_model))
-        self.agent_model, self.task_type, self.run = names(line.agent_model), names(line.task_type), run
-        judgement = line.judgement
-        self.verdict, self.ars, self.sgr = "error", 0, 0
-        if self.ok and judgement is not None:
-            if judgement.verdict == "unscored" or judgement.scores is None:
-                self.verdict = "unscored"
-            else:
-                self.verdict = "scored"
-                self.ars = judgement.scores.answer_requirements_satisfaction.score
-                self.sgr = judgement.scores.source_grounded_reasoning.score
+    __slots__ = ()
+    agent_model = _Column("agent_n", _name)
+    task_type = _Column("type_n", _name)
+    verdict = _Column("verdict_n", lambda table, number: VERDICTS[number])
+    ars = _Column("ars")
+    sgr = _Column("sgr")
+    run_slot = _Column("run_slot")
 
-
-class CaseEntry(Entry):
-    __slots__ = ("suite", "case_id", "file", "score", "passed", "scoring")
-
-    def __init__(self, line: CaseLine, names: Names, suite: str, file: str) -> None:
-        super().__init__(line, names(line.model))
-        self.suite, self.case_id, self.file = suite, line.case_id, file
-        self.score = line.score.score if self.ok and line.score else 0.0
-        self.passed = bool(self.ok and line.score and line.score.passed)
-        self.scoring = line.scoring
-
-
-class Names(dict[str, str]):
-    """One string object per distinct model, task or type name, however many entries hold it."""
-
-    def __call__(self, name: str) -> str:
-        return self.setdefault(name, name)
+    @property
+    def run(self) -> RunEntry:
+        return self.table.runs.row(self.run_slot)
 
 
 # -- reading ----------------------------------------------------------------------------------------------
@@ -192,9 +488,11 @@ class Names(dict[str, str]):
 class Reader:
     """Streams a directory's record files, keeping each key's final record and counting what it left out."""
 
+    located = False  # whether kept rows keep where each line lies (``line.at``: the viewer's reader)
+
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
-        self.keys = experiment_key_table(out_dir)  # each key to itself: the one copy entries are keyed by
+        self.keys = experiment_key_index(out_dir)  # the current experiment's unit keys, numbered
         # What was left out of the counts, and why (the summary reports these fields under the same names).
         self.other_experiments = self.duplicates_ignored = self.stale_judgements = self.orphan_judgements = 0
         self.skipped_lines: dict[str, int] = {}  # file -> lines that did not decode as their record type
@@ -210,76 +508,79 @@ class Reader:
         if skipped:
             self.skipped_lines[name] = skipped
 
-    def kept(self, lines: Iterable[Any], make: Callable[[Any], Entry | None], *,
-             keys: dict[str, str] | None) -> dict[str, Any]:
-        """Each key's final entry: its last ``ok`` line, else its last error (``make`` returns None to drop a line).
-
-        With the experiment's key table, entries are keyed by its string objects, not by the lines' own copies."""
-        kept: dict[str, Any] = {}
+    def kept(self, lines: Iterable[Any], table: Any, *, admit: Callable[[Any], bool] | None = None) -> None:
+        """Keep each key's final line in ``table`` (a ``Table`` or ``Packed``): its last ``ok`` line, else its last
+        error. ``admit`` says whether a line of the current experiment counts at all (judgements: of a kept run)."""
+        unit_of, held_ok, put = table.unit, table.held_ok, table.put
         for line in lines:
-            key = line.key if keys is None else keys.get(line.key)
-            if key is None:
+            unit = unit_of(line.key)
+            if unit is None:
                 self.other_experiments += 1
                 continue
-            entry = make(line)
-            if entry is None:
+            if admit is not None and not admit(line):
                 continue
-            previous = kept.get(key)
-            if previous is not None and previous.ok:
+            ok = line.status == "ok"
+            if held_ok(unit):
                 self.duplicates_ignored += 1
-                if not entry.ok:
+                if not ok:
                     continue
-            kept[key] = entry
-            if not entry.ok:
-                self.examples[(entry.error_class, entry.model)] = (key, line.error_message or "")
-        return kept
+            model = put(unit, line)
+            if not ok:
+                self.examples[(line.error_class, model)] = (line.key, line.error_message or "")
 
-    def runs(self) -> dict[str, RunEntry]:
-        return self.kept(self.lines(RUNS, RunLine), lambda line: RunEntry(line, self.names), keys=self.keys)
+    def runs(self) -> Runs:
+        runs = Runs(self.keys, self.names, located=self.located)
+        self.kept(self.lines(RUNS, RunLine), runs)
+        return runs
 
-    def judgements(self, runs: dict[str, RunEntry]) -> dict[str, JudgeEntry]:
+    def judgements(self, runs: Runs) -> Judges:
         """The kept judgements of kept ok runs; each scored one adds its ARS to its run (for ``passed``)."""
-        def make(line: JudgeLine) -> JudgeEntry | None:
-            run = self.judged_run(line, runs)
-            return None if run is None else JudgeEntry(line, self.names, run)
+        judges = Judges(self.keys, self.names, runs, located=self.located)
+        finished, ok = runs.finished_at, runs.ok
 
-        judges: dict[str, JudgeEntry] = self.kept(self.lines(JUDGEMENTS, JudgeLine), make, keys=self.keys)
-        for judge in judges.values():
-            if judge.verdict == "scored":
-                judge.run.ars_total += judge.ars
-                judge.run.ars_n += 1
+        def admit(line: JudgeLine) -> bool:
+            slot = runs.find(line.run_key)
+            judges.run_slot_of = -1 if slot is None else slot
+            return self.judged(line, slot is not None and bool(ok[slot]), finished[slot] if slot is not None else 0.0)
+
+        self.kept(self.lines(JUDGEMENTS, JudgeLine), judges, admit=admit)
+        for verdict, ars, run in zip(judges.verdict_n, judges.ars, judges.run_slot, strict=True):  
+            if verdict == SCORED:
+                runs.ars_total[run] += ars  
+                runs.ars_n[run] += 1  
         return judges
 
-    def judged_run(self, line: Any, runs: dict[str, Any]) -> Any:
-        """The kept ok run entry a judgement line judged, or None (counted as orphan or stale): only a judgement that
-        started after its run's kept record finished judged that record."""
-        run = runs.get(line.run_key)
-        if run is None or not run.ok:
+    def judged(self, line: Any, run_ok: bool, run_finished_at: float) -> bool:
+        """Whether a judgement line judged its run's kept record, else counted as orphan (the run has no kept ok
+        record) or stale: only a judgement that started after its run's kept record finished judged that record."""
+        if not run_ok:
             self.orphan_judgements += 1
-            return None
-        if line.started_at and run.finished_at > line.started_at:
+            return False
+        if line.started_at and run_finished_at > line.started_at:
             self.stale_judgements += 1  # it judged an earlier run of this key
-            return None
-        return run
+            return False
+        return True
 
     def cases(self) -> dict[str, CaseEntry]:
         """Kept tariff cases of every ``<suite>_<model>.jsonl`` (the sweep's own files have no ``_``)."""
-        keys = self.keys if self.keys is not None and any(k.startswith("case-") for k in self.keys) else None
+        keys = self.keys if self.keys is not None and self.keys.has_kind("case") else None
         cases: dict[str, CaseEntry] = {}
         for path in sorted(self.out_dir.glob("*_*.jsonl")):
             suite = path.name.split("_", 1)[0]
             def make(line: CaseLine, suite: str = suite, name: str = path.name) -> CaseEntry:
                 return CaseEntry(line, self.names, suite, name)
 
-            cases.update(self.kept(self.lines(path.name, CaseLine), make, keys=keys))
+            table = Table(make, keys)
+            self.kept(self.lines(path.name, CaseLine), table)
+            cases.update(table.entries)
         return cases
 
-    def example(self, key: str, entry: Entry) -> str | None:
+    def example(self, key: str, entry: Any) -> str | None:
         """The example message of ``entry``'s group if it is this kept record's."""
         found = self.examples.get((entry.error_class, entry.model))
         return found[1] if found is not None and found[0] == key else None
 
-    def fill_examples(self, tally: ErrorTally, tables: dict[str, tuple[type, dict[str, Any]]]) -> None:
+    def fill_examples(self, tally: ErrorTally, tables: dict[str, tuple[type, Any]]) -> None:
         """Examples for the groups whose latest error line was later redone: read their files once more.
 
         Rare (a unit that failed last in its group, then succeeded on a rerun), so
@@ -292,5 +593,3 @@ class Reader:
                 if line.status == "error" and entry is not None and not entry.ok and \
                         entry.error_class == line.error_class:
                     tally.offer(entry.error_class, entry.model, line.error_message)
-
-

@@ -73,7 +73,7 @@ class Statistics(msgspec.Struct, kw_only=True):
 def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -> Statistics:
     """Every statistic of the module docstring, from the kept runs (plain loops per task, numpy per sample).
 
-    ``rows`` may be a stream (``iter_run_rows``): each model's runs are kept as packed columns (``_Columns``: ~50
+    ``rows`` may be a stream (``iter_run_rows``): each model's runs are kept as packed columns (``_Columns``: ~40
     bytes a run, no object per run) and the judges' scores per pair of judges as packed doubles, not the rows.
     ``pass_k``: the ks of pass^k (default: 1, 2, 4, … and the most trials of a task)."""
     by_model: dict[str, _Columns] = {}
@@ -103,14 +103,14 @@ class _Columns:
     """One agent model's kept runs as packed columns, in the order they came (an index per run).
 
     Why: at 100k runs a tuple per run (and a dict of cells for the paired differences) was ~25 MiB, the
-    summary's largest step of memory; these columns are ~50 bytes a run. A run no judge scored has NaN scores."""
+    summary's largest step of memory; these columns are ~40 bytes a run. A run no judge scored has NaN scores."""
 
     __slots__ = ("task_ids", "task", "trial", "passed", "checks_passed", "checks_total", "ars", "sgr")
 
     def __init__(self) -> None:
         self.task_ids: dict[str, int] = {}  # task id -> its number in ``task``
-        self.task, self.trial, self.passed = array("l"), array("q"), array("b")  # passed: -1 no trial, 0, 1
-        self.checks_passed, self.checks_total = array("l"), array("l")
+        self.task, self.trial, self.passed = array("i"), array("q"), array("b")  # passed: -1 no trial, 0, 1
+        self.checks_passed, self.checks_total = array("i"), array("i")
         self.ars, self.sgr = array("d"), array("d")
 
     def add(self, row: RunRow, scores: tuple[float, float]) -> None:
@@ -128,7 +128,7 @@ class _Columns:
         rank = np.empty(len(names), dtype=np.int64)
         for position, name in enumerate(names):
             rank[self.task_ids[name]] = position
-        ranks = rank[np.frombuffer(self.task, dtype=np.int64)] if self.task else np.empty(0, dtype=np.int64)
+        ranks = rank[np.frombuffer(self.task, dtype=np.int32)] if self.task else np.empty(0, dtype=np.int64)
         order = np.argsort(ranks, kind="stable")
         bounds = np.searchsorted(ranks[order], np.arange(len(names) + 1))
         for lo, hi in itertools.pairwise(bounds.tolist()):
@@ -144,8 +144,8 @@ class _Columns:
 def _model(runs: _Columns, pass_k: Sequence[int] | None) -> ModelStats:
     ars_all, sgr_all = np.frombuffer(runs.ars), np.frombuffer(runs.sgr)
     passed_all = np.frombuffer(runs.passed, dtype=np.int8)
-    checks_passed, checks_total = np.frombuffer(runs.checks_passed, dtype=np.int64), \
-        np.frombuffer(runs.checks_total, dtype=np.int64)
+    checks_passed, checks_total = np.frombuffer(runs.checks_passed, dtype=np.int32), \
+        np.frombuffer(runs.checks_total, dtype=np.int32)
     means: list[tuple[float, float]] = []  # per scored task: the mean of its scored trials, per axis
     variances: list[tuple[float, float]] = []  # per task with ≥ 2 scored trials: their sample variance, per axis
     checks: list[tuple[int, int]] = []  # per task where some check applied: (passed, applied)

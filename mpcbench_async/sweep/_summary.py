@@ -24,8 +24,8 @@ never recorded because the process was killed — at its worst case; ``kept`` th
 calls made by the kept records (an agent or judge call inside its kept record's
 start–finish window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
 calls never reach the agent rows. Errors are grouped by class and model with an
-example and a hint (``_errors``). Memory: one small entry per unit key (and, for the
-statistics, packed columns per agent model, the rows streamed to them), never the records.
+example and a hint (``_errors``). Memory: packed columns, a slot per unit key (``_reading.Runs``, ``Judges``;
+and for the statistics, packed columns per agent model, the rows streamed to them), never an object per unit.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -54,14 +55,15 @@ from ._reading import (
     CALLS,
     JUDGEMENTS,
     RUNS,
+    SCORED,
     CaseEntry,
     CaseLine,
-    Entry,
-    JudgeEntry,
     JudgeLine,
+    Judges,
     Reader,
-    RunEntry,
     RunLine,
+    Runs,
+    made,
 )
 from ._statistics import statistics
 from ._summary_types import AxisStats, JudgeCalls, JudgeView, ModelSummary, Spend, Summary, TariffSummary
@@ -130,7 +132,7 @@ def summarize(out_dir: str | Path, *, pass_k: Sequence[int] | None = None) -> Su
     return summary_of(reader, runs, reader.judgements(runs), pass_k=pass_k)
 
 
-def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], *,
+def summary_of(reader: Reader, runs: Runs, judges: Judges, *,
                pass_k: Sequence[int] | None = None) -> Summary:
     """``summarize`` after its read of runs and judgements (``reader.runs`` / ``reader.judgements``), for a caller
     that shares that one read of a large sweep (the viewer's index); the rest is read here."""
@@ -151,9 +153,9 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     summary.paired = stats.paired
     summary.judge_agreement = stats.judge_agreement
     summary.judge_spread = stats.judge_spread
-    summary.certificate = certificate_of(runs.values(), read_baselines(out_dir), stats.judge_agreement,
+    summary.certificate = certificate_of(runs, read_baselines(out_dir), stats.judge_agreement,
                                          tariff=bool(tariff), levels=(out_dir / "levels.jsonl").is_file(),
-                                         judgements=judges.values())
+                                         judgements=judges)
     summary.models = sorted(models.values(), key=lambda m: m.model)
     summary.judge_calls = sorted(judge_calls.values(), key=lambda j: j.model)
     summary.tariff = sorted(tariff.values(), key=lambda t: (t.suite, t.model))
@@ -168,39 +170,48 @@ def summary_of(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, Judg
     return summary
 
 
-def calibration_of(out_dir: Path, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Calibration | None:
+def calibration_of(out_dir: Path, runs: Runs, judges: Judges) -> Calibration | None:
     """The judges' and checks' agreement with the people's labels of ``out_dir`` (None: it has no labels file)."""
     labels = read_labels(out_dir)
     if not (labels.lines or labels.problems):
         return None
     labelled = {key: runs[key] for key, _ in labels.latest if key in runs}
-    scores: dict[int, dict[str, list[float | None]]] = {id(run): {} for run in labelled.values()}
+    scores: dict[int, dict[str, list[float | None]]] = {run.slot: {} for run in labelled.values()}
     for judge in judges.values():
-        if judge.ok and id(judge.run) in scores:
-            scores[id(judge.run)][judge.model] = [judge.ars, judge.sgr] if judge.verdict == "scored" else [None, None]
-    return calibrate((LabelledRun(key=key, passed=run.passed, scores=scores[id(run)])
+        if judge.ok and judge.run_slot in scores:
+            scores[judge.run_slot][judge.model] = [judge.ars, judge.sgr] if judge.verdict == "scored" else [None, None]
+    return calibrate((LabelledRun(key=key, passed=run.passed, scores=scores[run.slot])
                       for key, run in labelled.items()), labels, runs)
 
 
-def _judge_rows(judges: dict[str, JudgeEntry], tally: ErrorTally, reader: Reader) -> dict[tuple[str, str], JudgeView]:
+def _judge_rows(judges: Judges, tally: ErrorTally, reader: Reader) -> dict[tuple[str, str], JudgeView]:
     """One view per (agent model, judge model): verdict counts and both axes, overall and per task type."""
     views: dict[tuple[str, str], JudgeView] = {}
     moments: dict[tuple[str, str, str], tuple[_Moments, _Moments]] = {}
-    for key, judge in judges.items():
-        view = views.setdefault((judge.agent_model, judge.model), JudgeView(judge_model=judge.model))
-        if not judge.ok:
+    names = judges.names.names
+    for slot, (ok, agent_n, model_n, verdict, type_n, ars_score, sgr_score) in enumerate(zip(  # columns: no object
+            judges.ok, judges.agent_n, judges.model_n, judges.verdict_n, judges.type_n, judges.ars, judges.sgr,
+            strict=True)):
+        agent, model = names[agent_n], names[model_n]
+        view = views.get((agent, model))
+        if view is None:
+            view = views[(agent, model)] = JudgeView(judge_model=model)
+        if not ok:
+            judge = judges.row(slot)
             if judge.retryable:
                 view.infra_errors += 1
             else:
                 view.errors += 1
-            tally.add(judge.error_class, judge.model, retryable=judge.retryable, file=JUDGEMENTS,
-                      message=reader.example(key, judge))
-        elif judge.verdict == "scored":
+            tally.add(judge.error_class, model, retryable=judge.retryable, file=JUDGEMENTS,
+                      message=reader.example(judges.key(slot), judge))
+        elif verdict == SCORED:
             view.scored += 1
-            for task_type in ("*", judge.task_type):
-                ars, sgr = moments.setdefault((judge.agent_model, judge.model, task_type), (_Moments(), _Moments()))
-                ars.add(judge.ars)
-                sgr.add(judge.sgr)
+            for task_type in ("*", names[type_n]):
+                pair = moments.get((agent, model, task_type))
+                if pair is None:
+                    pair = moments[(agent, model, task_type)] = (_Moments(), _Moments())
+                pair[0].add(ars_score)
+                pair[1].add(sgr_score)
         else:
             view.unscored += 1
     for (agent, judge_model, task_type), (ars, sgr) in sorted(moments.items()):
@@ -212,34 +223,41 @@ def _judge_rows(judges: dict[str, JudgeEntry], tally: ErrorTally, reader: Reader
     return views
 
 
-def _model_rows(runs: dict[str, RunEntry], views: dict[tuple[str, str], JudgeView], tally: ErrorTally,
+def _model_rows(runs: Runs, views: dict[tuple[str, str], JudgeView], tally: ErrorTally,
                 reader: Reader) -> dict[str, ModelSummary]:
     """One row per agent model: outcomes, checks and pass^k of its kept runs, with its judges' views."""
     models: dict[str, ModelSummary] = {}
     # (model, task) -> [verified trials, passed, unverified runs]
     trials: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for key, run in runs.items():
-        row = models.setdefault(run.model, ModelSummary(model=run.model))
+    names = runs.names.names
+    for slot, (ok, model_n, task_n, max_turns, applied, passed) in enumerate(zip(  # the columns: no object per run
+            runs.ok, runs.model_n, runs.task_n, runs.max_turns, runs.checks_applied, runs.checks_passed, strict=True)):
+        model = names[model_n]
+        row = models.get(model)
+        if row is None:
+            row = models[model] = ModelSummary(model=model)
         row.runs += 1
-        if not run.ok:
-            tally.add(run.error_class, run.model, retryable=run.retryable, file=RUNS, message=reader.example(key, run))
+        if not ok:
+            run = runs.row(slot)
+            tally.add(run.error_class, model, retryable=run.retryable, file=RUNS,
+                      message=reader.example(runs.key(slot), run))
             if run.retryable:
                 row.infra_errors += 1  # not a trial: the task was never really tried
                 continue
             row.errors += 1
-            trials[(run.model, run.task_id)][0] += 1
+            trials[(model, names[task_n])][0] += 1
             continue
         row.ok += 1
-        row.max_turns += run.max_turns
-        row.checks_total += run.checks_applied
-        row.checks_passed += run.checks_passed
-        counts = trials[(run.model, run.task_id)]
-        if run.unverified:
+        row.max_turns += max_turns
+        row.checks_total += applied
+        row.checks_passed += passed
+        counts = trials[(model, names[task_n])]
+        if not applied:  # unverified: no check applied
             row.unverified += 1
             counts[2] += 1
             continue
         counts[0] += 1
-        counts[1] += bool(run.passed)
+        counts[1] += passed == applied
     for (model, _), view in sorted(views.items()):
         models.setdefault(model, ModelSummary(model=model)).judges.append(view)
     for model, row in models.items():
@@ -295,7 +313,7 @@ def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
     return rows
 
 
-def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEntry], cases: dict[str, CaseEntry],
+def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntry],
            models: dict[str, ModelSummary], tariff: dict[tuple[str, str], TariffSummary],
            summary: Summary) -> tuple[dict[str, JudgeCalls], dict[str, str]]:
     """Attribute every call in ``calls.jsonl``: agent rows, judge rows, tariff rows (spent, and kept when its
@@ -307,24 +325,41 @@ def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEnt
     keys = reader.keys
     settled = SettledCalls()
 
-    def row_of(model: str, key: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary, Entry | None, str] | None:
-        """The row a call of ``model`` with call key ``key`` counts in, its unit's kept entry and its role."""
+    last: list[Any] = [None, None, None]  # the last call's unit, model and row: a unit's calls come one after another
+
+    def row_of(model: str, key: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary, tuple[float, float] | None,
+                                              str] | None:
+        """The row a call of ``model`` with call key ``key`` counts in, its unit's kept record's start and finish
+        (None: no kept record) and its role."""
         unit, _, rest = key.partition("/")
+        if unit == "tariff":
+            return _row_of(model, unit, rest)  # its case is named in ``rest``
+        if unit == last[0] and model == last[1]:
+            return last[2]
+        found = _row_of(model, unit, rest)
+        last[:] = unit, model, found
+        return found
+
+    def _row_of(model: str, unit: str, rest: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary,
+                                                          tuple[float, float] | None, str] | None:
         if unit.startswith(("run-", "judge-")):
-            if keys is not None and unit not in keys:
-                return None  # a call of an earlier experiment
             agent = unit.startswith("run-")
+            table = runs if agent else judges
+            slot = table.find(unit)
+            if slot is None and keys is not None and unit not in keys:
+                return None  # a call of an earlier experiment
             target: ModelSummary | JudgeCalls
             if agent:
                 target = models.setdefault(model, ModelSummary(model=model))
             else:
                 target = judge_calls.setdefault(model, JudgeCalls(model=model))
-            return target, (runs if agent else judges).get(unit), "agent" if agent else "judge"
+            times = None if slot is None else (table.started_at[slot], table.finished_at[slot])
+            return target, times, "agent" if agent else "judge"
         if unit == "tariff":
             case = case_of.get((model, rest.split("/", 1)[0]))
             if case is None:
                 return None  # a case with no record here (killed before it finished): in directory_calls only
-            return tariff[(case.suite, case.model)], case, "tariff"
+            return tariff[(case.suite, case.model)], (case.started_at, case.finished_at), "tariff"
         return None
 
     for call in reader.lines(CALLS, LLMCallRecord):
@@ -337,10 +372,10 @@ def _calls(reader: Reader, runs: dict[str, RunEntry], judges: dict[str, JudgeEnt
         found = row_of(call.model, call.key)
         if found is None:
             continue
-        target, entry, role = found
+        target, times, role = found
         summary.calls += 1
         target.spent.add(call)
-        if entry is not None and entry.made(call.started_at):
+        if times is not None and made(*times, call.started_at):
             target.kept.add(call)
         if call.status == "ok":
             latencies[(role, call.model)].add(call.latency_s)

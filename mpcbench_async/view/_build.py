@@ -21,11 +21,12 @@ import msgspec
 from ..sweep import (
     JUDGEMENTS,
     RUNS,
-    JudgeEntry,
     JudgeLine,
+    Judges,
     Reader,
     RunEntry,
     RunLine,
+    Runs,
     Summary,
     iter_run_rows,
     summary_of,
@@ -92,6 +93,8 @@ class _IndexReader(Reader):
     """The sweep's reader, reading runs and judgements with each line's position (one read serves the index and,
     when needed, the summary). Undecodable lines are counted as the reader counts them (``skipped_lines``)."""
 
+    located = True
+
     def __init__(self, out_dir: Path, progress: Progress) -> None:
         super().__init__(out_dir)
         self.progress = progress
@@ -155,18 +158,18 @@ def build(db: sqlite3.Connection, out_dir: Path, stamp: bytes, progress: Progres
     keep = tail is not None
     tail = tail if tail is not None else Tail(out_dir)
     tail.reader.progress = progress
-    runs: dict[str, RunEntry] = tail.reader.runs()
-    judges: dict[str, JudgeEntry] = tail.reader.judgements(runs)
+    runs = tail.reader.runs()
+    judges = tail.reader.judgements(runs)
     tail.runs, tail.judges = runs, judges
     progress.stage = "writing"
     for batch in _batches(_run_values(runs, judges)):
         progress.check()
         db.executemany(_INSERT_RUN, batch)
-    for batch in _batches(_judge_values(runs, judges)):
+    for batch in _batches(_judge_values(judges)):
         db.executemany(_INSERT_JUDGE, batch)
     if not keep:
-        for entry in itertools.chain(runs.values(), judges.values()):
-            entry.at = None
+        runs.drop_positions()
+        judges.drop_positions()
     del runs, judges
     progress.stage = "summarizing"
     progress.check()
@@ -197,8 +200,8 @@ class Tail:
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
         self.reader = _IndexReader(out_dir, Progress())
-        self.runs: dict[str, RunEntry] = {}
-        self.judges: dict[str, JudgeEntry] = {}
+        self.runs = Runs(self.reader.keys, self.reader.names, located=True)
+        self.judges = Judges(self.reader.keys, self.reader.names, self.runs, located=True)
         self._files = {name: _identity(out_dir / name) for name in (RUNS, JUDGEMENTS)}
         self._keys = _identity(out_dir / KEYS, size=True)
 
@@ -229,11 +232,9 @@ class Tail:
             return None
         self.judges.update(new_judges)
         changed = set(new_runs)
-        if new_judges:
-            keys = {id(run): key for key, run in self.runs.items()}
-            changed.update(keys[id(j.run)] for j in new_judges.values())
+        changed.update(self.runs.key(j.run_slot) for j in new_judges.values())
         return Patch(runs=list(_run_values({key: self.runs[key] for key in changed}, self.judges)),
-                     judges=list(_judge_values(self.runs, new_judges)),
+                     judges=list(_judge_values(new_judges)),
                      summary=msgspec.json.encode(self.summary()), stamp=stamp)
 
     def _appended(self) -> bool:
@@ -265,18 +266,15 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _judge_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[tuple[Any, ...]]:
+def _judge_values(judges: Judges) -> Iterator[tuple[Any, ...]]:
     """One ``judges`` row per kept ok judgement (of ``judges``) whose line's position is known."""
-    found = [(key, j) for key, j in judges.items() if j.ok and j.at is not None]
-    if not found:
-        return
-    keys = {id(run): key for key, run in runs.items()}
-    for key, j in found:
-        assert j.at is not None
-        yield key, keys[id(j.run)], j.model, j.at >> 32, j.at & 0xFFFFFFFF
+    positions = judges.at or ()
+    for slot, (key, at) in enumerate(zip(judges, positions, strict=True)):
+        if at is not None and judges.ok[slot]:
+            yield key, judges.runs.key(judges.run_slot[slot]), judges.row(slot).model, at >> 32, at & 0xFFFFFFFF
 
 
-def _run_values(runs: dict[str, RunEntry], judges: dict[str, JudgeEntry]) -> Iterator[tuple[Any, ...]]:
+def _run_values(runs: Runs | dict[str, RunEntry], judges: Judges) -> Iterator[tuple[Any, ...]]:
     """One ``runs`` row per kept run: the sweep's row (``iter_run_rows``) and where its line lies."""
     for r in iter_run_rows(runs, judges):
         packed = runs[r.key].at

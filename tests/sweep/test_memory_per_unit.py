@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-from mpcbench_async.sweep import RunRow
+import orjson
+
+from mpcbench_async.sweep import RunRow, summarize
 from mpcbench_async.sweep._statistics import statistics
 from tests.sweep.conftest import plan_of
 
@@ -47,7 +50,7 @@ def rows(n: int) -> Iterator[RunRow]:
 
 
 def test_the_statistics_hold_packed_columns_not_an_object_per_run():
-    """A tuple per run and a dict of cells (the code before) cost 284 bytes a run here; the columns cost 67."""
+    """A tuple per run and a dict of cells (the code before) cost 284 bytes a run here; the columns cost 55."""
     assert per_unit(lambda n: statistics(rows(n))) < 100
 
 
@@ -66,3 +69,45 @@ def test_the_experiment_key_list_is_written_from_packed_keys(workspace, tmp_path
         record_experiment_keys(out, plan, new_experiment=True)
 
     assert per_unit(write) < 250
+
+
+def write_sweep(out: Path, units: int) -> None:
+    """A finished sweep of ``units`` agent runs of one model over 10 tasks, each judged once and made by two agent
+    calls and one judge call, with its key list; every 50th unit first failed (rate limit) and was redone."""
+    out.mkdir(parents=True, exist_ok=True)
+    keys: list[str] = []
+    with (out / "runs.jsonl").open("wb") as runs, (out / "judgements.jsonl").open("wb") as judges, \
+            (out / "calls.jsonl").open("wb") as calls:
+        for i in range(units):
+            run_key, judge_key, t = f"run-{i:016x}", f"judge-{i:016x}", 1_700_000_000.0 + 4 * i
+            keys += [run_key, judge_key]
+            base = {"key": run_key, "task_id": f"t{i % 10}", "task_type": "planning", "scenario_id": "s",
+                    "model": "sim/agent", "trial": i // 10}
+            if i % 50 == 0:
+                runs.write(orjson.dumps({**base, "status": "error", "retryable": True, "error_class": "RateLimitError",
+                                         "error_message": "HTTP 429", "started_at": t - 2, "finished_at": t - 1}))
+                runs.write(b"\n")
+            runs.write(orjson.dumps({**base, "status": "ok", "started_at": t, "finished_at": t + 1,
+                                     "run": {"stop_reason": "final"},
+                                     "checks": [{"name": "c", "status": "pass" if i % 3 else "fail"}]}) + b"\n")
+            judges.write(orjson.dumps({
+                "key": judge_key, "run_key": run_key, "status": "ok", "task_id": base["task_id"],
+                "task_type": "planning", "agent_model": "sim/agent", "judge_model": "sim/judge", "trial": i // 10,
+                "started_at": t + 2, "finished_at": t + 3, "judgement": {"verdict": "scored", "scores": {
+                    "answer_requirements_satisfaction": {"score": i % 6}, "source_grounded_reasoning": {"score": 3}}}}))
+            judges.write(b"\n")
+            for key, model, at in ((f"{run_key}/turn1", "sim/agent", t + 0.2),
+                                   (f"{run_key}/turn2", "sim/agent", t + 0.4),
+                                   (f"{judge_key}/try1", "sim/judge", t + 2.5)):
+                calls.write(orjson.dumps({"model": model, "key": key, "status": "ok", "started_at": at,
+                                          "latency_s": 0.2, "usage": {"total_tokens": 1000}}) + b"\n")
+    (out / "experiment_keys.txt").write_text("".join(f"{k}\n" for k in sorted(keys)))
+
+
+def test_summarize_holds_packed_columns_not_an_object_per_unit(tmp_path):
+    """A slotted entry per run and per judgement, keyed by a dict of the key list's strings (the code before), cost
+    827 bytes per agent unit (its run, its judgement, their keys and calls) here; the reader's packed columns, the
+    numbered key index and the statistics' columns, 200. One more object per unit (56 bytes or more) fails."""
+    for n in (SMALL, LARGE):
+        write_sweep(tmp_path / str(n), n)
+    assert per_unit(lambda n: summarize(tmp_path / str(n))) < 250
