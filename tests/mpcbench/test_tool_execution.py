@@ -239,6 +239,21 @@ class TestOffTheEventLoop:
         assert (True, ["read"]) == (scope.cancelled_caught, ended)
         threads.close()
 
+    async def test_threads_pickle_as_a_fresh_pool_of_their_size(self):
+        """A stage sent to a Ray worker carries its threads: the copy is the same size and name and starts its own
+        threads when called (queues, locks and running threads stay in the process that made them)."""
+        import pickle
+
+        from mpcbench_async.mpcbench.tools._threads import ToolThreads, call_in_thread
+
+        threads = ToolThreads(3, name="mpcbench-checks")
+        assert "first" == await call_in_thread(threads, lambda: "first")
+        copy = pickle.loads(pickle.dumps(threads))
+        assert (3, "mpcbench-checks", 0, 1) == (copy.size, copy.name, copy.started, threads.started)
+        assert "copy" == await call_in_thread(copy, lambda: "copy")
+        threads.close()
+        copy.close()
+
 
 class TestUnitShares:
     async def test_a_unit_with_ten_stuck_calls_cannot_take_the_pool(self, make_client, make_pool, gate, monkeypatch):

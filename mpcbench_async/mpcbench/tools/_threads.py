@@ -86,6 +86,11 @@ class ToolThreads:
         self.idle = self.started = 0
         self.closed = False
 
+    def __reduce__(self) -> tuple[type[ToolThreads], tuple[int, str]]:
+        """Pickled as its size and name: a copy in another process (a Ray worker's stage) starts its own threads
+        as its calls need them; queued jobs and running threads belong to this process alone."""
+        return ToolThreads, (self.size, self.name)
+
     def submit(self, job: Job) -> None:
         """Queue ``job``; start a thread for it when none is idle and fewer than ``size`` run."""
         with self.lock:
