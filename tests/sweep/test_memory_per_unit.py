@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from mpcbench_async.sweep import RunRow, summarize
 from mpcbench_async.sweep._statistics import statistics
@@ -104,6 +105,7 @@ def write_sweep(out: Path, units: int) -> None:
     (out / "experiment_keys.txt").write_text("".join(f"{k}\n" for k in sorted(keys)))
 
 
+@pytest.mark.slow  # a 11k-unit sweep written and summarized twice: ~7 s, in the full suite only
 def test_summarize_holds_packed_columns_not_an_object_per_unit(tmp_path):
     """A slotted entry per run and per judgement, keyed by a dict of the key list's strings (the code before), cost
     827 bytes per agent unit (its run, its judgement, their keys and calls) here; the reader's packed columns, the
