@@ -96,7 +96,7 @@ def test_the_summary_shows_calibration_from_the_labels_and_reports_bad_lines(shi
     assert "## Calibration against human labels" in md
     assert (f"| sim/judge | ARS | {len(rows)} | {judge['kappa']:.2f} [{judge['kappa_ci']['low']:.2f}, "
             f"{judge['kappa_ci']['high']:.2f}] |") in md
-    assert md.count("- warning: ") == 3
+    assert md.count("- warning:") == 3  # a long path may start the next line
     assert "calibration" not in orjson.loads((shipped / "summary.json").read_bytes())  # no labels file: no section
     assert read_labels(shipped).lines == 0
 
