@@ -14,6 +14,15 @@ time or an HTTP date); a moment is turned into seconds from now. The limit alone
 does not say how the minute is metered — some providers enforce it per second —
 but remaining and reset do: the bucket holds what is left plus what refills until
 the reset (``remaining + reset × limit / 60``), a minute's worth or a second's.
+
+Some providers and gateways count the limit itself over a shorter window (20 a
+second, not a minute). Read as a minute's, such a limit would pace 60 times too
+slowly, and no reply would ever say so: the calls just crawl. The reset gives it
+away: a mostly unspent limit (``remaining`` at least half of it) that is whole
+again in less than a quarter of the time a minute's rate needs to refill what is
+spent counts a shorter window. ``counted_window`` names it (1 s or 10 s, the next
+one up once a reset runs past it) and ``BucketReading.per_window`` restates the
+reading as per minute, which is what the pacing reads.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import msgspec
 
 from ._retry import parse_duration
 
-__all__ = ["BucketReading", "parse_reset", "read_limit_headers"]
+__all__ = ["BucketReading", "counted_window", "parse_reset", "read_limit_headers"]
 
 
 class BucketReading(msgspec.Struct, kw_only=True, frozen=True):
@@ -41,6 +50,38 @@ class BucketReading(msgspec.Struct, kw_only=True, frozen=True):
     def size(self, per_minute: float) -> float:
         """The bucket's size when full; ``per_minute`` is the rate to assume when the reply gave no limit."""
         return self.remaining + self.reset_s * (self.per_minute or per_minute) / 60.0
+
+    def per_window(self, seconds: float) -> BucketReading:
+        """This reading with its limit counted over ``seconds`` (see ``counted_window``), restated per minute."""
+        if self.per_minute is None or seconds == MINUTE_S:
+            return self
+        return BucketReading(remaining=self.remaining, reset_s=self.reset_s,
+                             per_minute=self.per_minute * MINUTE_S / seconds)
+
+
+MINUTE_S = 60.0
+SHORT_WINDOWS_S = (1.0, 10.0)  # the windows a limit may count instead of a minute, shortest first
+
+
+def counted_window(reading: BucketReading, current: float = MINUTE_S) -> float:
+    """Seconds the reading's limit counts, given ``current``, what the model's earlier readings showed.
+
+    A minute, unless the reset shows a shorter window: at least half the limit remaining and whole again in
+    under a quarter of the time a minute's rate would take to refill the rest. A shorter window never
+    shrinks, and grows to the next one a reset runs past (a 10-s window's first replies may show resets
+    under a second).
+    """
+    limit, remaining, reset = reading.per_minute, reading.remaining, reading.reset_s
+    if limit is None:
+        return current
+    if current < MINUTE_S:
+        if reset <= current:
+            return current
+        return next((w for w in SHORT_WINDOWS_S if reset <= w), MINUTE_S)
+    spent = limit - remaining
+    if remaining >= limit / 2 and spent >= 1 and reset * limit / MINUTE_S < spent / 4:
+        return next((w for w in SHORT_WINDOWS_S if reset <= w), MINUTE_S)
+    return current
 
 
 # Beyond these a header is garbled or hostile, not a provider's budget: its reading is left out, so that

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ._limit_headers import BucketReading
+from ._limit_headers import MINUTE_S, BucketReading, counted_window
 
 __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Window"]
 
@@ -332,6 +332,7 @@ class ModelPace:
         self.rate = AimdRate() if settings.adaptive and settings.pacing else None
         self.slow_start = settings.pacing
         self._last_readings: dict[str, BucketReading] | None = None
+        self._counted = {"requests": MINUTE_S, "tokens": MINUTE_S}  # the window each kind's header limit counts
 
     def _window(self, capacity: int) -> Window:
         """A configured window, paced with the configured burst unless pacing is off (1 until a reply)."""
@@ -353,6 +354,8 @@ class ModelPace:
             window = self.requests if kind == "requests" else self.tokens
             reading = readings.get(kind)
             if reading is not None:
+                counted = self._counted[kind] = counted_window(reading, self._counted[kind])
+                reading = reading.per_window(counted)
                 if window is None and reading.per_minute is not None:
                     window = Window(max(1, int(reading.per_minute)), span=WINDOW_S + self.span_extra, burst=1,
                                     learned=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, read_limit_headers
+from mpcbench_async.runtime._limit_headers import counted_window
 
 
 def per_second(remaining: int, reset: str, limit: int = 600) -> dict[str, str]:
@@ -218,3 +219,49 @@ class TestCreditFromHeaders:
             limiter.on_rate_limited(ticket)
         assert (5, 8, None) == (limiter.requests.burst, limiter.concurrency.cap, limiter.rate.rate)
         assert [0.1, 0.2] == await starts(limiter, clock, 2)
+
+
+class TestALimitCountedOverAShorterWindow:
+    """``x-ratelimit-limit-requests: 20`` with a reset under a second and most of it left: 20 a second, not a
+    minute (read as a minute's, the calls would crawl 60 times too slowly and no reply would say why)."""
+
+    @pytest.mark.parametrize(("remaining", "reset", "counted"), [
+        (19, 0.05, 1.0),  # a 1-s bucket one request in: whole in 1/20 s, a minute's rate needs 3 s
+        (12, 0.9, 1.0),  # a fixed 1-s window, 8 spent
+        (15, 2.0, 10.0),  # a 10-s window, 5 spent: a minute's rate needs 15 s
+        (19, 3.0, 60.0),  # one spent, whole in 3 s: a minute's rate exactly
+        (5, 0.05, 60.0),  # most of it spent: a minute's limit metered in small buckets (the sim's way)
+        (20, 0.05, 60.0),  # nothing spent: nothing to tell
+        (10, 30.0, 60.0),  # a reset beyond the short windows
+    ])
+    def test_the_reset_tells_the_window(self, remaining, reset, counted):
+        reading = BucketReading(remaining=remaining, reset_s=reset, per_minute=20)
+        assert counted == counted_window(reading)
+
+    def test_a_short_window_grows_to_the_next_a_reset_runs_past_and_never_shrinks(self):
+        assert 1.0 == counted_window(BucketReading(remaining=0, reset_s=0.5, per_minute=20), 1.0)
+        assert 10.0 == counted_window(BucketReading(remaining=0, reset_s=2.5, per_minute=20), 1.0)
+        assert 60.0 == counted_window(BucketReading(remaining=0, reset_s=30.0, per_minute=20), 10.0)
+        assert 10.0 == counted_window(BucketReading(remaining=19, reset_s=3.0, per_minute=20), 10.0)
+
+    def test_a_reading_without_a_limit_keeps_the_window(self):
+        assert 1.0 == counted_window(BucketReading(remaining=3, reset_s=0.1), 1.0)
+
+    async def test_an_unconfigured_model_is_paced_at_the_windows_rate(self):
+        """The first reply (19 left of 20, whole in 0.05 s) teaches 20 a second: a burst of 10, then one every
+        0.05 s; a later reply with most of it spent keeps the window (it never falls back to a minute)."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(), clock=clock)
+        limiter.observe(per_second(19, "50ms", limit=20))
+        assert limiter.requests is not None and (1200, 10) == (limiter.requests.capacity, limiter.requests.burst)
+        assert [0.0] * 10 + [0.05, 0.1] == await starts(limiter, clock, 12)
+        limiter.observe(per_second(2, "900ms", limit=20))
+        assert 1200 == limiter.requests.capacity
+
+    async def test_a_configured_rpm_is_not_cut_to_the_windows_count(self):
+        """rpm 1200 configured and the provider says 20 per 1-s window: the same rate, so the pace stays the
+        configured one (read as a minute's, 20 would have cut it sixty-fold)."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(rpm=1200), clock=clock)
+        limiter.observe(per_second(19, "50ms", limit=20))
+        assert [0.0] * 10 + [0.05, 0.1] == await starts(limiter, clock, 12)
