@@ -203,20 +203,40 @@ _WEEKDAY = (r"(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
             r"|(?:" + _capitalised(["mon", "tues", "tue", "weds", "wed", "thurs", "thur", "thu", "fri", "sat", "sun"])
             + r")\.?)(?![A-Za-z])")
 _ORDINAL = r"(?:st|nd|rd|th)"
+# What a month's name or a weekday's can start with (its first two letters, in any case): a superset.
+_MONTH_START = r"(?i:[jfasond][aepuco])|M[aA]"
+_WEEKDAY_START = r"(?i:[mtwfs][ouehra])"
 
+
+def _starting(start: str, pattern: str) -> str:
+    """``pattern`` behind a lookahead of what its matches start with (``start``, a superset of it): the same matches,
+    found faster. The regular expression engine tries a pattern at every position of the text and, at each, every
+    alternative of a case-insensitive alternation (dozens of month, weekday and cue words) before giving up; the
+    lookahead gives up at once where no match can start (most positions). The scans of an answer were most of a
+    check's CPU (issue 31)."""
+    return f"(?={start})(?:{pattern})"
+
+
+# The forms starting with a digit (day or year first) apart from the one starting with a month's name: a match
+# starts with one or the other, so the order between them does not change what is found.
 _EXPLICIT = re.compile(
-    r"(?<![\w/.-])(?P<iy>\d{4})[-/.](?P<im>\d{1,2})[-/.](?P<id>\d{1,2})(?!\d)"
-    r"|(?<![\w/.:-])(?P<na>\d{1,2})/(?P<nb>\d{1,2})(?:/(?P<ny>\d{4}|\d{2}))?(?![\d/])"
-    r"|(?<![\w.:-])(?P<ea>\d{1,2})\.(?P<eb>\d{1,2})\.(?P<ey>\d{4})(?!\d)"
-    rf"|(?P<mon>{_MONTH})[\s.-]*(?P<md>\d{{1,2}}){_ORDINAL}?(?!\d|:\d|\s*(?i:[ap]\.?m\b|%|h\b|hours?\b))"
-    r"(?:,?\s+(?P<my>\d{4})(?![:\d]))?"
-    rf"|(?<![\w:.$])(?P<dd>\d{{1,2}}){_ORDINAL}?(?:\s+of)?[\s-]*(?P<dmon>{_MONTH})(?:[\s,-]+(?P<dy>\d{{4}})(?![:\d]))?"
+    _starting(r"\d",
+              r"(?<![\w/.-])(?P<iy>\d{4})[-/.](?P<im>\d{1,2})[-/.](?P<id>\d{1,2})(?!\d)"
+              r"|(?<![\w/.:-])(?P<na>\d{1,2})/(?P<nb>\d{1,2})(?:/(?P<ny>\d{4}|\d{2}))?(?![\d/])"
+              r"|(?<![\w.:-])(?P<ea>\d{1,2})\.(?P<eb>\d{1,2})\.(?P<ey>\d{4})(?!\d)"
+              rf"|(?<![\w:.$])(?P<dd>\d{{1,2}}){_ORDINAL}?(?:\s+of)?[\s-]*(?P<dmon>{_MONTH})"
+              r"(?:[\s,-]+(?P<dy>\d{4})(?![:\d]))?")
+    + "|" + _starting(_MONTH_START,
+                      rf"(?P<mon>{_MONTH})[\s.-]*(?P<md>\d{{1,2}}){_ORDINAL}?"
+                      r"(?!\d|:\d|\s*(?i:[ap]\.?m\b|%|h\b|hours?\b))(?:,?\s+(?P<my>\d{4})(?![:\d]))?")
 )
-_WEEKDAY_DAY = re.compile(rf"(?P<wd>{_WEEKDAY}),?\s+"
-                          rf"(?:the\s+(?P<a>\d{{1,2}}){_ORDINAL}?|(?P<b>\d{{1,2}}){_ORDINAL})(?!\w)")
+_WEEKDAY_DAY = re.compile(_starting(_WEEKDAY_START,
+                                    rf"(?P<wd>{_WEEKDAY}),?\s+"
+                                    rf"(?:the\s+(?P<a>\d{{1,2}}){_ORDINAL}?|(?P<b>\d{{1,2}}){_ORDINAL})(?!\w)"))
 _BARE_ORDINAL = re.compile(rf"(?i)(?<![\w])the\s+(?P<d>\d{{1,2}}){_ORDINAL}(?![\w])")
-_WEEKDAY_ALONE = re.compile(rf"(?:(?P<rel>(?i:next|this|coming|following))\s+)?(?P<wd>{_WEEKDAY})"
-                            r"|(?P<word>(?i:today|tomorrow))(?![A-Za-z])")
+_WEEKDAY_ALONE = re.compile(_starting(rf"(?i:[ntcf][eho])|{_WEEKDAY_START}",
+                                      rf"(?:(?P<rel>(?i:next|this|coming|following))\s+)?(?P<wd>{_WEEKDAY})"
+                                      r"|(?P<word>(?i:today|tomorrow))(?![A-Za-z])"))
 _WEEKDAY_RANGE_AFTER = re.compile(rf"\s*(?:-|–|—|(?i:to|through|thru|until))\s*{_WEEKDAY}")
 _WEEKDAY_RANGE_BEFORE = re.compile(rf"{_WEEKDAY}\s*(?:-|–|—|(?i:to|through|thru|until))\s*$")
 _JOINS_WEEKDAY = re.compile(r"[\s,(]*")
@@ -369,11 +389,12 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
 
 # -- periods (dates and windows of dates) --------------------------------------------------------------------
 
-_MONTH_ALONE = re.compile(
+_MONTH_ALONE = re.compile(_starting(
+    rf"(?i:[tembslf][heiatno])|[1-4](?i:[snrt])|{_MONTH_START}",
     r"(?P<part>(?i:(?:the\s+)?(?:early|mid|late|end\s+of|beginning\s+of|start\s+of|middle\s+of"
     r"|(?:first|second)\s+half\s+of|(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of))[\s-]+)?"
     rf"(?P<mon>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?"
-)
+))
 _MONTH_PARTS = {"early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20),
                 "late": (21, 31), "end": (21, 31), "first half": (1, 15), "second half": (16, 31),
                 "first week": (1, 7), "second week": (8, 14), "third week": (15, 21), "fourth week": (22, 28),
@@ -389,8 +410,8 @@ _RANGE_JOIN = re.compile(r"\s*(?:-|–|—|(?i:to|through|thru|until|and))\s*")
 _RANGE_DAY = re.compile(rf"\s*(?:-|–|—|(?i:to|through|thru|until|and))\s*(?P<d>\d{{1,2}}){_ORDINAL}?"
                         r"(?![\d:]|\s*(?i:[ap]\.?m\b|%|h\b))")
 _DAY_BEFORE_RANGE = re.compile(rf"(?<![\w:.])(?P<d>\d{{1,2}}){_ORDINAL}?\s*(?:-|–|—|(?i:to|through))\s*$")
-_RELATIVE_WEEK = re.compile(r"(?i)\b(?P<part>(?:early|mid|late|later|end\s+of|the\s+end\s+of)[\s-]+)?"
-                            r"(?P<which>this|next)\s+(?P<unit>week|month)\b")
+_RELATIVE_WEEK = re.compile(r"(?i)\b(?=[emltn][aineh])(?P<part>(?:early|mid|late|later|end\s+of|the\s+end\s+of)"
+                            r"[\s-]+)?(?P<which>this|next)\s+(?P<unit>week|month)\b")
 _COUNT = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|a\s+few"
 _RELATIVE_SPAN = re.compile(
     rf"(?i)\b(?P<kind>in|within|over)\s+(?:the\s+)?(?P<next>(?:next|coming)\s+)?(?:about\s+|around\s+|roughly\s+"
@@ -545,7 +566,8 @@ def _zone_pattern(*, attached: bool) -> re.Pattern[str]:
             r"|(?P<local>(?i:local\s+time|your\s+time))"
             + (r"|(?P<region>(?i:eastern|central|mountain|pacific|atlantic|newfoundland))(?![\w-])" if attached else "")
             + rf"|(?P<abbr>{edge}[A-Z]{{1,5}})(?![A-Za-z/])")
-    return re.compile(rf"\s*[(\[]?\s*(?:{body})(?:\s*[)\]])?" if attached else body)
+    # Anywhere: a match starts with a capital (an abbreviation, a zone name, UTC/GMT), "(" or local/your time.
+    return re.compile(rf"\s*[(\[]?\s*(?:{body})(?:\s*[)\]])?" if attached else _starting(r"[A-Z(]|(?i:[ly])", body))
 
 
 _ZONE_AFTER = _zone_pattern(attached=True)
