@@ -331,6 +331,11 @@ def _day_of_month(day: int, anchor: date, window: tuple[date, date] | None) -> d
     return None
 
 
+# Scans made per reading compiled once here (``re.search(pattern, …)`` looks the pattern up in ``re``'s cache: two
+# Python calls per use, issue 31).
+_OPENS = re.compile(r"\s*\(?")
+
+
 def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end <= s or start >= e for s, e in taken)
 
@@ -352,7 +357,7 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
         before = next((w for w in weekdays if w[1] <= start and w[2] >= 0
                        and _JOINS_WEEKDAY.fullmatch(text[w[1]:start])), None)
         after = next((w for w in weekdays if w[0] >= end and w[2] >= 0
-                      and re.fullmatch(r"\s*\(?", text[end:w[0]])), None)
+                      and _OPENS.fullmatch(text[end:w[0]])), None)
         hint = before or after
         value = _explicit_value(m, ref, hint[2] if hint else None, window)
         if value is None:
@@ -653,6 +658,9 @@ _CLOCK = re.compile(
 _ISO_DATETIME = re.compile(r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?=\d{2}:\d{2})")
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|(?i:to|until|till|through|thru|and))\s*(?:\d{4}-\d{2}-\d{2}[T ])?")
 _TABLE_GAP = re.compile(r"\s*\|\s*")
+_BETWEEN_BEFORE = re.compile(r"(?i)between\s+$")
+_DATE_ATTACHED = re.compile(r"[\s,(]*(?i:on\s+)?(?i:the\s+)?")
+_DATE_AFTER_TIMES = re.compile(r"[\s,;:(\[–—-]*(?i:on|of|,|the)?\s*")
 _LENGTH = (r"(?:(?P<lh>\d+)\s*(?i:h|hrs?|hours?)\s*(?:(?i:and)\s+)?(?P<lhm>\d+)\s*(?i:m|mins?|minutes?)"
            r"|(?P<n>\d+(?:\.\d+)?)\s*-?\s*(?P<u>(?i:minutes?|mins?|m|hours?|hrs?|h))"
            r"|(?P<half>(?i:half\s+an\s+hour))|(?P<hour>(?i:an\s+hour|one\s+hour|1\s+hour)))(?![A-Za-z])")
@@ -820,9 +828,12 @@ def _last_cue(segment: str) -> str | None:
     return cue
 
 
+_IDIOM_BEFORE_NOW = re.compile(r"(?i)\b(?:for|right|by)\s+$")
+
+
 def _idiomatic_now(segment: str, m: re.Match[str]) -> bool:
     """``for now`` / ``right now`` / ``by now`` are idioms, not a reference time."""
-    return bool(re.search(r"(?i)\b(?:for|right|by)\s+$", segment[:m.start()]))
+    return bool(_IDIOM_BEFORE_NOW.search(segment[:m.start()]))
 
 
 def _rejected(segment: str) -> bool:
@@ -884,7 +895,7 @@ def _pairs(text: str, clocks: list[_Clock], table: bool) -> Iterator[tuple[_Cloc
         gap = text[a.end:b.start] if b else ""
         joined = b is not None and bool(
             (_RANGE_GAP.fullmatch(gap) and (gap.strip().lower() != "and"
-                                            or re.search(r"(?i)between\s+$", text[max(0, a.start - 12):a.start])))
+                                            or _BETWEEN_BEFORE.search(text[max(0, a.start - 12):a.start])))
             or (table and _TABLE_GAP.fullmatch(gap) and len(clocks) == 2))
         yield (a, b) if joined else (a, None)
         j += 2 if joined else 1
@@ -921,7 +932,7 @@ def _governing_cue(text: str, line: tuple[int, int], first: _Clock, end_pos: int
         if not any(m.group("strong") for m in _CUE.finditer(after)):
             return "context"  # "Taeyang's supplier call is Thu 09:30", "the design review Tue 13:00"
     attached = next((d for d in line_dates if d.start >= end_pos
-                     and re.fullmatch(r"[\s,(]*(?i:on\s+)?(?i:the\s+)?", text[end_pos:d.start])), None)
+                     and _DATE_ATTACHED.fullmatch(text[end_pos:d.start])), None)
     after_from = attached.end if attached else end_pos
     next_token = min([d.start for d in line_dates if d.start >= after_from]
                      + [c.start for c in line_clocks if c.start >= after_from] + [line_end])
@@ -1003,8 +1014,7 @@ def _date_for(text: str, pos: int, line_dates: list[DateMention], line: tuple[in
     after = [d for d in in_sentence if d.start > pos]
     if before and _DATE_THEN_TIME.fullmatch(text[before[-1].end:pos]):
         return before[-1].value  # "Mon 14:00–14:45, Wed 09:00": a date written just before the time is its date
-    if after and (not before or re.fullmatch(r"[\s,;:(\[–—-]*(?i:on|of|,|the)?\s*",
-                                             text[_end_of_times(text, pos):after[0].start])):
+    if after and (not before or _DATE_AFTER_TIMES.fullmatch(text[_end_of_times(text, pos):after[0].start])):
         return after[0].value
     if before:
         return before[-1].value
@@ -1102,6 +1112,12 @@ _SYNONYMS = ({"bug", "bugs", "issue", "issues", "ticket", "tickets", "defect", "
              {"closed", "resolved", "fixed", "completed"})
 
 
+_CLAUSE_STOP = re.compile(r"[.;!?](?=\s)|\s[–—-]\s")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s|$)")
+_UNIT_AFTER = re.compile(r"\s*[A-Za-z]{0,7}\s*")
+_CHANGE_KEY = re.compile(r"(?i)chang|delta")
+
+
 def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The clause (or table row) around a number, at most ``_REACH`` characters either side."""
     line_start = text.rfind("\n", 0, start) + 1
@@ -1110,8 +1126,8 @@ def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     if text[line_start:line_start + 4].lstrip().startswith("|"):
         return max(line_start, start - _REACH), min(line_end, end + _REACH)
     line_start, line_end = max(line_start, start - _REACH), min(line_end, end + _REACH)
-    breaks = [m.end() for m in re.finditer(r"[.;!?](?=\s)|\s[–—-]\s", text[line_start:start])]
-    after = re.search(r"[.;!?](?=\s|$)", text[end:line_end])
+    breaks = [m.end() for m in _CLAUSE_STOP.finditer(text[line_start:start])]
+    after = _SENTENCE_STOP.search(text[end:line_end])
     return line_start + (breaks[-1] if breaks else 0), end + after.start() if after else line_end
 
 
@@ -1199,8 +1215,7 @@ def _row_quantities(text: str, row: Row) -> Iterator[Quantity]:
     for k, (s, e) in enumerate(row.cells):
         cell = text[s:e].strip().strip('"').strip()
         m = _NUMBER.match(cell)
-        number = _number(m, "", unit_given=k < len(row.header)) if m and re.fullmatch(
-            r"\s*[A-Za-z]{0,7}\s*", cell[m.end():]) else None
+        number = _number(m, "", unit_given=k < len(row.header)) if m and _UNIT_AFTER.fullmatch(cell[m.end():]) else None
         if m is None or number is None:
             words.append(cell)
         else:
@@ -1351,7 +1366,7 @@ def key_direction(key: str, value: float) -> int:
         return (-1 if named.group("down") else 1) * (1 if value > 0 else -1)
     if value < 0:
         return -1
-    return 1 if value > 0 and re.search(r"(?i)chang|delta", words) else 0
+    return 1 if value > 0 and _CHANGE_KEY.search(words) else 0
 
 
 def _walk(value: Any, numbers: bool, path: str, holders: tuple[dict[str, Any], ...]) -> Iterator[Stated]:

@@ -5,9 +5,9 @@ Replaces the original's substring matching: the query is split into words
 (whole words, or prefixes for words of four letters or more), weighted by
 field, with a bonus when the whole query appears as a phrase. Records with no
 matching word are not returned; ties go to the newest record. Ranking stops at a
-``checkpoint()`` per record and per 32 query words tried as prefixes in a text (a tool's
-time limit, ``_checkpoint``): its cost grows with records × query words, both of which a
-caller may make large.
+``checkpoint()`` per record, per 32 query words read and per 32 tried as prefixes in a text (a
+tool's time limit, ``_checkpoint``): its cost grows with records and query words, both of which
+a caller may make large.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ TOKENS_CACHED = 16384
 """Record texts whose words ``rank`` keeps (the shipped scenarios hold a few thousand; each is its text's size)."""
 
 TERMS_PER_CHECKPOINT = 32
-"""Query words ``rank`` tries as prefixes of one text's words between two checkpoints."""
+"""Query words ``rank`` reads, or tries as prefixes of one text's words, between two checkpoints."""
 PREFIX = 4
 """Query words this long or longer also match the words they start."""
 
@@ -95,7 +95,9 @@ def rank(
     wanted = frozenset(terms)
     times = Counter(terms) if len(wanted) < len(terms) else None  # a word written twice counts twice
     by_head: dict[str, list[str]] = {}
-    for term in wanted:
+    for read, term in enumerate(wanted, 1):  # a query of any length: read a run of words at a time
+        if not read % TERMS_PER_CHECKPOINT:
+            checkpoint()
         if len(term) >= PREFIX:
             by_head.setdefault(term[:PREFIX], []).append(term)
     heads = frozenset(by_head)

@@ -32,8 +32,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "9e195e1e2c0b7df6f452bd93547d5fd51176a962d79bb135e4d6e49b7bce53c7",
-    "judgements.jsonl": "a3f337c7085ca084d1f4d3d950c7062d424daf8ec2734dfaae0a01c2aae47553",
+    "runs.jsonl": "2b55dde6069cb9acd10fbe0d94d4a6a370318370fdc9c09be9b654ff5001103f",
+    "judgements.jsonl": "680259bdf1cdad40da3beebaed7ddc75765b7719f633a20307fec89e8e11eddf",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }
