@@ -1069,8 +1069,8 @@ def _proposed(candidates: list[_Candidate], tz: tzinfo) -> list[Slot]:
 
 # -- quantities -----------------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(
-    r"(?<![\w.,/:#$€£%])(?<![A-Za-z]-)"
+_NUMBER = re.compile(  # a match starts with its sign, a space before the number, its currency or its first digit
+    r"(?=[\s\d+\-−↑↓▲▼$€£])(?<![\w.,/:#$€£%])(?<![A-Za-z]-)"
     r"(?P<sign>[+\-−]|↑|↓|▲|▼)?\s?(?P<cur>[$€£])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<pct>%|(?i:percent|per\s+cent|pct|percentage\s+points?|pp)(?![A-Za-z]))"
@@ -1093,7 +1093,7 @@ _DIRECTION_AFTER = re.compile(rf"^\s*(?:(?P<down>(?i:{_DOWN})\b|[↓▼])|(?P<up
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
                                             "twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50}
-_NUMBER_WORD = re.compile(r"(?i)\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
+_NUMBER_WORD = re.compile(r"(?i)\b(?=[zotfsen][enwhoil])(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
 _LABEL_SEPARATOR = re.compile(r"[;|/]|(?<!\d),|,(?!\d{3}(?!\d))|\band\b")  # "55,000" groups thousands
 _COMPARATIVE_AFTER = re.compile(r"(?i)\s*(?:lower|higher|faster|slower|shorter|longer|fewer|less|more|quicker)\b")
 _LEVEL_BEFORE = re.compile(r"(?i)\b(?:to|at|of|reached|hit|is|was|now)\s+~?$")

@@ -38,6 +38,12 @@ PLAIN = {
         rf"(?P<mon>{A._MONTH})(?:,?\s+(?P<year>\d{{4}}))?"),
     "_RELATIVE_WEEK": re.compile(r"(?i)\b(?P<part>(?:early|mid|late|later|end\s+of|the\s+end\s+of)[\s-]+)?"
                                  r"(?P<which>this|next)\s+(?P<unit>week|month)\b"),
+    "_NUMBER": re.compile(
+        r"(?<![\w.,/:#$€£%])(?<![A-Za-z]-)(?P<sign>[+\-−]|↑|↓|▲|▼)?\s?(?P<cur>[$€£])?"
+        r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+        r"(?:\s?(?P<pct>%|(?i:percent|per\s+cent|pct|percentage\s+points?|pp)(?![A-Za-z]))"
+        r"|(?P<mult>[kKM]|bn)(?![A-Za-z])|\s?(?P<unit>ms|s|secs?|mins?|h|hrs?|x|d)(?![A-Za-z]))?(?![\w-]\d|\.\d|[A-Za-z])"),
+    "_NUMBER_WORD": re.compile(r"(?i)\b(?:" + "|".join(A._NUMBER_WORDS) + r")\b(?![-‐])"),
     # The zone pattern's body is built by a function: the guarded form's, the guard left out.
     "_ZONE_ANYWHERE": re.compile(A._ZONE_ANYWHERE.pattern.removeprefix(ZONE_GUARD)[:-1]),
 }
@@ -46,10 +52,13 @@ WORDS = """january february march april may june july august september october n
 apr jun jul aug sept sep oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tues tue weds wed
 thurs thur thu fri sat sun next this coming following today tomorrow the early mid late later end beginning start
 middle first second third fourth last 1st 2nd 3rd 4th half week month of utc gmt local your time standard daylight
-summer eastern pacific asia/seoul america/st_johns europe/paris kst npt ist et pt cet""".split()
+summer eastern pacific asia/seoul america/st_johns europe/paris kst npt ist et pt cet zero one two three four five
+six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty
+forty fifty percent pct pp down up""".split()
 GLUE = [" ", "  ", "\n", ", ", ". ", "-", "–", "/", "(", ")", "", ":", " the ", " of ", "|"]
 NUMBERS = ["1", "7", "12", "25", "31", "2025", "2026", "09", "3rd", "18th", "25/11", "11/25/2025", "25.11.2025",
-           "2025-11-25", "14:30", "+05:45", "(+05:45)", "UTC+9", "24/7", "$5", "v2.3"]
+           "2025-11-25", "14:30", "+05:45", "(+05:45)", "UTC+9", "24/7", "$5", "v2.3", "-12%", "↓3", "▲ 4.5", "▼1.5",
+           "↑ 9", "€1,204", "1.2k", "240ms", "12 pct", " 7", "+5", "−2.5", "APP-412", "#3"]
 PHRASES = ["next week", "this month", "the end of next month", "late this week", "Tue 25th", "tuesday the 3rd",
            "Fri, the 21st", "mid-December", "week of Dec 15", "early next month", "Mon 1st", "sat 30th",
            "fourth week of March", "the first half of june", "2nd week of Sept", "end of Nov", "beginning of october",
