@@ -1,4 +1,5 @@
-"""The answer reader's start-guarded patterns find exactly what their plain forms found.
+"""The answer reader's start-guarded patterns (and the CSV reader's faster line tests) find exactly what their plain
+forms found.
 
 ``_answers`` puts a lookahead of what a match can start with in front of its costliest scans (issue 31: they were
 most of a check's CPU). A lookahead that forgot one way a match can start would silently drop dates. Here each
@@ -16,6 +17,7 @@ import re
 import orjson
 
 from mpcbench_async import _answers as A
+from mpcbench_async import _rows
 from tests.conftest import REPO
 from tests.mpcbench.check_corpus import CASES
 
@@ -110,3 +112,27 @@ def test_the_random_texts_hold_what_the_patterns_read():
     """The comparison is not vacuous: each plain pattern matches in over 5% of the random texts."""
     texts = random_texts(3000)
     assert all(sum(1 for text in texts if plain.search(text)) > 150 for plain in PLAIN.values())
+
+
+def test_the_csv_line_tests_read_what_their_plain_forms_read():
+    """A line is prose when every comma groups thousands — one search for a comma that does not, where a pattern
+    walked every character — and a line without quotes is cut at every comma by a split (issue 31)."""
+    thousands_only = re.compile(r"^(?:[^,]|(?<=\d),(?=\d{3}(?!\d)))*$")
+
+    def cells(line: str, offset: int) -> list[tuple[int, int]]:
+        spans, begin, quoted = [], 0, False
+        for i, char in enumerate(line):
+            if char == '"':
+                quoted = not quoted
+            elif char == "," and not quoted:
+                spans.append((offset + begin, offset + i))
+                begin = i + 1
+        return [*spans, (offset + begin, offset + len(line))]
+
+    rng = random.Random(5)
+    pieces = ["1", "2", "0", "9", ",", ",", " ", "a", '"', "٣", "x,", "1,204", "12,3456", "|", "\r"]
+    lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    assert 500 < sum(1 for line in lines if "," in line and thousands_only.match(line))  # not vacuous
+    for line in lines:
+        assert (thousands_only.match(line) is None) == (_rows._NOT_THOUSANDS.search(line) is not None), line
+        assert cells(line, 7) == _rows._cells(line, 7), line
