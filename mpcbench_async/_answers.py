@@ -645,8 +645,8 @@ def _resolve_zone(candidates: tuple[str, ...], naive: datetime, tz: tzinfo) -> t
 
 # -- times and slots -------------------------------------------------------------------------------------------
 
-_CLOCK = re.compile(
-    r"(?:(?<![\w:./+−$€£#])|(?<=\dT))"
+_CLOCK = re.compile(  # a time starts with a digit, or is noon or midday
+    r"(?=(?i:[\dnm]))(?:(?<![\w:./+−$€£#])|(?<=\dT))"
     r"(?:(?P<h>\d{1,2})(?P<sep>[:.])(?P<m>[0-5]\d)(?::[0-5]\d(?:\.\d+)?)?"
     r"|(?P<hh>\d{2})h(?P<hm>[0-5]\d)"
     r"|(?P<bare>\d{1,2})(?=\s?(?i:[ap]\.?\s?m\.?)(?![A-Za-z])"

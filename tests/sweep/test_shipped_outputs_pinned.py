@@ -32,8 +32,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "161375bffd8d6c18ec0e2a6eeaf06fdff4d30cc82ad97ea1c626b3d2e5443f3b",
-    "judgements.jsonl": "c01f7db93471936963f83df62e5248f2a2db34320f3a862395f328d20c57f17e",
+    "runs.jsonl": "f268b3be8379d38d196dddb769ccc2576a71f75e8b52c7b2fe4e38a7b17d27bb",
+    "judgements.jsonl": "79373b9499e32cbbc494093d40c5f4d42b9b19f004a6787e76d4f58b8e3a5f4b",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }
