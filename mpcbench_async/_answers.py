@@ -203,20 +203,40 @@ _WEEKDAY = (r"(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
             r"|(?:" + _capitalised(["mon", "tues", "tue", "weds", "wed", "thurs", "thur", "thu", "fri", "sat", "sun"])
             + r")\.?)(?![A-Za-z])")
 _ORDINAL = r"(?:st|nd|rd|th)"
+# What a month's name or a weekday's can start with (its first two letters, in any case): a superset.
+_MONTH_START = r"(?i:[jfasond][aepuco])|M[aA]"
+_WEEKDAY_START = r"(?i:[mtwfs][ouehra])"
 
+
+def _starting(start: str, pattern: str) -> str:
+    """``pattern`` behind a lookahead of what its matches start with (``start``, a superset of it): the same matches,
+    found faster. The regular expression engine tries a pattern at every position of the text and, at each, every
+    alternative of a case-insensitive alternation (dozens of month, weekday and cue words) before giving up; the
+    lookahead gives up at once where no match can start (most positions). The scans of an answer were most of a
+    check's CPU (issue 31)."""
+    return f"(?={start})(?:{pattern})"
+
+
+# The forms starting with a digit (day or year first) apart from the one starting with a month's name: a match
+# starts with one or the other, so the order between them does not change what is found.
 _EXPLICIT = re.compile(
-    r"(?<![\w/.-])(?P<iy>\d{4})[-/.](?P<im>\d{1,2})[-/.](?P<id>\d{1,2})(?!\d)"
-    r"|(?<![\w/.:-])(?P<na>\d{1,2})/(?P<nb>\d{1,2})(?:/(?P<ny>\d{4}|\d{2}))?(?![\d/])"
-    r"|(?<![\w.:-])(?P<ea>\d{1,2})\.(?P<eb>\d{1,2})\.(?P<ey>\d{4})(?!\d)"
-    rf"|(?P<mon>{_MONTH})[\s.-]*(?P<md>\d{{1,2}}){_ORDINAL}?(?!\d|:\d|\s*(?i:[ap]\.?m\b|%|h\b|hours?\b))"
-    r"(?:,?\s+(?P<my>\d{4})(?![:\d]))?"
-    rf"|(?<![\w:.$])(?P<dd>\d{{1,2}}){_ORDINAL}?(?:\s+of)?[\s-]*(?P<dmon>{_MONTH})(?:[\s,-]+(?P<dy>\d{{4}})(?![:\d]))?"
+    _starting(r"\d",
+              r"(?<![\w/.-])(?P<iy>\d{4})[-/.](?P<im>\d{1,2})[-/.](?P<id>\d{1,2})(?!\d)"
+              r"|(?<![\w/.:-])(?P<na>\d{1,2})/(?P<nb>\d{1,2})(?:/(?P<ny>\d{4}|\d{2}))?(?![\d/])"
+              r"|(?<![\w.:-])(?P<ea>\d{1,2})\.(?P<eb>\d{1,2})\.(?P<ey>\d{4})(?!\d)"
+              rf"|(?<![\w:.$])(?P<dd>\d{{1,2}}){_ORDINAL}?(?:\s+of)?[\s-]*(?P<dmon>{_MONTH})"
+              r"(?:[\s,-]+(?P<dy>\d{4})(?![:\d]))?")
+    + "|" + _starting(_MONTH_START,
+                      rf"(?P<mon>{_MONTH})[\s.-]*(?P<md>\d{{1,2}}){_ORDINAL}?"
+                      r"(?!\d|:\d|\s*(?i:[ap]\.?m\b|%|h\b|hours?\b))(?:,?\s+(?P<my>\d{4})(?![:\d]))?")
 )
-_WEEKDAY_DAY = re.compile(rf"(?P<wd>{_WEEKDAY}),?\s+"
-                          rf"(?:the\s+(?P<a>\d{{1,2}}){_ORDINAL}?|(?P<b>\d{{1,2}}){_ORDINAL})(?!\w)")
+_WEEKDAY_DAY = re.compile(_starting(_WEEKDAY_START,
+                                    rf"(?P<wd>{_WEEKDAY}),?\s+"
+                                    rf"(?:the\s+(?P<a>\d{{1,2}}){_ORDINAL}?|(?P<b>\d{{1,2}}){_ORDINAL})(?!\w)"))
 _BARE_ORDINAL = re.compile(rf"(?i)(?<![\w])the\s+(?P<d>\d{{1,2}}){_ORDINAL}(?![\w])")
-_WEEKDAY_ALONE = re.compile(rf"(?:(?P<rel>(?i:next|this|coming|following))\s+)?(?P<wd>{_WEEKDAY})"
-                            r"|(?P<word>(?i:today|tomorrow))(?![A-Za-z])")
+_WEEKDAY_ALONE = re.compile(_starting(rf"(?i:[ntcf][eho])|{_WEEKDAY_START}",
+                                      rf"(?:(?P<rel>(?i:next|this|coming|following))\s+)?(?P<wd>{_WEEKDAY})"
+                                      r"|(?P<word>(?i:today|tomorrow))(?![A-Za-z])"))
 _WEEKDAY_RANGE_AFTER = re.compile(rf"\s*(?:-|–|—|(?i:to|through|thru|until))\s*{_WEEKDAY}")
 _WEEKDAY_RANGE_BEFORE = re.compile(rf"{_WEEKDAY}\s*(?:-|–|—|(?i:to|through|thru|until))\s*$")
 _JOINS_WEEKDAY = re.compile(r"[\s,(]*")
@@ -311,6 +331,11 @@ def _day_of_month(day: int, anchor: date, window: tuple[date, date] | None) -> d
     return None
 
 
+# Scans made per reading compiled once here (``re.search(pattern, …)`` looks the pattern up in ``re``'s cache: two
+# Python calls per use, issue 31).
+_OPENS = re.compile(r"\s*\(?")
+
+
 def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end <= s or start >= e for s, e in taken)
 
@@ -332,7 +357,7 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
         before = next((w for w in weekdays if w[1] <= start and w[2] >= 0
                        and _JOINS_WEEKDAY.fullmatch(text[w[1]:start])), None)
         after = next((w for w in weekdays if w[0] >= end and w[2] >= 0
-                      and re.fullmatch(r"\s*\(?", text[end:w[0]])), None)
+                      and _OPENS.fullmatch(text[end:w[0]])), None)
         hint = before or after
         value = _explicit_value(m, ref, hint[2] if hint else None, window)
         if value is None:
@@ -369,11 +394,12 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
 
 # -- periods (dates and windows of dates) --------------------------------------------------------------------
 
-_MONTH_ALONE = re.compile(
+_MONTH_ALONE = re.compile(_starting(
+    rf"(?i:[tembslf][heiatno])|[1-4](?i:[snrt])|{_MONTH_START}",
     r"(?P<part>(?i:(?:the\s+)?(?:early|mid|late|end\s+of|beginning\s+of|start\s+of|middle\s+of"
     r"|(?:first|second)\s+half\s+of|(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of))[\s-]+)?"
     rf"(?P<mon>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?"
-)
+))
 _MONTH_PARTS = {"early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20),
                 "late": (21, 31), "end": (21, 31), "first half": (1, 15), "second half": (16, 31),
                 "first week": (1, 7), "second week": (8, 14), "third week": (15, 21), "fourth week": (22, 28),
@@ -389,8 +415,8 @@ _RANGE_JOIN = re.compile(r"\s*(?:-|–|—|(?i:to|through|thru|until|and))\s*")
 _RANGE_DAY = re.compile(rf"\s*(?:-|–|—|(?i:to|through|thru|until|and))\s*(?P<d>\d{{1,2}}){_ORDINAL}?"
                         r"(?![\d:]|\s*(?i:[ap]\.?m\b|%|h\b))")
 _DAY_BEFORE_RANGE = re.compile(rf"(?<![\w:.])(?P<d>\d{{1,2}}){_ORDINAL}?\s*(?:-|–|—|(?i:to|through))\s*$")
-_RELATIVE_WEEK = re.compile(r"(?i)\b(?P<part>(?:early|mid|late|later|end\s+of|the\s+end\s+of)[\s-]+)?"
-                            r"(?P<which>this|next)\s+(?P<unit>week|month)\b")
+_RELATIVE_WEEK = re.compile(r"(?i)\b(?=[emltn][aineh])(?P<part>(?:early|mid|late|later|end\s+of|the\s+end\s+of)"
+                            r"[\s-]+)?(?P<which>this|next)\s+(?P<unit>week|month)\b")
 _COUNT = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|a\s+few"
 _RELATIVE_SPAN = re.compile(
     rf"(?i)\b(?P<kind>in|within|over)\s+(?:the\s+)?(?P<next>(?:next|coming)\s+)?(?:about\s+|around\s+|roughly\s+"
@@ -545,7 +571,8 @@ def _zone_pattern(*, attached: bool) -> re.Pattern[str]:
             r"|(?P<local>(?i:local\s+time|your\s+time))"
             + (r"|(?P<region>(?i:eastern|central|mountain|pacific|atlantic|newfoundland))(?![\w-])" if attached else "")
             + rf"|(?P<abbr>{edge}[A-Z]{{1,5}})(?![A-Za-z/])")
-    return re.compile(rf"\s*[(\[]?\s*(?:{body})(?:\s*[)\]])?" if attached else body)
+    # Anywhere: a match starts with a capital (an abbreviation, a zone name, UTC/GMT), "(" or local/your time.
+    return re.compile(rf"\s*[(\[]?\s*(?:{body})(?:\s*[)\]])?" if attached else _starting(r"[A-Z(]|(?i:[ly])", body))
 
 
 _ZONE_AFTER = _zone_pattern(attached=True)
@@ -618,8 +645,8 @@ def _resolve_zone(candidates: tuple[str, ...], naive: datetime, tz: tzinfo) -> t
 
 # -- times and slots -------------------------------------------------------------------------------------------
 
-_CLOCK = re.compile(
-    r"(?:(?<![\w:./+−$€£#])|(?<=\dT))"
+_CLOCK = re.compile(  # a time starts with a digit, or is noon or midday
+    r"(?=(?i:[\dnm]))(?:(?<![\w:./+−$€£#])|(?<=\dT))"
     r"(?:(?P<h>\d{1,2})(?P<sep>[:.])(?P<m>[0-5]\d)(?::[0-5]\d(?:\.\d+)?)?"
     r"|(?P<hh>\d{2})h(?P<hm>[0-5]\d)"
     r"|(?P<bare>\d{1,2})(?=\s?(?i:[ap]\.?\s?m\.?)(?![A-Za-z])"
@@ -631,6 +658,9 @@ _CLOCK = re.compile(
 _ISO_DATETIME = re.compile(r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?=\d{2}:\d{2})")
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|(?i:to|until|till|through|thru|and))\s*(?:\d{4}-\d{2}-\d{2}[T ])?")
 _TABLE_GAP = re.compile(r"\s*\|\s*")
+_BETWEEN_BEFORE = re.compile(r"(?i)between\s+$")
+_DATE_ATTACHED = re.compile(r"[\s,(]*(?i:on\s+)?(?i:the\s+)?")
+_DATE_AFTER_TIMES = re.compile(r"[\s,;:(\[–—-]*(?i:on|of|,|the)?\s*")
 _LENGTH = (r"(?:(?P<lh>\d+)\s*(?i:h|hrs?|hours?)\s*(?:(?i:and)\s+)?(?P<lhm>\d+)\s*(?i:m|mins?|minutes?)"
            r"|(?P<n>\d+(?:\.\d+)?)\s*-?\s*(?P<u>(?i:minutes?|mins?|m|hours?|hrs?|h))"
            r"|(?P<half>(?i:half\s+an\s+hour))|(?P<hour>(?i:an\s+hour|one\s+hour|1\s+hour)))(?![A-Za-z])")
@@ -798,9 +828,12 @@ def _last_cue(segment: str) -> str | None:
     return cue
 
 
+_IDIOM_BEFORE_NOW = re.compile(r"(?i)\b(?:for|right|by)\s+$")
+
+
 def _idiomatic_now(segment: str, m: re.Match[str]) -> bool:
     """``for now`` / ``right now`` / ``by now`` are idioms, not a reference time."""
-    return bool(re.search(r"(?i)\b(?:for|right|by)\s+$", segment[:m.start()]))
+    return bool(_IDIOM_BEFORE_NOW.search(segment[:m.start()]))
 
 
 def _rejected(segment: str) -> bool:
@@ -862,7 +895,7 @@ def _pairs(text: str, clocks: list[_Clock], table: bool) -> Iterator[tuple[_Cloc
         gap = text[a.end:b.start] if b else ""
         joined = b is not None and bool(
             (_RANGE_GAP.fullmatch(gap) and (gap.strip().lower() != "and"
-                                            or re.search(r"(?i)between\s+$", text[max(0, a.start - 12):a.start])))
+                                            or _BETWEEN_BEFORE.search(text[max(0, a.start - 12):a.start])))
             or (table and _TABLE_GAP.fullmatch(gap) and len(clocks) == 2))
         yield (a, b) if joined else (a, None)
         j += 2 if joined else 1
@@ -899,7 +932,7 @@ def _governing_cue(text: str, line: tuple[int, int], first: _Clock, end_pos: int
         if not any(m.group("strong") for m in _CUE.finditer(after)):
             return "context"  # "Taeyang's supplier call is Thu 09:30", "the design review Tue 13:00"
     attached = next((d for d in line_dates if d.start >= end_pos
-                     and re.fullmatch(r"[\s,(]*(?i:on\s+)?(?i:the\s+)?", text[end_pos:d.start])), None)
+                     and _DATE_ATTACHED.fullmatch(text[end_pos:d.start])), None)
     after_from = attached.end if attached else end_pos
     next_token = min([d.start for d in line_dates if d.start >= after_from]
                      + [c.start for c in line_clocks if c.start >= after_from] + [line_end])
@@ -981,8 +1014,7 @@ def _date_for(text: str, pos: int, line_dates: list[DateMention], line: tuple[in
     after = [d for d in in_sentence if d.start > pos]
     if before and _DATE_THEN_TIME.fullmatch(text[before[-1].end:pos]):
         return before[-1].value  # "Mon 14:00–14:45, Wed 09:00": a date written just before the time is its date
-    if after and (not before or re.fullmatch(r"[\s,;:(\[–—-]*(?i:on|of|,|the)?\s*",
-                                             text[_end_of_times(text, pos):after[0].start])):
+    if after and (not before or _DATE_AFTER_TIMES.fullmatch(text[_end_of_times(text, pos):after[0].start])):
         return after[0].value
     if before:
         return before[-1].value
@@ -1037,8 +1069,8 @@ def _proposed(candidates: list[_Candidate], tz: tzinfo) -> list[Slot]:
 
 # -- quantities -----------------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(
-    r"(?<![\w.,/:#$€£%])(?<![A-Za-z]-)"
+_NUMBER = re.compile(  # a match starts with its sign, a space before the number, its currency or its first digit
+    r"(?=[\s\d+\-−↑↓▲▼$€£])(?<![\w.,/:#$€£%])(?<![A-Za-z]-)"
     r"(?P<sign>[+\-−]|↑|↓|▲|▼)?\s?(?P<cur>[$€£])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s?(?P<pct>%|(?i:percent|per\s+cent|pct|percentage\s+points?|pp)(?![A-Za-z]))"
@@ -1061,7 +1093,7 @@ _DIRECTION_AFTER = re.compile(rf"^\s*(?:(?P<down>(?i:{_DOWN})\b|[↓▼])|(?P<up
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
                                             "twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50}
-_NUMBER_WORD = re.compile(r"(?i)\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
+_NUMBER_WORD = re.compile(r"(?i)\b(?=[zotfsen][enwhoil])(?:" + "|".join(_NUMBER_WORDS) + r")\b(?![-‐])")
 _LABEL_SEPARATOR = re.compile(r"[;|/]|(?<!\d),|,(?!\d{3}(?!\d))|\band\b")  # "55,000" groups thousands
 _COMPARATIVE_AFTER = re.compile(r"(?i)\s*(?:lower|higher|faster|slower|shorter|longer|fewer|less|more|quicker)\b")
 _LEVEL_BEFORE = re.compile(r"(?i)\b(?:to|at|of|reached|hit|is|was|now)\s+~?$")
@@ -1080,6 +1112,12 @@ _SYNONYMS = ({"bug", "bugs", "issue", "issues", "ticket", "tickets", "defect", "
              {"closed", "resolved", "fixed", "completed"})
 
 
+_CLAUSE_STOP = re.compile(r"[.;!?](?=\s)|\s[–—-]\s")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s|$)")
+_UNIT_AFTER = re.compile(r"\s*[A-Za-z]{0,7}\s*")
+_CHANGE_KEY = re.compile(r"(?i)chang|delta")
+
+
 def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The clause (or table row) around a number, at most ``_REACH`` characters either side."""
     line_start = text.rfind("\n", 0, start) + 1
@@ -1088,8 +1126,8 @@ def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     if text[line_start:line_start + 4].lstrip().startswith("|"):
         return max(line_start, start - _REACH), min(line_end, end + _REACH)
     line_start, line_end = max(line_start, start - _REACH), min(line_end, end + _REACH)
-    breaks = [m.end() for m in re.finditer(r"[.;!?](?=\s)|\s[–—-]\s", text[line_start:start])]
-    after = re.search(r"[.;!?](?=\s|$)", text[end:line_end])
+    breaks = [m.end() for m in _CLAUSE_STOP.finditer(text[line_start:start])]
+    after = _SENTENCE_STOP.search(text[end:line_end])
     return line_start + (breaks[-1] if breaks else 0), end + after.start() if after else line_end
 
 
@@ -1177,8 +1215,7 @@ def _row_quantities(text: str, row: Row) -> Iterator[Quantity]:
     for k, (s, e) in enumerate(row.cells):
         cell = text[s:e].strip().strip('"').strip()
         m = _NUMBER.match(cell)
-        number = _number(m, "", unit_given=k < len(row.header)) if m and re.fullmatch(
-            r"\s*[A-Za-z]{0,7}\s*", cell[m.end():]) else None
+        number = _number(m, "", unit_given=k < len(row.header)) if m and _UNIT_AFTER.fullmatch(cell[m.end():]) else None
         if m is None or number is None:
             words.append(cell)
         else:
@@ -1329,7 +1366,7 @@ def key_direction(key: str, value: float) -> int:
         return (-1 if named.group("down") else 1) * (1 if value > 0 else -1)
     if value < 0:
         return -1
-    return 1 if value > 0 and re.search(r"(?i)chang|delta", words) else 0
+    return 1 if value > 0 and _CHANGE_KEY.search(words) else 0
 
 
 def _walk(value: Any, numbers: bool, path: str, holders: tuple[dict[str, Any], ...]) -> Iterator[Stated]:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 __all__ = ["Row", "csv_rows", "table_header"]
 
 _BARE_NUMBER = re.compile(r"\s*\"?\s*(?:[+\-−]|↑|↓|▲|▼)?\s?[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:%|[A-Za-z]{1,7})?\s*\"?\s*")
-_THOUSANDS_ONLY = re.compile(r"^(?:[^,]|(?<=\d),(?=\d{3}(?!\d)))*$")
+# A comma that does not group thousands (a line with none, "1,204", is prose, not CSV): a scan for the comma.
+_NOT_THOUSANDS = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 # A number standing alone inside a text cell ("Closed: 17 bugs"): such a line is prose, not CSV. Ids and dates
 # inside a label ("p95", "2025-W48", "v2.1") are not alone.
@@ -42,6 +43,12 @@ class Row:
 
 def _cells(line: str, offset: int) -> list[tuple[int, int]]:
     """Cell spans of a CSV line (commas inside double quotes do not cut)."""
+    if '"' not in line:  # every comma cuts: the pieces of a split, not a Python step per character
+        spans, begin = [], offset
+        for piece in line.split(","):
+            spans.append((begin, begin + len(piece)))
+            begin += len(piece) + 1
+        return spans
     spans, begin, quoted = [], 0, False
     for i, char in enumerate(line):
         if char == '"':
@@ -61,7 +68,7 @@ def csv_rows(text: str) -> list[Row]:
     """The data rows of every CSV block in ``text`` (module docstring); header lines are not rows."""
     lines, pos = [], 0
     for line in text.split("\n"):
-        shaped = "," in line and not line.lstrip().startswith("|") and not _THOUSANDS_ONLY.match(line)
+        shaped = "," in line and not line.lstrip().startswith("|") and _NOT_THOUSANDS.search(line) is not None
         lines.append((pos, line, _cells(line, pos) if shaped else []))
         pos += len(line) + 1
     lines = [(start, line, cells if all(_bare(text[s:e]) or not _LOOSE_NUMBER.search(text[s:e]) for s, e in cells)

@@ -5,8 +5,9 @@ Replaces the original's substring matching: the query is split into words
 (whole words, or prefixes for words of four letters or more), weighted by
 field, with a bonus when the whole query appears as a phrase. Records with no
 matching word are not returned; ties go to the newest record. Ranking stops at a
-``checkpoint()`` per record and per 32 query words (a tool's time limit, ``_checkpoint``):
-its cost grows with records × query words, both of which a caller may make large.
+``checkpoint()`` per record, per 32 query words read and per 32 tried as prefixes in a text (a
+tool's time limit, ``_checkpoint``): its cost grows with records and query words, both of which
+a caller may make large.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import bisect
 import functools
 import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -26,7 +28,9 @@ TOKENS_CACHED = 16384
 """Record texts whose words ``rank`` keeps (the shipped scenarios hold a few thousand; each is its text's size)."""
 
 TERMS_PER_CHECKPOINT = 32
-"""Query words ``rank`` matches against one text between two checkpoints."""
+"""Query words ``rank`` reads, or tries as prefixes of one text's words, between two checkpoints."""
+PREFIX = 4
+"""Query words this long or longer also match the words they start."""
 
 T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -42,15 +46,17 @@ def words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=TOKENS_CACHED)
-def _tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
-    """A record text's vocabulary (as a set and sorted, for prefixes) and its words joined by spaces.
+def _tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], str, frozenset[str]]:
+    """A record text's vocabulary (as a set and sorted, for prefixes), its words joined by spaces, and the first
+    ``PREFIX`` letters of its words that long (the only query words that can be their prefixes start so).
 
     Cached: every search of a scenario ranks the texts of the same records again, and splitting them into
     words was most of a search's CPU (issue 31). Pure, so a cached answer is the answer.
     """
     found = words(text)
     vocabulary = frozenset(found)
-    return vocabulary, tuple(sorted(vocabulary)), " ".join(found)
+    heads = frozenset(w[:PREFIX] for w in vocabulary if len(w) >= PREFIX)
+    return vocabulary, tuple(sorted(vocabulary)), " ".join(found), heads
 
 
 def has_word_starting(text: str, term: str) -> bool:
@@ -80,13 +86,23 @@ def rank(
     matches everything with score 0, newest first.
     """
     terms = _query_terms(query)
-    # A word of the text matches a query word it equals or, for query words of four letters or more, starts
-    # with. The vocabulary sorted (``ordered``) puts the words starting with a term together from where the
-    # term would go, so the first word at or after it answers: a bisection, not a scan of the vocabulary.
-    # Query words in runs of TERMS_PER_CHECKPOINT, each run one checkpoint: a run's work is bounded (a set
-    # lookup or a bisection per word), and a checkpoint per word was a fifth of a search's calls (issue 31).
-    runs = [terms[at:at + TERMS_PER_CHECKPOINT] for at in range(0, len(terms), TERMS_PER_CHECKPOINT)]
+    # A word of the text matches a query word it equals or, for query words of PREFIX letters or more, starts
+    # with. Equal words are one set intersection per text (a loop over the query's words in Python per record
+    # was most of a search's CPU with long queries, issue 31). A prefix must start as one of the text's words
+    # does (its first PREFIX letters, the text's ``heads``), so only the query words sharing such a head are
+    # tried: the vocabulary sorted (``ordered``) puts the words starting with a term together from where the
+    # term would go, so the first word at or after it answers, a bisection.
+    wanted = frozenset(terms)
+    times = Counter(terms) if len(wanted) < len(terms) else None  # a word written twice counts twice
+    by_head: dict[str, list[str]] = {}
+    for read, term in enumerate(wanted, 1):  # a query of any length: read a run of words at a time
+        if not read % TERMS_PER_CHECKPOINT:
+            checkpoint()
+        if len(term) >= PREFIX:
+            by_head.setdefault(term[:PREFIX], []).append(term)
+    heads = frozenset(by_head)
     phrase = " ".join(words(query))
+    tried = 0  # query words tried as prefixes, a checkpoint per TERMS_PER_CHECKPOINT
     scored: list[tuple[float, str | float, int, T]] = []
     for index, record in enumerate(records):
         checkpoint()
@@ -95,15 +111,25 @@ def rank(
         for text, weight in fields(record):
             if not text:
                 continue
-            vocabulary, ordered, joined = _tokens(text)
-            for at, run in enumerate(runs):
-                if at:  # the record's own checkpoint covers each text's first run
-                    checkpoint()
-                for term in run:
-                    if term in vocabulary or (len(term) >= 4 and (at := bisect_left(ordered, term)) < len(ordered)
-                                              and ordered[at].startswith(term)):
-                        score += weight
-                        matched.add(term)
+            vocabulary, ordered, joined, text_heads = _tokens(text)
+            hits: frozenset[str] | set[str] = vocabulary & wanted
+            if heads and (shared := text_heads & heads):
+                prefixed = []
+                for head in shared:
+                    for term in by_head[head]:
+                        if term not in hits:
+                            tried += 1
+                            if not tried % TERMS_PER_CHECKPOINT:
+                                checkpoint()
+                            at = bisect_left(ordered, term)
+                            if at < len(ordered) and ordered[at].startswith(term):
+                                prefixed.append(term)
+                if prefixed:
+                    hits = hits.union(prefixed)
+            if hits:
+                for _ in range(sum(times[t] for t in hits) if times else len(hits)):
+                    score += weight  # one addition per matching query word, as written: the same float sums
+                matched.update(hits)
             if phrase and len(terms) > 1 and phrase in joined:
                 score += weight
         if terms and not matched:

@@ -158,8 +158,11 @@ def _people(participants: list[str], data: ScenarioData) -> list[tuple[str, str]
     return out
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _name_parts(name: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", fold(name))
+    return _WORD.findall(fold(name))
 
 
 def _named(name: str, email: str, answer: str, owners: dict[str, set[str]]) -> bool:
@@ -170,7 +173,7 @@ def _named(name: str, email: str, answer: str, owners: dict[str, set[str]]) -> b
     parts = _name_parts(name)
     if parts and re.search(r"\b" + r"[\s.]+".join(map(re.escape, parts)) + r"\b", text):
         return True
-    words = set(re.findall(r"[a-z0-9]+", text))
+    words = set(_WORD.findall(text))
     ends = {parts[0], parts[-1]} if parts else set()  # a name in another script has no Latin parts
     return any(part in words and len(owners.get(part, ())) <= 1 for part in ends)
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import orjson
+
 from mpcbench_async.sim import _registry, get_policy, policy_names
 
 
@@ -37,3 +42,17 @@ class TestPolicyRegistry:
         assert "sim/extra" in policy_names()
         assert get_policy("sim/extra") is not None
         assert [1] == runs
+
+    def test_looking_a_benchmark_policy_up_imports_none_of_its_modules(self):
+        """A sweep checks that ``sim/judge`` and ``sim/oracle-agent`` exist (``runner.sim_model_problem``) in the
+        runner's process; their modules (the judge's answer-reading rules: ~50 ms of start-up) are imported by the
+        first request they serve, in the sim's process (issue 31)."""
+        code = ("import sys; from mpcbench_async.runner import sim_model_problem; "
+                "assert [None, None] == [sim_model_problem('sim/judge'), sim_model_problem('sim/oracle-agent')]; "
+                "print(sorted(m for m in sys.modules if m.startswith('mpcbench_async.mpcbench._sim.')))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert "[]\n" == done.stdout
+        policy = get_policy("sim/lazy-agent")
+        assert "lazy_agent" == policy.__name__
+        reply = policy({"messages": [{"role": "user", "content": "Where is the Q3 report?"}]})
+        assert "(Request: Where is the Q3 report?)" in orjson.loads(reply.content)["final_answer"]

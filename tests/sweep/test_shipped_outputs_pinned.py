@@ -10,7 +10,9 @@ client of issue 27, and after it; the judgements' since the sim judge's reply ca
 ``rubric_version``, changed that field alone; the runs' since ``checks_version`` stopped digesting the error tree
 and the secret masking, which changed that field alone; both since the per-data caches of the checks' and tools'
 readings, issue 31, whose code is in ``checks_version`` and ``rubric_version``: those two fields alone, checked with
-them left out). A change that moves any of it (a refactor of the
+them left out; and again since the benchmark-side CPU work of issue 31 (lazily imported sim policies, cheaper
+answer reading and tool searches), the same two fields alone, every digest with them left out equal to the
+start commit's, bdfea79). A change that moves any of it (a refactor of the
 client, the runner or the summary that should change nothing) fails here, naming the file.
 """
 
@@ -30,8 +32,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "70bd7a197bca361b93ff9463f985f16ccd2001c5877e9c5de5043a16143ef166",
-    "judgements.jsonl": "2da6b2808f314926911d36d3da243a9262f6d6c520e89a09152ca1e7f4451695",
+    "runs.jsonl": "f268b3be8379d38d196dddb769ccc2576a71f75e8b52c7b2fe4e38a7b17d27bb",
+    "judgements.jsonl": "79373b9499e32cbbc494093d40c5f4d42b9b19f004a6787e76d4f58b8e3a5f4b",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }

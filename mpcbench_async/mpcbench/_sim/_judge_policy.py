@@ -31,10 +31,10 @@ from typing import Any
 
 import orjson
 
-from ...sim import Reply, register_policy
+from ...sim import Reply
 from ._judge_rules import Reading, read_answer, satisfaction
 
-__all__ = ["judge_scores"]
+__all__ = ["judge", "judge_scores", "lazy_agent"]
 
 _BLOCK = re.compile(r"JUDGE_INPUT:\s*```json\s*(.*?)```", re.S)
 
@@ -63,7 +63,6 @@ def judge_scores(judge_input: dict[str, Any]) -> dict[str, Any]:
             "source_grounded_reasoning": {"score": int(grounded), "justification": why_g}}
 
 
-@register_policy("judge")
 def judge(request: dict[str, Any]) -> Reply:
     """Score the JUDGE_INPUT block of the conversation's first user message."""
     text = " ".join(str(m.get("content") or "") for m in request["messages"] if m.get("role") == "user")
@@ -85,7 +84,6 @@ def _judged(block: str) -> str:
     return orjson.dumps(judge_scores(judge_input)).decode()
 
 
-@register_policy("lazy-agent")
 def lazy_agent(request: dict[str, Any]) -> Reply:
     """Answer at once, without tools: generic and ungrounded, in the required format."""
     prompt = next((str(m.get("content") or "") for m in reversed(request["messages"]) if m.get("role") == "user"), "")

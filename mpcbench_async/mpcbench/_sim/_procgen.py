@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
-from ...sim import Reply, register_policy
+from ...sim import Reply
 from ._procgen_world import build_world_state
 
-__all__ = ["build_source"]
+__all__ = ["build_source", "generator"]
 
 _TASK = re.compile(r"^TASK: (world_state|source (slack|gmail|calendar|contacts|jira|drive))\s*$", re.M)
 _BLOCK = r"{marker}:\s*```json\s*(.*?)```"
@@ -130,7 +130,6 @@ def build_source(world: dict[str, Any], source: str) -> dict[str, Any]:
     return _SOURCES[source](world)
 
 
-@register_policy("generator")
 def generator(request: dict[str, Any]) -> Reply:
     text = "\n".join(str(m.get("content") or "") for m in request["messages"] if m.get("role") in ("system", "user"))
     task = _TASK.search(text)

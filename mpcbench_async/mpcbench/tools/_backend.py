@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -49,6 +50,22 @@ _ARGS: dict[str, type[msgspec.Struct]] = dict(zip(TOOL_NAMES, (
     p.SearchFiles, p.ReadFile, p.JiraSearch), strict=True))
 SNIPPET = 240
 USER_KEYS = ("user_id", "user")
+# A Slack message, its ranked fields, its instant and the channel names it is found by (``_slack_rows``).
+_SlackRow = tuple[dict[str, Any], list[tuple[str, float]], float, set[str]]
+# A record with its ranked fields and its recency (``rank`` reads them with C getters: no Python call per record).
+_Row = tuple[dict[str, Any], list[tuple[str, float]], float | str]
+FIELDS, RECENCY = itemgetter(1), itemgetter(2)
+
+
+class _ThreadRow(NamedTuple):
+    """A Gmail thread with what every search reads of it (``ToolBackend._thread_rows``)."""
+
+    thread: dict[str, Any]
+    fields: list[tuple[str, float]]
+    instant: float
+    messages: list[dict[str, Any]]
+    days: list[date]
+    latest: datetime | None
 
 
 def api_name(name: str) -> str:
@@ -183,6 +200,19 @@ class ToolBackend:
         return self.data.derived("slack_messages", lambda: [m for m in self.data.source("slack").get("messages") or ()
                                                              if isinstance(m, dict)])
 
+    def _slack_rows(self) -> list[_SlackRow]:
+        """Each Slack message with what every search reads of it, once per data: its ranked fields (text, author,
+        channel), its instant (ties go to the newest), and the names the channel filter knows it by."""
+        def build() -> list[_SlackRow]:
+            rows = []
+            for m in self._messages():
+                label, names = self._channel(m)
+                fields = [(str(m.get("text", "")), 3.0), (str(self._author(m).get("name", "")), 1.0), (label, 1.0)]
+                rows.append((m, fields, self._instant(first_of(m, SLACK_TIME_KEYS)), names))
+            return rows
+
+        return self.data.derived("slack_rows", build)
+
     def _thread_roots(self, messages: list[dict[str, Any]]) -> dict[tuple[str, int], str | None]:
         """Printed stamps of messages by (channel, whole second): replies find their root in whatever form
         either stamp is written (epoch, ISO with any offset, naive local)."""
@@ -206,24 +236,19 @@ class ToolBackend:
         return keys.union(*(self._channel(m)[1] for m in messages))
 
     def search_messages(self, args: p.SearchMessages) -> dict[str, Any]:
-        messages = all_messages = self._messages()
+        all_messages = self._messages()
+        rows = self._slack_rows()
         if args.channel:
             wanted = _bare(args.channel).lower()
-            messages = [m for m in messages if wanted in self._channel(m)[1]]
+            rows = [row for row in rows if wanted in row[3]]
         if args.user:
-            messages = [m for m in messages if _matches_person(
-                f"{self._author(m).get('name', '')} {self._author(m).get('email', '')} "
-                f"{first_of(m, USER_KEYS) or ''}", args.user)]
-
-        def fields(m: dict[str, Any]) -> list[tuple[str, float]]:
-            return [(str(m.get("text", "")), 3.0), (str(self._author(m).get("name", "")), 1.0),
-                    (self._channel(m)[0], 1.0)]
-
-        ranked = rank(messages, args.query, fields,
-                      recency=lambda m: self._instant(first_of(m, SLACK_TIME_KEYS)))
+            rows = [row for row in rows if _matches_person(
+                f"{self._author(row[0]).get('name', '')} {self._author(row[0]).get('email', '')} "
+                f"{first_of(row[0], USER_KEYS) or ''}", args.user)]
+        ranked = rank(rows, args.query, FIELDS, recency=RECENCY)
         roots = self.data.derived("slack_thread_roots", lambda: self._thread_roots(all_messages))
         out = []
-        for _, m in ranked[:args.limit]:
+        for _, (m, *_) in ranked[:args.limit]:
             user = self._author(m)
             channel = self._channel(m)[0]
             item = {"id": m.get("id"), "channel": channel, "author": user.get("name", first_of(m, USER_KEYS)),
@@ -239,12 +264,16 @@ class ToolBackend:
         return result
 
     # -- Contacts ----------------------------------------------------------------
+    def _contact_rows(self) -> list[_Row]:
+        """Each contact with its ranked fields, once per data (no recency: ties keep the listed order)."""
+        return self.data.derived("contact_rows", lambda: [
+            (c, [(str(c.get("name", "")), 3.0), (str(c.get("email", "")), 2.0), (str(c.get("organization", "")), 0.5)],
+             "") for c in self.data.source("contacts").get("contacts") or () if isinstance(c, dict)])
+
     def search_contacts(self, args: p.SearchContacts) -> dict[str, Any]:
-        contacts = [c for c in self.data.source("contacts").get("contacts") or () if isinstance(c, dict)]
-        ranked = rank(contacts, args.name, lambda c: [(str(c.get("name", "")), 3.0), (str(c.get("email", "")), 2.0),
-                                                      (str(c.get("organization", "")), 0.5)])
+        ranked = rank(self._contact_rows(), args.name, FIELDS, recency=RECENCY)
         keys = ("name", "email", "organization", "title", "phone")
-        return {"contacts": [{k: c[k] for k in keys if c.get(k)} for _, c in ranked[:args.limit]]}
+        return {"contacts": [{k: c[k] for k in keys if c.get(k)} for _, (c, *_) in ranked[:args.limit]]}
 
     # -- Calendar ----------------------------------------------------------------
     def _slot_list(self, free: list[Interval], args: p.FindFreeSlots) -> list[dict[str, Any]]:
@@ -360,40 +389,45 @@ class ToolBackend:
         stamps = (parse_timestamp(first_of(m, GMAIL_TIME_KEYS), self.tz) for m in messages if isinstance(m, dict))
         return [s for s in stamps if s is not None]
 
+    def _thread_rows(self) -> list[_ThreadRow]:
+        """Each Gmail thread with its messages, ranked fields (subject, bodies), message days in the scenario's
+        zone and latest date, read once per data: a search filters and ranks these."""
+        def row(thread: dict[str, Any]) -> _ThreadRow:
+            messages = [m for m in thread.get("messages") or () if isinstance(m, dict)]
+            bodies = " ".join(str(m.get("body", "")) for m in messages)
+            dates = self._dates(messages)
+            latest = max(dates, default=None)
+            return _ThreadRow(thread, [(str(thread.get("subject", "")), 3.0), (bodies, 1.0)], self._instant(latest),
+                              messages, [d.astimezone(self.tz).date() for d in dates], latest)
+
+        return self.data.derived("gmail_rows", lambda: [row(t) for t in self._threads()])
+
     def search_threads(self, args: p.SearchThreads) -> dict[str, Any]:
-        threads = self._threads()
         after = resolve_date(args.after, self.now) if args.after else None
         before = resolve_date(args.before, self.now) if args.before else None
 
-        def keep(thread: dict[str, Any]) -> bool:
+        def keep(row: _ThreadRow) -> bool:
             checkpoint()
-            messages = [m for m in thread.get("messages") or () if isinstance(m, dict)]
+            messages = row.messages
             if args.sender and not any(_matches_person(str(m.get("from", "")), args.sender) for m in messages):
                 return False
             if args.recipient and not any(_matches_person(" ".join(map(str, (m.get("to") or []) + (m.get("cc") or []))),
                                                           args.recipient) for m in messages):
                 return False
-            days = [d.astimezone(self.tz).date() for d in self._dates(messages)]
+            days = row.days
             if after and not any(d >= after for d in days):
                 return False
             return not (before and not any(d <= before for d in days))
 
-        def fields(thread: dict[str, Any]) -> list[tuple[str, float]]:
-            bodies = " ".join(str(m.get("body", "")) for m in thread.get("messages") or () if isinstance(m, dict))
-            return [(str(thread.get("subject", "")), 3.0), (bodies, 1.0)]
-
-        def latest(thread: dict[str, Any]) -> datetime | None:
-            return max(self._dates(thread.get("messages") or ()), default=None)
-
-        ranked = rank([t for t in threads if keep(t)], args.query or "", fields,
-                      recency=lambda t: self._instant(latest(t)))
+        ranked = rank([row for row in self._thread_rows() if keep(row)], args.query or "", attrgetter("fields"),
+                      recency=attrgetter("instant"))
         out = []
-        for _, thread in ranked[:args.max_results]:
-            messages = [m for m in thread.get("messages") or () if isinstance(m, dict)]
+        for _, row in ranked[:args.max_results]:
+            thread, messages = row.thread, row.messages
             last_body = str(messages[-1].get("body", "")) if messages else ""
             out.append({"id": thread.get("id"), "subject": thread.get("subject"),
                         "participants": sorted({str(m.get("from")) for m in messages if m.get("from")}),
-                        "message_count": len(messages), "last_date": self._local(latest(thread)) or "",
+                        "message_count": len(messages), "last_date": self._local(row.latest) or "",
                         "snippet": last_body[:SNIPPET]})
         return {"threads": out, "total_matches": len(ranked)}
 
@@ -412,12 +446,13 @@ class ToolBackend:
         return [f for f in self.data.source("drive").get("files") or () if isinstance(f, dict)]
 
     def drive_search(self, args: p.SearchFiles) -> dict[str, Any]:
-        ranked = rank(self._files(), args.query,
-                      lambda f: [(str(f.get("name", "")), 3.0), (str(f.get("content", "")), 1.0)],
-                      recency=lambda f: self._instant(f.get("modifiedTime")))
+        rows = self.data.derived("drive_rows", lambda: [
+            (f, [(str(f.get("name", "")), 3.0), (str(f.get("content", "")), 1.0)], self._instant(f.get("modifiedTime")))
+            for f in self._files()])
+        ranked = rank(rows, args.query, FIELDS, recency=RECENCY)
         return {"files": [{"id": f.get("id"), "name": f.get("name"), "mimeType": f.get("mimeType"),
                            "modifiedTime": self._local(f.get("modifiedTime")),
-                           "snippet": str(f.get("content", ""))[:SNIPPET]} for _, f in ranked[:args.limit]],
+                           "snippet": str(f.get("content", ""))[:SNIPPET]} for _, (f, *_) in ranked[:args.limit]],
                 "total_matches": len(ranked)}
 
     def drive_read(self, args: p.ReadFile) -> dict[str, Any]:

@@ -46,6 +46,7 @@ TEXT_FIELDS = {"project", "key", "status", "assignee", "reporter", "priority", "
                "description", "text", "issuetype", "type"}
 DATE_FIELDS = {"updated", "created", "duedate", "resolved"}
 ORDER_FIELDS = TEXT_FIELDS | DATE_FIELDS
+_ESCAPED = re.compile(r"\\(.)")  # a backslash and the character it escapes, in a quoted value
 
 
 class JqlError(ValueError):
@@ -85,7 +86,7 @@ def _tokens(jql: str) -> list[tuple[str, str, int, int]]:
         value = match.group(kind)
         start = match.start(kind)
         if kind == "str":
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            value = _ESCAPED.sub(r"\1", value[1:-1])
         out.append((kind, value, start, match.end()))
         pos = match.end()
     return out

@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ....sim import Reply, register_policy
+from ....sim import Reply
 from ._email import email_reply
 from ._planning import plan_meeting
 from ._report import weekly_report
 from ._state import State, final
 
-__all__: list[str] = []
+__all__ = ["oracle_agent"]
 
 
 def _task_type(prompt: str) -> str:
@@ -37,7 +37,6 @@ def _task_type(prompt: str) -> str:
     return "planning"
 
 
-@register_policy("oracle-agent")
 def oracle_agent(request: dict[str, Any]) -> Reply:
     state = State(request)
     kind = _task_type(state.prompt)
