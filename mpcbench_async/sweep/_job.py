@@ -508,13 +508,20 @@ def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None
 
 
 def _versions() -> dict[str, str]:
+    import email
     import platform
     from importlib import metadata
 
     versions = {"python": platform.python_version()}
     for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
         try:
-            versions[name] = metadata.version(name)
+            dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
+        # ``metadata.version`` parses the whole file, the package's long description included (~8,000 Python calls
+        # for these six, issue 31); the headers end at the first empty line, and ``Version`` is one of them
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+        version = email.message_from_string(text.split("\n\n", 1)[0] + "\n")["Version"]
+        if version is not None:
+            versions[name] = version
     return versions
