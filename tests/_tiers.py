@@ -46,16 +46,20 @@ SUBPROCESS_FILES = frozenset({
     "tests/perf/test_endpoint_modes.py",
     "tests/runtime/test_files.py",
     "tests/runtime/test_jsonl.py",
+    "tests/runtime/test_logging.py",
     "tests/runtime/test_pool.py",
     "tests/sim/test_provider.py",
     "tests/sim/test_rate_window.py",
+    "tests/sim/test_registry.py",
     "tests/sim/test_sim_process.py",
     "tests/sim/test_sim_stream.py",
+    "tests/sweep/test_batch_sweep.py",
     "tests/sweep/test_exit_codes.py",
     "tests/sweep/test_experiment.py",
     "tests/sweep/test_ledger_chaos.py",
     "tests/sweep/test_lock.py",
     "tests/sweep/test_plan_validation.py",
+    "tests/sweep/test_suite_protocol.py",
     "tests/sweep/test_summary_report.py",
     "tests/sweep/test_summary_stats.py",
     "tests/sweep/test_sweep.py",
@@ -73,7 +77,6 @@ SUBPROCESS_FILES = frozenset({
     "tests/test_startup.py",
     "tests/view/test_cli.py",
     "tests/view/test_index_temporary.py",
-    "tests/sweep/test_batch_sweep.py",
 })
 
 #: Slow tests: a whole file, or one test (``file::Class::test`` or ``file::test``, any parameters).

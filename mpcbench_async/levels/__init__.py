@@ -19,10 +19,11 @@ if TYPE_CHECKING:
     from ._catalog import LabelCheck, check_labels, import_data, instance_index, load_all, scored_results
     from ._data import LevelSet, load_level_set
     from ._generate import generate_level, render_validity, write_generated
+    from ._inputs import LevelsInputs
     from ._oracle import OracleSettings, solve
     from ._records import LevelsRecord
     from ._stats import level_rows, render_levels_table, write_levels_summary
-    from ._suite import LevelsInputs, LevelsSuite
+    from ._suite import LevelsSuite
     from ._tools import ToolOptions
     from ._verify import FileVerdict, read_results, render_verdicts, verify_file
 

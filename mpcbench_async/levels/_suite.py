@@ -30,16 +30,16 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .._exceptions import InputError
-from .._options import setting_error
 from .._prompts import PromptConfig
 from .._resources import workspace_path
 from ..llm import BudgetExceeded, LLMClient, ModelConfig, cache_scope, is_sim_model
 from ..records import unit_key
-from ..runner import Outcome, RunChoice, SuiteRequest, register_suite, sim_model_problem
+from ..runner import Outcome, SuiteRequest, register_suite, sim_model_problem
 from ..runtime import UnitFailure, log_unit_error, unit_failure
 from ._agent import MAX_TURNS, run_levels_agent
 from ._answer import candidate_tuples, score
 from ._data import LevelSet, discover, find_output_dir, load_level_set
+from ._inputs import LevelsInputs
 from ._oracle import solve
 from ._records import LevelsRecord
 from ._stats import ScoredRun, level_rows, write_levels_summary
@@ -153,22 +153,6 @@ class LevelsSuite:
             write_levels_summary(out_dir, level_rows(scored), title="MPCBench levels: this sweep")
         ok = sum(r.status == "ok" for r in records)
         return Outcome(units=len(self._units), ok=ok, failed=len(records) - ok, not_run=len(self._units) - len(records))
-
-
-class LevelsInputs(msgspec.Struct, kw_only=True, frozen=True):
-    """What a sweep's levels suite reads: ``data`` (what ``levels import`` or ``levels generate`` wrote, or a
-    checkout of the original), which ``levels`` (1–3) and which ``splits`` (``None``: every split in ``data``)."""
-
-    data: Path = Path("storage/levels")
-    levels: Sequence[int] = (1, 2, 3)
-    splits: Sequence[str] | None = None
-
-    def check(self, run: RunChoice) -> None:
-        """Refuse, reading nothing, levels outside 1–3 when ``run`` chooses the levels suite (``check_sweep_options``
-        calls it with the other settings' checks)."""
-        if "levels" in run.suites and (not self.levels or not set(self.levels) <= {1, 2, 3}):
-            raise setting_error("levels", f"levels: choose among 1, 2, 3 (got "
-                                          f"{', '.join(map(str, self.levels)) or 'none'})")
 
 
 def levels_suites(request: SuiteRequest) -> list[LevelsSuite]:

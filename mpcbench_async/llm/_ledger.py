@@ -17,7 +17,13 @@ directory synced once. That is a disk flush on the path of every request, so
 intents are group-committed: every intent handed in while one commit is on disk
 joins the next, one write and one flush for all of them, in the ledger's own thread (the
 event loop never waits on the disk; ``bench/call_ledger.py`` measures the cost).
-No request is sent before the commit holding its intent has returned.
+No request is sent before the commit holding its intent has returned. The hand-off is
+lean (issue 31): a batch goes to the thread on a queue, the thread hands the outcome back
+with one ``call_soon_threadsafe``, and each caller waits on a bare future of its own — no
+executor future chained to a loop future, no cancel scope, no ``anyio.Event`` per commit.
+The next batch is handed over as the previous one returns, so no caller's task has to drive
+it; a caller cancelled while waiting leaves at once, its intent still committed with the
+others (its request is not sent either way).
 ``fsync=False`` writes each intent to the OS at once instead (no thread, no
 flush): it survives a kill of the process — the kernel keeps the written page —
 but not a crash of the machine.
@@ -38,11 +44,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import queue
+import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import anyio
 import msgspec
 
 from .._exceptions import LedgerError
@@ -65,14 +71,14 @@ class LedgerStats(msgspec.Struct, kw_only=True):
 
 
 class _Batch:
-    """Intents committed together; ``done`` is set once they are on disk (or ``error`` says why not)."""
+    """Intents committed together, and a future per caller waiting for them: each gets ``None`` once they are on
+    disk, or the error that kept them off it."""
 
-    __slots__ = ("lines", "done", "error")
+    __slots__ = ("lines", "waiters")
 
     def __init__(self) -> None:
         self.lines: list[bytes] = []
-        self.done = False
-        self.error: OSError | None = None
+        self.waiters: list[asyncio.Future[BaseException | None]] = []
 
 
 class CallLedger:
@@ -90,9 +96,10 @@ class CallLedger:
         self._fd: int | None = None
         self._size = 0  # bytes of whole lines in the file: a failed write is cut back to it
         self._open_batch = _Batch()
-        self._writing = False
-        self._written: anyio.Event | None = None  # set when the running commit ends
-        self._thread: ThreadPoolExecutor | None = None  # the ledger's own thread: one commit at a time
+        self._writing = False  # a batch is with the thread
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._jobs: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None  # the ledger's own thread: one commit at a time
         self._closed = False
 
     # -- writing -------------------------------------------------------------
@@ -107,32 +114,58 @@ class CallLedger:
             except OSError as exc:
                 raise self._error(intent, exc) from exc
             return
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         batch = self._open_batch
         batch.lines.append(line)
-        while not batch.done:
-            if self._writing:
-                assert self._written is not None
-                await self._written.wait()
-            else:
-                await self._commit()
-        if batch.error is not None:
-            raise self._error(intent, batch.error) from batch.error
+        committed: asyncio.Future[BaseException | None] = loop.create_future()
+        batch.waiters.append(committed)
+        if not self._writing:
+            self._hand_over()
+        error = await committed
+        if error is not None:
+            if isinstance(error, OSError):
+                raise self._error(intent, error) from error
+            raise error
 
-    async def _commit(self) -> None:
-        """Write and flush the open batch in a worker thread; wake everyone waiting when it is done."""
+    def _hand_over(self) -> None:
+        """Give the open batch to the ledger's thread (started on the first commit) to write and flush."""
         batch, self._open_batch = self._open_batch, _Batch()
-        self._writing, self._written = True, anyio.Event()
-        if self._thread is None:  # its own, not anyio's: no limiter, no extra loop pass per commit (issue 31)
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="mpcbench-ledger")
-        try:
-            with anyio.CancelScope(shield=True):  # the batch is others' too: it ends written or failed, never dropped
-                await asyncio.get_running_loop().run_in_executor(self._thread, self._write, batch.lines)
-        except OSError as exc:
-            batch.error = exc
-        finally:
-            batch.done = True
-            self._writing = False
-            self._written.set()
+        self._writing = True
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="mpcbench-ledger", daemon=True)
+            self._thread.start()
+        self._jobs.put(batch)
+
+    def _serve(self) -> None:
+        """The ledger's thread: commit each batch handed over, and hand its outcome back to the loop."""
+        while (batch := self._jobs.get()) is not None:
+            error: BaseException | None = None
+            try:
+                self._write(batch.lines)
+            except BaseException as exc:  # an OSError fails the batch's intents; anything else is raised to them
+                error = exc
+            assert self._loop is not None
+            try:
+                self._loop.call_soon_threadsafe(self._committed, batch, error)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+    def _committed(self, batch: _Batch, error: BaseException | None) -> None:
+        """On the loop: wake the batch's callers (those not cancelled meanwhile); hand over the next batch."""
+        for waiter in batch.waiters:
+            if not waiter.done():
+                waiter.set_result(error)
+        self._writing = False
+        if self._open_batch.lines:
+            if self._closed:  # handed in as the ledger was closed: not written, so not sent
+                for waiter in self._open_batch.waiters:
+                    if not waiter.done():
+                        waiter.set_result(OSError("the ledger is closed"))
+                self._open_batch = _Batch()
+            else:
+                self._hand_over()
 
     def _write(self, lines: list[bytes]) -> None:
         """Append ``lines`` (and flush them to the disk with ``fsync``); a failed write is cut back to whole lines."""
@@ -181,7 +214,8 @@ class CallLedger:
         """Close the file (every intent handed in has been committed: ``intend`` returns only then)."""
         self._closed = True
         if self._thread is not None:
-            self._thread.shutdown()
+            self._jobs.put(None)
+            self._thread.join()
             self._thread = None
         if self._fd is not None:
             os.close(self._fd)

@@ -27,10 +27,10 @@ async def check_models(config: ModelConfig, names: Sequence[str]) -> None:
 
 def sim_model_problem(name: str) -> str | None:
     """Why a ``sim/...`` model name cannot be served: no such policy, or bad fault options after ``?``."""
-    from ..sim import FaultSpec, get_policy, policy_names, split_model_name  # loaded only when a run needs it
+    from ..sim import FaultSpec, has_policy, policy_names, split_model_name  # loaded only when a run needs it
 
     base, query = split_model_name(name)
-    if get_policy(base) is None:
+    if not has_policy(base):
         return f"model {name!r}: no sim policy {base!r}; available: {', '.join(policy_names())}"
     try:
         FaultSpec().with_overrides(query)

@@ -207,7 +207,8 @@ class AdaptiveConcurrency(AimdCap):
 
     def release_nowait(self) -> None:
         self.in_flight -= 1
-        self._admit()
+        if self._waiters:
+            self._admit()
 
     async def release(self) -> None:
         self.release_nowait()
@@ -226,6 +227,10 @@ class AdaptiveConcurrency(AimdCap):
 
     async def on_success(self) -> None:
         """Additive increase: +1 to the cap after a cap's worth of successes while saturated."""
+        self.succeeded_nowait()
+
+    def succeeded_nowait(self) -> None:
+        """``on_success`` without a coroutine (the model limiter's fast path)."""
         if self.wants_growth(self.in_flight) and self.succeeded():
             self._admit()
 
@@ -242,22 +247,31 @@ class _Slot:
 
     async def __aenter__(self) -> Ticket:
         limiter, cost = self._limiter, self._cost
-        start = limiter._clock.now()
-        await limiter.concurrency.acquire()
-        try:
-            if limiter._probing:
-                self._probe = await limiter._first_reply()
-            pace, clock, locks = limiter.pace, limiter._clock, limiter._locks
-            if pace.requests is not None:
-                await _admit_window(pace.requests, 1, clock, locks[0])
-            if pace.tokens is not None and cost:
-                await _admit_window(pace.tokens, cost, clock, locks[1])
-            if pace.rate is not None and pace.rate.rate is not None:
-                await _admit_rate(pace.rate, clock, locks[2])
-        except BaseException:
-            self._release()
-            raise
-        now = limiter._clock.now()
+        clock = limiter._clock
+        start = clock.now()
+        concurrency = limiter.concurrency
+        if concurrency.in_flight < concurrency.cap and not concurrency._waiters:  # try_acquire, inline
+            concurrency.in_flight += 1
+        else:
+            await concurrency._wait(None)
+        pace = limiter.pace
+        # Every gate is tested before it is entered, so a model nothing paces passes without a call (issue 31)
+        if (limiter._probing or pace.requests is not None or (pace.tokens is not None and cost)
+                or (pace.rate is not None and pace.rate.rate is not None)):
+            try:
+                if limiter._probing:
+                    self._probe = await limiter._first_reply()
+                locks = limiter._locks
+                if pace.requests is not None:
+                    await _admit_window(pace.requests, 1, clock, locks[0])
+                if pace.tokens is not None and cost:
+                    await _admit_window(pace.tokens, cost, clock, locks[1])
+                if pace.rate is not None and pace.rate.rate is not None:
+                    await _admit_rate(pace.rate, clock, locks[2])
+            except BaseException:
+                self._release()
+                raise
+        now = clock.now()
         limiter._sending += 1
         self._sending = True
         return Ticket(started_at=now, queued_s=now - start, token_cost=cost)
@@ -272,7 +286,10 @@ class _Slot:
         if self._probe:
             limiter._probe_busy = False
             limiter._wake_probe_waiters()
-        limiter.concurrency.release_nowait()
+        concurrency = limiter.concurrency
+        concurrency.in_flight -= 1  # release_nowait, inline
+        if concurrency._waiters:
+            concurrency._admit()
 
 
 class Ticket(msgspec.Struct, kw_only=True):
@@ -376,13 +393,22 @@ class ModelLimiter:
 
     async def on_success(self) -> None:
         self.pace.succeeded(self._clock.now())
-        self._end_probing()
-        await self.concurrency.on_success()
+        if self._probing:
+            self._end_probing()
+        self.concurrency.succeeded_nowait()
 
     def observe(self, headers: Mapping[str, str] | None) -> None:
         """Fit each kind's window to the provider's bucket as this reply reports it; learn one if none exists."""
+        pace = self.pace
+        if not headers and pace.requests is None and pace.tokens is None and not self._probing:
+            # A reply without rate-limit headers to a model with no window: all ``pace.observe`` would do is note
+            # that it saw none (no call for it, issue 31). With pacing off it would do nothing at all.
+            if self.settings.pacing:
+                pace._last_readings = {}
+                pace.slow_start = False
+            return
         readings = (read_limit_headers(headers) if headers else {}) if self.settings.pacing else None
-        self.pace.observe(readings, self._clock.now())
+        pace.observe(readings, self._clock.now())
         self._end_probing()
 
     def _end_probing(self) -> None:

@@ -280,9 +280,16 @@ class AimdCap:
         self._saturated_successes = 0
 
     @property
-    def cap(self) -> int:
-        """The number of requests currently allowed in flight."""
-        return max(self.minimum, int(self.limit))
+    def limit(self) -> float:
+        """The cap before rounding: halved per 429 episode, grown by 1 per cap's worth of saturated successes."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, value: float) -> None:
+        # ``cap`` is read on every admission and release (a property there was a Python call each time, issue 31):
+        # a plain attribute, kept in step here, where the limit changes (on a 429 episode or a growth step)
+        self._limit = value
+        self.cap = max(self.minimum, int(value))
 
     def limited(self, started_at: float, now: float, *, busy: int | None = None) -> None:
         """A 429 for a request started at ``started_at``: shrink once per episode, and only when the cap bound
@@ -296,7 +303,7 @@ class AimdCap:
 
     def wants_growth(self, in_use: int) -> bool:
         """Whether successes now count toward growth: adaptive, below the maximum and ``in_use`` at the cap."""
-        return self.adaptive and self.limit < self.maximum and in_use >= self.cap
+        return self.adaptive and self._limit < self.maximum and in_use >= self.cap
 
     def succeeded(self, count: int = 1) -> bool:
         """``count`` successes while saturated (``wants_growth``); whether the cap grew."""
@@ -393,7 +400,8 @@ class ModelPace:
 
     def succeeded(self, now: float, count: int = 1) -> None:
         self._last_readings = None
-        self.end_slow_start()
+        if self.slow_start:
+            self.end_slow_start()
         if self.rate is not None:
             self.rate.succeeded(now, count)
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ._policies import Reply
     from ._process import SimProcessProvider
     from ._provider import SimProvider
-    from ._registry import Policy, get_policy, policy_names, register_policy
+    from ._registry import Policy, has_policy, policy_names, register_policy
     from ._server import SimServer, SimStats  # brings in aiohttp's server: only on first use
 
 __all__ = ["FaultSpec", "Policy", "Reply", "SimProcessProvider", "SimProvider", "SimServer", "SimStats",
@@ -27,7 +27,7 @@ __all__ = ["FaultSpec", "Policy", "Reply", "SimProcessProvider", "SimProvider", 
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
-_INTERNAL = ["get_policy", "key_shapes", "split_model_name"]
+_INTERNAL = ["has_policy", "key_shapes", "split_model_name"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -7,7 +7,9 @@ parameters — and returns a ``Reply`` (``_policies``). Policies register with
 benchmark, and since the sim must not import the layers above it, a higher
 layer hands it a *loader* (``add_policy_loader``) that imports them. Loaders run
 once, on the first lookup (``get_policy``, ``policy_names``), so a process that
-never serves a sim model never imports a policy. This module imports nothing
+never serves a sim model never imports a policy. A loader may declare the names it
+registers, so that ``has_policy`` (a run's check that its sim models exist) needs no
+import: a sweep whose sim runs in another process never imports a policy (issue 31). This module imports nothing
 heavy: the package root wires a loader in at import time.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import _thread
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .._lazy import TYPE_CHECKING
 
@@ -24,7 +26,8 @@ if TYPE_CHECKING:  # the package root imports this module at start-up: no typing
 
     from ._policies import Reply
 
-__all__ = ["POLICIES", "Policy", "add_policy_loader", "get_policy", "policy_names", "register_policy"]
+__all__ = ["POLICIES", "Policy", "add_policy_loader", "get_policy", "has_policy", "policy_names",
+           "register_policy"]
 
 Policy = Callable[[dict[str, "Any"]], "Reply"]
 Claim = Callable[[dict[str, "Any"]], bool]
@@ -75,14 +78,17 @@ def _generic_policies() -> None:
 
 
 _loaders: list[Callable[[], None]] = [_generic_policies]
+_DECLARED: set[str] = {"sim/echo", "sim/scripted"}  # what the loaders say they register (tests/test_registries.py)
 # The sim's thread and the caller's may look up at once; both wait for the loaders. ``_thread``'s lock is
 # ``threading.Lock`` without importing ``threading`` at every start-up (issue 31).
 _loading = _thread.allocate_lock()
 
 
-def add_policy_loader(loader: Callable[[], None]) -> None:
-    """Have ``loader`` (which imports modules that call ``register_policy``) run before the next lookup."""
+def add_policy_loader(loader: Callable[[], None], *, names: Iterable[str] = ()) -> None:
+    """Have ``loader`` (which imports modules that call ``register_policy``) run before the next lookup; ``names``:
+    the model names it registers (``sim/...``), which ``has_policy`` then knows without running it."""
     _loaders.append(loader)
+    _DECLARED.update(names)
 
 
 def _load() -> None:
@@ -97,6 +103,15 @@ def get_policy(model: str) -> Policy | None:
     if model not in _SERVING:
         _SERVING[model] = _dispatch(model, POLICIES.get(model))
     return _SERVING[model]
+
+
+def has_policy(model: str) -> bool:
+    """Whether a policy serves ``model`` (``sim/<name>``, no query suffix): ``get_policy(model) is not None``,
+    without loading the policies when a loader declared the name."""
+    if model in _DECLARED or model in POLICIES or model in _CLAIMS:
+        return True
+    _load()
+    return model in POLICIES or model in _CLAIMS
 
 
 def policy_names() -> list[str]:

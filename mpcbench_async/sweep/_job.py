@@ -86,7 +86,6 @@ from ..runner import (
     suite_names,
 )
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
-from ..tariff import TariffSuite
 from ._baselines import thresholds_from, write_baselines
 from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
@@ -99,6 +98,7 @@ from ._waves import batched, wave_line
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
+    from ..tariff import TariffSuite  # imported when a tariff suite runs
 
 __all__ = ["Output", "Placement", "SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options",
            "dry_run_sweep", "run_sweep", "write_summary"]
@@ -304,9 +304,14 @@ def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     prompts = load_prompts(options.prompts)
     request = SuiteRequest(config, prompts, options.run, options.limits, options.inputs)
     built = {name: list(suite_factory(name)(request)) for name in options.run.suites}
+    tariff: list[TariffSuite] = []
+    if any(name in built for name in TARIFF_SUITES):  # else the tariff suites are never imported (issue 31)
+        from ..tariff import TariffSuite
+
+        tariff = [s for name in TARIFF_SUITES for s in built.get(name, []) if isinstance(s, TariffSuite)]
     chosen = _Chosen(
         mpcbench=next((s for s in built.get("mpcbench", []) if isinstance(s, MPCBenchSuite)), None),
-        tariff=[s for name in TARIFF_SUITES for s in built.get(name, []) if isinstance(s, TariffSuite)],
+        tariff=tariff,
         others=[s for name, suites in built.items() if name not in ("mpcbench", *TARIFF_SUITES) for s in suites])
     thresholds_from(config)  # a bad $.certificate fails now, before any call
     _check_budget(options, config, chosen.models)
@@ -503,13 +508,20 @@ def _manifest(options: SweepOptions, config: ModelConfig, plan: SweepPlan | None
 
 
 def _versions() -> dict[str, str]:
+    import email
     import platform
     from importlib import metadata
 
     versions = {"python": platform.python_version()}
     for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
         try:
-            versions[name] = metadata.version(name)
+            dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
+        # ``metadata.version`` parses the whole file, the package's long description included (~8,000 Python calls
+        # for these six, issue 31); the headers end at the first empty line, and ``Version`` is one of them
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+        version = email.message_from_string(text.split("\n\n", 1)[0] + "\n")["Version"]
+        if version is not None:
+            versions[name] = version
     return versions

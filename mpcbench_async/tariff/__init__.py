@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from ._dossier import Dossier
     from ._fixtures import FixtureTransport, recorded_models
     from ._hscodecomp import read_hscodecomp, write_hscodecomp
+    from ._inputs import SCORING_MODES, ScoringMode, TariffInputs
     from ._original_fixtures import convert_suite
     from ._pack import Pack, digits, load_pack
     from ._pipeline import LLMProposer, Proposer, VerificationResult, verify
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
         render_report,
     )
     from ._runner import Mode, TariffCaseRecord, run_cases
-    from ._scoring import SCORING_MODES, CaseScore, ScoringMode, score_case
-    from ._suite import TariffInputs, TariffSuite
+    from ._scoring import CaseScore, score_case
+    from ._suite import TariffSuite
 
 __all__ = ["SCORING_MODES", "BenchmarkReport", "Case", "CaseScore", "Dossier", "FixtureTransport", "LLMProposer",
            "Pack", "Proposer", "ScoringMode", "TariffCaseRecord", "TariffInputs", "TariffSuite", "VerificationResult",

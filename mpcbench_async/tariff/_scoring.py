@@ -17,18 +17,15 @@ carried on the score for the report; it never changes the score.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from ._cases import Case
+from ._inputs import SCORING_MODES, ScoringMode
 from ._pack import digits
 from ._pipeline import DutyStatus, VerificationResult
 
 __all__ = ["CaseScore", "PREFIX_LENGTHS", "SCORING_MODES", "ScoringMode", "prefix_scores", "score_case"]
 
-ScoringMode = Literal["project", "original"]
-SCORING_MODES: tuple[ScoringMode, ...] = ("project", "original")
 # Bumped whenever a scoring rule changes: it is part of each case's resume key, so a rerun rescores.
 SCORING_VERSION = 2
 

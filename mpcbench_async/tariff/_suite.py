@@ -32,11 +32,11 @@ from ..runner import Outcome, SuiteFactory, SuiteRequest, register_suite
 from ..runtime import UnitFailure, atomic_write_bytes, safe_name
 from ._cases import Case, load_suite
 from ._fixtures import RecordingProposer
+from ._inputs import ScoringMode, TariffInputs
 from ._pack import Pack, load_pack
 from ._pipeline import LLMProposer, Proposer
 from ._report import BenchmarkReport, build_report, render_report
 from ._runner import Mode, TariffCaseRecord, case_keys, failed_case, run_case
-from ._scoring import ScoringMode
 
 __all__ = ["CaseUnit", "TariffSuite", "tariff_outcome"]
 
@@ -118,16 +118,6 @@ def tariff_outcome(cases: int, records: Sequence[TariffCaseRecord]) -> Outcome:
     """``cases`` tariff cases, of which ``records`` are the latest records (``tariff.run_cases``)."""
     ok = sum(r.status == "ok" for r in records)
     return Outcome(units=cases, ok=ok, failed=len(records) - ok, not_run=cases - len(records))
-
-
-class TariffInputs(msgspec.Struct, kw_only=True, frozen=True):
-    """Where a sweep's tariff suites read their cases (``tariff_path``, ``hscodecomp_path``: directories with
-    ``cases/``) and pack, and which scoring rules they apply (``scoring``: the project's or the original harness's)."""
-
-    tariff_path: Path = Path("storage/benchmarks/tariff")
-    hscodecomp_path: Path = Path("storage/benchmarks/hscodecomp")
-    pack: Path = Path("storage/packs/tariff")
-    scoring: ScoringMode = "project"
 
 
 def tariff_suites(suite: str) -> SuiteFactory:

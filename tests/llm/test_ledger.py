@@ -180,6 +180,44 @@ class TestGroupCommit:
         assert [f"p-{i}" for i in range(50)] == [line["call_id"] for line in lines(tmp_path / "ledger.jsonl")]
         assert 0 == done[0]
 
+    async def test_a_caller_cancelled_while_its_commit_waits_leaves_at_once_and_the_commit_still_holds_it(
+            self, tmp_path, monkeypatch):
+        """No caller drives the commits: one cancelled while waiting leaves without waiting for the disk, its intent
+        is written with the others of its batch (its request is not sent either way), and they return."""
+        ledger = CallLedger(tmp_path / "ledger.jsonl")
+        hold, released = threading.Event(), threading.Event()
+        real_write = ledger._write
+
+        def slow_write(batch: list[bytes]) -> None:
+            if ledger.stats.commits == 0:
+                hold.set()
+                released.wait(10)
+            real_write(batch)
+
+        monkeypatch.setattr(ledger, "_write", slow_write)
+        done: list[str] = []
+
+        async def one(call_id: str, scope: anyio.CancelScope | None = None) -> None:
+            with scope or anyio.CancelScope():
+                await ledger.intend(intent(call_id))
+                done.append(call_id)
+
+        cancelled = anyio.CancelScope()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "p-0")
+            await anyio.to_thread.run_sync(hold.wait)
+            tg.start_soon(one, "p-1", cancelled)
+            tg.start_soon(one, "p-2")
+            await anyio.sleep(0.05)
+            cancelled.cancel()
+            await anyio.sleep(0.05)
+            assert [] == done  # the first commit is still on disk's way
+            released.set()
+        ledger.close()
+        assert ["p-0", "p-2"] == done
+        assert (3, 2) == (ledger.stats.intents, ledger.stats.commits)
+        assert ["p-0", "p-1", "p-2"] == [line["call_id"] for line in lines(tmp_path / "ledger.jsonl")]
+
     async def test_a_failed_write_is_cut_back_and_fails_every_intent_of_its_commit(self, tmp_path, monkeypatch):
         """The disk fills mid-write: the half line is cut off, the intent raises LedgerError; the next write works
         and the file holds whole lines only."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
 import sys
 
 import orjson
@@ -125,3 +126,29 @@ class TestConfigureLogging:
         assert "sk-***" in output
         assert "\x1b[" not in output
         assert_no_secrets(output)
+
+
+class TestStructlogImportedLate:
+    """A process that has not imported structlog does not pay for it until something logs (issue 31), yet
+    structlog is configured (redaction included) before any code can use it."""
+
+    def run(self, code: str) -> subprocess.CompletedProcess[str]:
+        setup = ("import sys\nfrom mpcbench_async.runtime import configure_logging\n"
+                 "configure_logging(fmt='json')\nassert 'structlog' not in sys.modules\n")
+        return subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, timeout=60,
+                              check=True)
+
+    def test_structlog_imported_after_the_setup_is_configured_and_redacts(self):
+        out = self.run("import structlog\n"
+                       "structlog.get_logger().warning('x', api_key='sk-abcdefghijkl', note='key sk-zzzzzzzzzzzz')")
+        assert "" == out.stdout  # an unconfigured structlog prints to stdout
+        event = orjson.loads(out.stderr.splitlines()[0])
+        assert ("x", "warning", "***", "key sk-***") == (event["event"], event["level"], event["api_key"],
+                                                         event["note"])
+
+    def test_a_stdlib_record_is_rendered_by_structlog_when_it_comes(self):
+        out = self.run("import logging\nlogging.getLogger('openai').info('quiet')\n"
+                       "assert 'structlog' not in sys.modules\n"
+                       "logging.getLogger('openai').warning('using key %s', 'sk-abcdefghijkl', extra={'n': 1})")
+        event = orjson.loads(out.stderr.splitlines()[0])
+        assert ("using key sk-***", "warning", 1) == (event["event"], event["level"], event["n"])

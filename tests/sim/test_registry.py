@@ -7,7 +7,8 @@ import sys
 
 import orjson
 
-from mpcbench_async.sim import _registry, get_policy, policy_names
+from mpcbench_async.sim import _registry, has_policy, policy_names
+from mpcbench_async.sim._registry import get_policy
 
 
 class TestPolicyRegistry:
@@ -27,6 +28,20 @@ class TestPolicyRegistry:
             "sim/levels-ignore-comm": "mpcbench_async.levels._sim_policy",
             "sim/levels-ignore-rooms": "mpcbench_async.levels._sim_policy",
         } == homes
+
+    def test_the_names_the_loaders_declare_are_the_names_they_register(self):
+        """``has_policy`` trusts the declared names without loading (issue 31): they must be exactly the registered
+        ones, or a run would pass its check for a model nobody serves (or fail it for one that exists)."""
+        assert sorted(_registry._DECLARED) == policy_names()
+        assert all(has_policy(name) for name in policy_names())
+        assert not has_policy("sim/nobody")
+
+    def test_checking_a_declared_name_imports_no_policy(self):
+        code = ("import sys\nfrom mpcbench_async.sim import has_policy\n"
+                "assert has_policy('sim/judge') and has_policy('sim/oracle-agent')\n"
+                "print(sorted(m for m in sys.modules if m.endswith(('_sim', '_sim_policy', '_policies'))))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        assert "[]" == out.stdout.strip()
 
     def test_a_loader_runs_once_at_the_next_lookup(self, monkeypatch):
         """A loader added by a higher layer runs before the next lookup, and only once."""

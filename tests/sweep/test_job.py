@@ -7,6 +7,7 @@ exit code.
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import orjson
@@ -201,3 +202,19 @@ class TestFailedStart:
             with pytest.raises(InputError, match="this sweep changes what its results depend on"):
                 await run_sweep(options(root, out, max_turns=8))
         assert files == {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_the_manifest_versions_are_the_installed_distributions_versions():
+    """Read from the metadata's headers only (issue 31: not the long description), they are what
+    ``importlib.metadata.version`` says, for every package listed that is installed."""
+    from importlib import metadata
+
+    from mpcbench_async.sweep._job import _versions
+
+    expected = {}
+    for name in ("mpcbench-async", "aiohttp", "openai", "msgspec", "anyio", "tenacity"):
+        try:
+            expected[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    assert {"python": platform.python_version(), **expected} == _versions()

@@ -3,6 +3,8 @@ registration it is a suite of the real sweep, ``run_sweep(sweep_options(suites=[
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -145,3 +147,28 @@ def test_every_record_kind_shares_the_unit_fields():
              for t in (AgentRunRecord, JudgeRecord, TariffCaseRecord)]
     base = ("key", "status", "retryable", "error_class", "error_message", "started_at", "finished_at", "kind")
     assert [(True, base, "agent_run"), (True, base, "judge"), (True, base, "tariff_case")] == kinds
+
+
+def test_a_suite_is_imported_only_when_it_is_looked_up_and_each_loader_registers_what_it_declares():
+    """The built-in loaders declare their suites' names (issue 31: a sweep of MPCBench alone imports neither the
+    tariff nor the levels suites): ``suite_names`` lists them without importing any, ``suite_factory`` imports only
+    the one asked for, and once every loader has run the registry holds exactly the declared names."""
+    code = """
+import sys
+from mpcbench_async.runner import SUITES, _registry, suite_factory, suite_names
+suites = ("mpcbench_async.mpcbench._suite", "mpcbench_async.levels._suite", "mpcbench_async.tariff._suite")
+loaded = lambda: [m for m in suites if m in sys.modules]
+names = suite_names()
+print(names, loaded())
+suite_factory("mpcbench")
+print(loaded())
+for name in [n for _, declared in list(_registry._loaders) for n in declared]:
+    suite_factory(name)
+print(sorted(SUITES) == names, loaded() == list(suites), _registry._loaders)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert [
+        "['hscodecomp', 'levels', 'mpcbench', 'tariff'] []",
+        "['mpcbench_async.mpcbench._suite']",
+        "True True []",
+    ] == out.stdout.splitlines()
