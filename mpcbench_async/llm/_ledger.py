@@ -97,8 +97,8 @@ class CallLedger:
         self._size = 0  # bytes of whole lines in the file: a failed write is cut back to it
         self._open_batch = _Batch()
         self._writing = False  # a batch is with the thread
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._jobs: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
+        # batches for the thread, each with the loop its callers wait on (a ledger may outlive a loop)
+        self._jobs: queue.SimpleQueue[tuple[_Batch, asyncio.AbstractEventLoop] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None  # the ledger's own thread: one commit at a time
         self._closed = False
 
@@ -114,45 +114,44 @@ class CallLedger:
             except OSError as exc:
                 raise self._error(intent, exc) from exc
             return
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
         batch = self._open_batch
         batch.lines.append(line)
         committed: asyncio.Future[BaseException | None] = loop.create_future()
         batch.waiters.append(committed)
         if not self._writing:
-            self._hand_over()
+            self._hand_over(loop)
         error = await committed
         if error is not None:
             if isinstance(error, OSError):
                 raise self._error(intent, error) from error
             raise error
 
-    def _hand_over(self) -> None:
-        """Give the open batch to the ledger's thread (started on the first commit) to write and flush."""
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Give the open batch to the ledger's thread (started on the first commit) to write and flush; its outcome
+        comes back on ``loop``."""
         batch, self._open_batch = self._open_batch, _Batch()
         self._writing = True
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name="mpcbench-ledger", daemon=True)
             self._thread.start()
-        self._jobs.put(batch)
+        self._jobs.put((batch, loop))
 
     def _serve(self) -> None:
         """The ledger's thread: commit each batch handed over, and hand its outcome back to the loop."""
-        while (batch := self._jobs.get()) is not None:
+        while (job := self._jobs.get()) is not None:
+            batch, loop = job
             error: BaseException | None = None
             try:
                 self._write(batch.lines)
             except BaseException as exc:  # an OSError fails the batch's intents; anything else is raised to them
                 error = exc
-            assert self._loop is not None
             try:
-                self._loop.call_soon_threadsafe(self._committed, batch, error)
+                loop.call_soon_threadsafe(self._committed, loop, batch, error)
             except RuntimeError:  # the loop is closed: nobody waits any more
                 pass
 
-    def _committed(self, batch: _Batch, error: BaseException | None) -> None:
+    def _committed(self, loop: asyncio.AbstractEventLoop, batch: _Batch, error: BaseException | None) -> None:
         """On the loop: wake the batch's callers (those not cancelled meanwhile); hand over the next batch."""
         for waiter in batch.waiters:
             if not waiter.done():
@@ -165,7 +164,7 @@ class CallLedger:
                         waiter.set_result(OSError("the ledger is closed"))
                 self._open_batch = _Batch()
             else:
-                self._hand_over()
+                self._hand_over(loop)
 
     def _write(self, lines: list[bytes]) -> None:
         """Append ``lines`` (and flush them to the disk with ``fsync``); a failed write is cut back to whole lines."""
