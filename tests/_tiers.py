@@ -49,6 +49,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/runtime/test_pool.py",
     "tests/sim/test_provider.py",
     "tests/sim/test_rate_window.py",
+    "tests/sim/test_registry.py",
     "tests/sim/test_sim_process.py",
     "tests/sim/test_sim_stream.py",
     "tests/sweep/test_exit_codes.py",
