@@ -38,6 +38,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/cli/test_help_cache.py",
     "tests/cli/test_output_paths.py",
     "tests/cli/test_sweep_dry_run.py",
+    "tests/cli/test_sweep_malloc.py",
     "tests/compare/test_cli.py",
     "tests/compare/test_real_sweeps.py",
     "tests/llm/test_transport_registry.py",

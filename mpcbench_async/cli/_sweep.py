@@ -208,6 +208,7 @@ def _models(value: str | None) -> list[str] | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     import anyio
 
+    from ..runtime import hold_malloc_thresholds
     from ..sweep import dry_run_sweep, render_dry_run, run_sweep
 
     options = _options(args)
@@ -216,6 +217,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(render_dry_run(dry_run_sweep(options, history=args.history)))
         return _exit.OK
+    hold_malloc_thresholds()  # a long sweep's heap would otherwise grow with its units (runtime/_malloc.py)
     result = anyio.run(run_sweep, options, _progress(quiet=args.quiet))
     for warning in result.warnings:
         print(f"data warning: {warning}", file=sys.stderr)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ._choice import Limits, RunChoice
     from ._cost import cost_text
     from ._models import check_models, sim_model_problem
-    from ._outcome import Outcome, keys_on_disk
+    from ._outcome import Outcome
     from ._registry import SUITES, register_suite, suite_factory, suite_names
     from ._request import SuiteFactory, SuiteRequest
     from ._runner import AnySuite, Runner, SweepStats
@@ -22,7 +22,7 @@ __all__ = ["Limits", "Outcome", "RunChoice", "Runner", "SUITES", "StagedSuite", 
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
-_INTERNAL = ["AnySuite", "SweepStats", "check_models", "cost_text", "keys_on_disk", "sim_model_problem",
+_INTERNAL = ["AnySuite", "SweepStats", "check_models", "cost_text", "sim_model_problem",
              "suite_factory"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

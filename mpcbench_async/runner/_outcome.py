@@ -9,13 +9,9 @@ run reported.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 
-from ..runtime import done_keys
-
-__all__ = ["Outcome", "keys_on_disk"]
+__all__ = ["Outcome"]
 
 
 class Outcome(msgspec.Struct, kw_only=True):
@@ -44,9 +40,3 @@ class Outcome(msgspec.Struct, kw_only=True):
             self.ok += 1
         else:
             self.failed += 1
-
-
-def keys_on_disk(path: Path, record_type: type[msgspec.Struct]) -> tuple[set[str], set[str]]:
-    """The keys with an ok record in ``path``, and those with any record (from the done-index when trusted)."""
-    entries = done_keys(path, record_type, warn=False)
-    return {key for key, code in zip(entries.keys, entries.codes, strict=True) if code == "o"}, set(entries.keys)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._limiter import AdaptiveConcurrency, Limiter, ModelLimiter, Ticket
     from ._lock import DirLock
     from ._logging import configure_logging
+    from ._malloc import hold_malloc_thresholds
     from ._pace import AimdCap, LimitSettings, ModelPace
     from ._pool import WorkerPool
     from ._retry import Deadline, RetryPolicy, retry_after_from_headers, retrying
@@ -35,7 +36,8 @@ __all__ = ["Clock", "DirLock", "FakeClock", "JsonlWriter", "LimitSettings", "Lim
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
 _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "ModelPace", "Ticket", "UnitFailure",
-             "atomic_write_bytes", "current_unit_attempt", "done_keys", "key_view", "latest_records",
+             "atomic_write_bytes", "current_unit_attempt", "done_keys", "hold_malloc_thresholds", "key_view",
+             "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",
              "run_keyed_units", "safe_name", "trim_torn_tail", "unit_attempt", "unit_attempt_headers",
              "unit_failure"]

@@ -200,6 +200,7 @@ class Packed:
     a unit. With the experiment's ``KeyIndex`` a key is found by its number (``slot_of``), else in a dict."""
 
     COLUMNS: dict[str, str] = {}
+    KIND = ""  # the kind of key (``run``, ``judge``) this table's lines have: ``slot_of`` spans only those
     ok: array[int]
     retryable: array[int]
     model_n: array[int]  # a number of ``names``, as every ``_n`` column
@@ -213,7 +214,11 @@ class Packed:
         for name, column in self.columns.items():
             setattr(self, name, column)
         self.appends = [column.append for column in self.columns.values()]
-        self.slot_of = array("i", [-1]) * len(keys) if keys is not None else None  # key number -> slot
+        # Key number − ``base`` → slot, over the numbers of this table's kind of key (4 bytes a key of it, not of
+        # every kind); a key of another kind (a library suite's, a line filed in the wrong file) in ``outside``.
+        self.base, span = keys.span(self.KIND) if keys is not None else (0, 0)
+        self.slot_of = array("i", [-1]) * span if keys is not None else None
+        self.outside: dict[int, int] = {}  # key number -> slot, for the numbers ``slot_of`` does not span
         self.numbers = array("i")  # slot -> key number
         self.slots: dict[str, int] = {}  # key -> slot, without an index (small, old directories only)
         self.slot_keys: list[str] = []  # slot -> key, without an index
@@ -255,7 +260,8 @@ class Packed:
         number = self.keys.number(key) if self.keys is not None else None
         if number is None:
             return None
-        slot = self.slot_of[number]
+        index = number - self.base
+        slot = self.slot_of[index] if 0 <= index < len(self.slot_of) else self.outside.get(number, -1)
         return None if slot < 0 else slot
 
     def key(self, slot: int) -> str:
@@ -287,7 +293,8 @@ class Packed:
     def held(self, unit: int | str) -> int:
         if self.slot_of is None:
             return self.slots.get(unit, -1)  # type: ignore[arg-type]
-        return self.slot_of[unit]  # type: ignore[index]
+        index = unit - self.base  # type: ignore[operator]
+        return self.slot_of[index] if 0 <= index < len(self.slot_of) else self.outside.get(unit, -1)  # type: ignore[arg-type]
 
     def held_ok(self, unit: int | str) -> bool:
         slot = self.held(unit)
@@ -299,7 +306,11 @@ class Packed:
             self.slots[unit] = slot  # type: ignore[index]
             self.slot_keys.append(unit)  # type: ignore[arg-type]
         else:
-            self.slot_of[unit] = slot  # type: ignore[index]
+            index = unit - self.base  # type: ignore[operator]
+            if 0 <= index < len(self.slot_of):
+                self.slot_of[index] = slot
+            else:
+                self.outside[unit] = slot  # type: ignore[index]
             self.numbers.append(unit)  # type: ignore[arg-type]
         return slot
 
@@ -328,6 +339,7 @@ class Runs(Packed):
     """The kept agent runs (``RunLine``), a ``RunEntry`` view per key when asked for."""
 
     COLUMNS = _RUN_COLUMNS
+    KIND = "run"
     task_n: array[int]
     type_n: array[int]
     trial: array[int]
@@ -365,6 +377,7 @@ class Judges(Packed):
     """The kept judgements (``JudgeLine``) of ``runs``' kept ok runs, a ``JudgeEntry`` view per key when asked for."""
 
     COLUMNS = _JUDGE_COLUMNS
+    KIND = "judge"
     agent_n: array[int]
     type_n: array[int]
     verdict_n: array[int]  # a number of ``VERDICTS``

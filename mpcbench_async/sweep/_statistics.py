@@ -125,13 +125,16 @@ class _Columns:
     def by_task(self) -> Iterator[np.ndarray]:
         """The run indices of each task, tasks in name order, runs in the order they came."""
         names = sorted(self.task_ids)
-        rank = np.empty(len(names), dtype=np.int64)
+        rank = np.empty(len(names), dtype=np.int32)
         for position, name in enumerate(names):
             rank[self.task_ids[name]] = position
-        ranks = rank[np.frombuffer(self.task, dtype=np.int32)] if self.task else np.empty(0, dtype=np.int64)
+        ranks = rank[np.frombuffer(self.task, dtype=np.int32)] if self.task else np.empty(0, dtype=np.int32)
         order = np.argsort(ranks, kind="stable")
-        bounds = np.searchsorted(ranks[order], np.arange(len(names) + 1))
-        for lo, hi in itertools.pairwise(bounds.tolist()):
+        bounds = np.searchsorted(ranks[order], np.arange(len(names) + 1)).tolist()
+        # Held while the caller walks the tasks: 4 bytes a run (argsort's int64 order and the ranks were 16).
+        order = order.astype(np.int32)
+        del ranks
+        for lo, hi in itertools.pairwise(bounds):
             yield order[lo:hi]
 
     def cells(self) -> dict[tuple[str, int], tuple[float, float]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 
@@ -109,7 +110,42 @@ def write_sweep(out: Path, units: int) -> None:
 def test_summarize_holds_packed_columns_not_an_object_per_unit(tmp_path):
     """A slotted entry per run and per judgement, keyed by a dict of the key list's strings (the code before), cost
     827 bytes per agent unit (its run, its judgement, their keys and calls) here; the reader's packed columns, the
-    numbered key index and the statistics' columns, 200. One more object per unit (56 bytes or more) fails."""
+    numbered key index and the statistics' columns, 226; with 4-byte bucket starts and task order, and each table's
+    key-number → slot array over its own kind of key only, 201. One more object per unit (56 bytes or more) fails."""
     for n in (SMALL, LARGE):
         write_sweep(tmp_path / str(n), n)
-    assert per_unit(lambda n: summarize(tmp_path / str(n))) < 250
+    assert per_unit(lambda n: summarize(tmp_path / str(n))) < 215
+
+
+class _Unit(msgspec.Struct):
+    """A unit record as the done-index lists it: its key and status."""
+
+    key: str
+    status: str
+
+
+def test_the_plan_outcome_holds_numbers_not_key_strings(workspace, tmp_path):
+    """The end of every sweep (and every no-op resume) counts the plan's units by their records. Sets of the key
+    strings of both files (the code before) cost ~460 bytes per agent unit here (its run and its judgement); one
+    file's read at a time, its keys kept as 8-byte numbers, well under half. The counts are exact."""
+    from mpcbench_async.mpcbench._suite import plan_outcome
+    from mpcbench_async.runtime import JsonlWriter
+
+    root = workspace("http://127.0.0.1:9")
+    plans = {}
+    for n in (SMALL, LARGE):
+        _, _, plan = plan_of(root, trials=n // 8)  # 4 tasks × 2 agent models
+        out = plans[n] = tmp_path / f"out{n}", plan
+        with JsonlWriter(out[0] / "runs.jsonl", index=True) as runs, \
+                JsonlWriter(out[0] / "judgements.jsonl", index=True) as judges:
+            for i, unit in enumerate(plan.agent_units()):
+                runs.write(_Unit(key=unit.key, status="error" if i % 10 == 9 else "ok"))  # an error: never judged
+                if i % 10 == 9:
+                    continue
+                for key in plan.judge_keys(unit.key):
+                    judges.write(_Unit(key=key, status="error" if i % 10 == 8 else "ok"))
+    judges = len(plans[SMALL][1].judge_models)
+    assert (SMALL * (1 + judges), SMALL * 0.8 * (1 + judges) + SMALL * 0.1, SMALL * 0.1 * (1 + judges),
+            SMALL * 0.1 * judges) == tuple(getattr(plan_outcome(*plans[SMALL]), field)
+                                           for field in ("units", "ok", "failed", "not_run"))
+    assert per_unit(lambda n: plan_outcome(*plans[n])) < 200
