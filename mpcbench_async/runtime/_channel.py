@@ -19,7 +19,7 @@ import asyncio
 import types
 from collections import OrderedDict, deque
 from collections.abc import Generator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from anyio import BrokenResourceError, ClosedResourceError, EndOfStream, WouldBlock
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -55,21 +55,40 @@ def _wake(waiter: asyncio.Future[Any], value: Any = None) -> None:
         waiter.set_result(value)
 
 
-class Receiver(ObjectReceiveStream[T]):
-    """The receiving end (``clone`` for more receivers; the channel ends for senders once all are closed)."""
+class _End(Generic[T]):
+    """What both ends share: the channel's state, whether this end is closed, the futures its own tasks wait on."""
 
-    __slots__ = ("_closed", "_state", "_waiters")
+    _side: str  # the state's count of open ends of this kind: "senders" or "receivers"
 
     def __init__(self, state: _State[T]) -> None:
         self._state = state
         self._closed = False
-        self._waiters: set[asyncio.Future[T]] = set()
-        state.receivers += 1
+        self._waiters: set[asyncio.Future[Any]] = set()
+        setattr(state, self._side, getattr(state, self._side) + 1)
 
-    def clone(self) -> Receiver[T]:
+    def clone(self) -> Self:
+        """Another end of this kind (the channel ends for the other side once every one of them is closed)."""
         if self._closed:
             raise ClosedResourceError
-        return Receiver(self._state)
+        return type(self)(self._state)
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Receiver(_End[T], ObjectReceiveStream[T]):
+    """The receiving end."""
+
+    _side = "receivers"
 
     def receive_nowait(self) -> T:
         if self._closed:
@@ -127,31 +146,11 @@ class Receiver(ObjectReceiveStream[T]):
             _wake(waiter, _MISSING)
         self._waiters = set()
 
-    async def aclose(self) -> None:
-        self.close()
 
-    def __enter__(self) -> Receiver[T]:
-        return self
+class Sender(_End[T], ObjectSendStream[T]):
+    """The sending end."""
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class Sender(ObjectSendStream[T]):
-    """The sending end (``clone`` for more senders; receivers see the end once all are closed)."""
-
-    __slots__ = ("_closed", "_state", "_waiters")
-
-    def __init__(self, state: _State[T]) -> None:
-        self._state = state
-        self._closed = False
-        self._waiters: set[asyncio.Future[None]] = set()
-        state.senders += 1
-
-    def clone(self) -> Sender[T]:
-        if self._closed:
-            raise ClosedResourceError
-        return Sender(self._state)
+    _side = "senders"
 
     def send_nowait(self, item: T) -> None:
         if self._closed:
@@ -208,15 +207,6 @@ class Sender(ObjectSendStream[T]):
                 withdrawn.add(sent)
             _wake(sent)
         self._waiters = withdrawn  # a future left here was never taken: its send raises ClosedResourceError
-
-    async def aclose(self) -> None:
-        self.close()
-
-    def __enter__(self) -> Sender[T]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class channel(Generic[T]):  # noqa: N801 - used as anyio's create_memory_object_stream is: channel[int].open(8)
