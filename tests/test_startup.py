@@ -86,3 +86,15 @@ def test_exported_name_is_the_defining_object():
 
     assert mpcbench_async.LLMClient is LLMClient
     assert "LLMClient" in vars(mpcbench_async)
+
+
+def test_reading_tariff_records_imports_only_their_types():
+    """The summary's reader (every sweep's) decodes tariff cases' records: it imports their types
+    (``tariff/_records.py``), not the runner, pipeline, gates and dossier rules that make them (~62 M instructions
+    of every sweep's start-up, bench/RESULTS.md)."""
+    probe = ("import sys\nimport mpcbench_async.sweep._reading\n"
+             "print(sorted(m for m in sys.modules if m.startswith('mpcbench_async.tariff.')))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert 0 == proc.returncode, proc.stderr
+    assert ["mpcbench_async.tariff._inputs", "mpcbench_async.tariff._records"] == ast.literal_eval(
+        proc.stdout.strip().splitlines()[-1])

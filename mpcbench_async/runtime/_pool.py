@@ -35,6 +35,8 @@ from typing import Generic, Protocol, TypeVar
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
+from ._channel import channel
+
 __all__ = ["Stoppable", "WorkerPool", "watch_signals"]
 
 T = TypeVar("T")
@@ -66,7 +68,7 @@ class WorkerPool(Generic[T, R]):
         self.abandoned = False
         self.started = 0
         self.finished = 0
-        self._stopping = anyio.Event()
+        self._stopping = False  # a plain flag: only ever read, never waited on
         self._running: set[anyio.CancelScope] = set()  # one per item in flight
 
     @property
@@ -75,7 +77,7 @@ class WorkerPool(Generic[T, R]):
 
     def stop(self) -> None:
         """Stop taking new items; in-flight items finish. Safe to call repeatedly."""
-        self._stopping.set()
+        self._stopping = True
 
     def abandon(self) -> None:
         """Cancel in-flight items now (their results are lost; they rerun on resume).
@@ -83,7 +85,7 @@ class WorkerPool(Generic[T, R]):
         Results of items that had already finished are still delivered.
         """
         self.abandoned = True
-        self._stopping.set()
+        self._stopping = True
         for scope in self._running:
             scope.cancel()
 
@@ -92,12 +94,12 @@ class WorkerPool(Generic[T, R]):
             try:
                 if isinstance(items, AsyncIterable):
                     async for item in items:
-                        if self._stopping.is_set():
+                        if self._stopping:
                             break
                         await send.send(item)
                 else:
                     for item in items:
-                        if self._stopping.is_set():
+                        if self._stopping:
                             break
                         await send.send(item)
             except anyio.BrokenResourceError:
@@ -106,7 +108,7 @@ class WorkerPool(Generic[T, R]):
     async def _work(self, receive: ObjectReceiveStream[T], send: ObjectSendStream[R]) -> None:
         async with receive, send:
             async for item in receive:
-                if self._stopping.is_set():
+                if self._stopping:
                     break
                 self.started += 1
                 scope = anyio.CancelScope()  # abandon() cancels the item, never the delivery of a finished one
@@ -130,8 +132,8 @@ class WorkerPool(Generic[T, R]):
     @asynccontextmanager
     async def stream(self, items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[ObjectReceiveStream[R]]:
         """Start the pool over ``items``; yield the stream of results as they finish."""
-        send_in, receive_in = anyio.create_memory_object_stream[T](self.queue_size)
-        send_out, receive_out = anyio.create_memory_object_stream[R](self.queue_size)
+        send_in, receive_in = channel[T].open(self.queue_size)
+        send_out, receive_out = channel[R].open(self.queue_size)
         signals = (watch_signals([self], grace_period=self.grace_period, on_interrupt=self._interrupted)
                    if self.handle_signals else nullcontext())
         with signals:

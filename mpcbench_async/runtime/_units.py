@@ -42,7 +42,8 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ..records import UnitRecord
-from ._attempt import unit_attempt
+from ._attempt import current_unit_attempt, unit_attempt
+from ._channel import channel
 from ._jsonl import JsonlWriter, ResumeIndex, iter_jsonl
 from ._pool import WorkerPool, watch_signals
 
@@ -115,8 +116,11 @@ class Pipeline:
     def _unit_of(stage: Stage, tries: dict[str, int]) -> Callable[[Keyed], Awaitable[UnitRecord | None]]:
         async def one(item: Keyed) -> UnitRecord | None:
             key, unit = item
+            attempt = tries.get(key, 0)
             try:
-                with unit_attempt(tries.get(key, 0)):  # a resumed unit's calls say which try they belong to
+                if attempt == current_unit_attempt():  # nothing to mark (a first try, the usual case)
+                    return await stage.run(key, unit)
+                with unit_attempt(attempt):  # a resumed unit's calls say which try they belong to
                     return await stage.run(key, unit)
             except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
                 return stage.failed(key, unit, exc)
@@ -172,6 +176,8 @@ class Pipeline:
                 if key not in found:
                     self._skip(i + 1, missing)
 
+        first_done = done[0].done  # the set itself: a unit's test is no Python call
+
         def pending() -> Iterator[Keyed]:
             left = todo  # once every unit not done has been handed out, the rest need not be listed (nor keyed)
             if not left:
@@ -179,13 +185,13 @@ class Pipeline:
             for key, unit in units():
                 if self.stopping:
                     return
-                if key not in done[0]:
+                if key not in first_done:
                     yield key, unit
                     left -= 1
                     if not left:
                         return
 
-        streams = [anyio.create_memory_object_stream[Keyed](self.concurrency * 2) for _ in range(last)]
+        streams = [channel[Keyed].open(self.concurrency * 2) for _ in range(last)]
         signals = (watch_signals([self], grace_period=self.grace_period, on_interrupt=self._interrupt)
                    if self.handle_signals else nullcontext())
         with signals, ExitStack() as files:
@@ -221,8 +227,9 @@ class Pipeline:
             for follow_up in keys:
                 visit(i + 1, follow_up, follow_up in ours)
 
+        first_done = done[0].done
         for key, _ in units():
-            visit(0, key, key in done[0])
+            visit(0, key, key in first_done)
         for i in range(n):
             self.events.planned(i, totals[i], skipped[i])
         return lacking, totals[0] - skipped[0]

@@ -6,13 +6,13 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._cases import Case, load_case, load_suite
-    from ._dossier import Dossier
     from ._fixtures import FixtureTransport, recorded_models
     from ._hscodecomp import read_hscodecomp, write_hscodecomp
     from ._inputs import SCORING_MODES, ScoringMode, TariffInputs
     from ._original_fixtures import convert_suite
     from ._pack import Pack, digits, load_pack
-    from ._pipeline import LLMProposer, Proposer, VerificationResult, verify
+    from ._pipeline import LLMProposer, Proposer, verify
+    from ._records import CaseScore, Dossier, TariffCaseRecord, VerificationResult
     from ._report import (
         CHANGE_THRESHOLD,
         BenchmarkReport,
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
         render_diff,
         render_report,
     )
-    from ._runner import Mode, TariffCaseRecord, run_cases
-    from ._scoring import CaseScore, score_case
+    from ._runner import Mode, run_cases
+    from ._scoring import score_case
     from ._suite import TariffSuite
 
 __all__ = ["SCORING_MODES", "BenchmarkReport", "Case", "CaseScore", "Dossier", "FixtureTransport", "LLMProposer",

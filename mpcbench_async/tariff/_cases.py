@@ -35,13 +35,13 @@ import msgspec
 
 from .._exceptions import InputError, RecordDecodeError
 from .._validate import id_problem
+from ._records import RefusalCategory
 from ._trade import country_code, country_from_tags, country_from_text, programme_from_tags, programme_from_text
 
 __all__ = ["Case", "CaseExpected", "CaseInput", "CaseNotes", "CaseOptions", "list_cases", "load_case", "load_suite"]
 
 CaseType = Literal["positive", "negative", "adversarial", "no_savings", "savings_possible"]
 Difficulty = Literal["easy", "medium", "hard", "expert"]
-RefusalCategory = Literal["insufficient_info", "ambiguous", "out_of_scope", "missing_evidence"]
 DeltaDirection = Literal["decrease", "none", "increase"]
 
 

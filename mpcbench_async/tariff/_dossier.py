@@ -6,75 +6,12 @@ from __future__ import annotations
 import functools
 import re
 import string
-from typing import Literal
 
-import msgspec
-
-from ._cases import RefusalCategory
 from ._original_pack import section_source
 from ._pack import EvidenceItem, Pack
+from ._records import Citation, Dossier, GriStep, Lever, WhatIf
 
 __all__ = ["Citation", "Dossier", "GriStep", "Lever", "WhatIf", "build_bundle", "references_missing_document"]
-
-
-class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    pass
-
-
-class Citation(_Strict):
-    evidence_id: str
-    quote: str
-
-
-class GriStep(_Strict):
-    rule: str
-    conclusion: str
-    citations: list[Citation] = []
-
-
-class Candidate(_Strict):
-    heading: str
-    reason: str = ""
-
-
-class Lever(_Strict):
-    id: str
-    description: str
-    steps: list[str]
-    new_hts: str
-    new_duty_pct: float
-    compliance_ok: bool = True
-
-
-class WhatIf(_Strict):
-    change: str
-    new_hts: str | None = None
-    new_duty_pct: float | None = None
-
-
-class Dossier(_Strict):
-    """A proposal: accept with a code and its analysis, or refuse with a category (and questions).
-
-    ``savings_note`` says why the optimized duty is what it is ("no savings: the rate cannot be reduced lawfully");
-    the original harness's scoring (``--scoring original``) requires it to say so on a no-savings case.
-    """
-
-    decision: Literal["accept", "refuse"]
-    refusal_category: RefusalCategory | None = None
-    refusal_reason: str = ""
-    questions: list[str] = []
-    candidate_headings: list[Candidate] = []
-    gri_steps: list[GriStep] = []
-    hts_code: str | None = None
-    baseline_duty_pct: float | None = None
-    optimized_duty_pct: float | None = None
-    levers: list[Lever] = []
-    what_if: list[WhatIf] = []
-    trade_programme: str | None = None  # the programme the stated duties are claimed under ("USMCA", "GSP"), if any
-    savings_note: str = ""
-
-    def citations(self) -> list[Citation]:
-        return [c for step in self.gri_steps for c in step.citations]
 
 
 # What a request can rely on that the classifier must see: documents that carry facts about the goods ...

@@ -38,6 +38,7 @@ import msgspec
 
 from ._dossier import Dossier, references_missing_document
 from ._pack import EvidenceItem, Pack, digits
+from ._records import GateResult, GateStatus
 from ._trade import programme_key, programme_name
 
 __all__ = ["CODE_LENGTHS", "CRITICAL_GATES", "GATES_VERSION", "GateResult", "GateStatus", "MissingEvidenceRule",
@@ -51,26 +52,9 @@ GRI_ORDER = {"GRI1": 1, "GRI2A": 2, "GRI2B": 2, "GRI2": 2, "GRI3A": 3, "GRI3B": 
 RATE_TOLERANCE = 0.01
 _WELL_FORMED = re.compile(r"\d+(?:[. ]\d+)*")
 
-GateStatus = Literal["pass", "fail", "unverified", "n/a"]
 MissingEvidenceRule = Literal["request", "bundle"]
 # Bumped whenever a gate's verdicts change: it is part of each case's resume key, so a rerun re-verifies.
 GATES_VERSION = 2
-
-
-class GateResult(msgspec.Struct, kw_only=True):
-    """One gate's verdict on one proposal: ``passed`` is false only when it fails (``status == "fail"``);
-    ``reasons`` say why it failed, ``notes`` what it could not verify."""
-
-    gate: str
-    passed: bool
-    critical: bool
-    reasons: list[str] = []
-    status: GateStatus = "pass"
-    notes: list[str] = []
-
-    def __post_init__(self) -> None:
-        if not self.passed:  # records written before statuses existed carry only ``passed``
-            self.status = "fail"
 
 
 class _Verdict(msgspec.Struct):

@@ -14,7 +14,7 @@ for the code: no penalty, no critique) or ``not_stated``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 import orjson
@@ -24,9 +24,10 @@ from .._replies import ReplyParseError, extract_json_object
 from ..llm import LLMClient
 from ..records import Message, Usage
 from ._cases import Case
-from ._dossier import Citation, Dossier, Lever, build_bundle
+from ._dossier import Dossier, build_bundle
 from ._gates import GateResult, run_gates
 from ._pack import Pack
+from ._records import DutyStatus, Iteration, VerificationResult
 
 if TYPE_CHECKING:
     from ._scoring import ScoringMode
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["DutyStatus", "Iteration", "LLMProposer", "Proposer", "VerificationResult", "call_key", "parse_call_key",
            "verify"]
 
-DutyStatus = Literal["verified", "unverified", "not_stated"]
 _DUTY_STATUS: dict[str, DutyStatus] = {"pass": "verified", "unverified": "unverified", "n/a": "not_stated"}
 
 
@@ -72,27 +72,6 @@ class LLMProposer:
         result = await self.client.chat(self.model, messages, key=call_key(case_id, iteration, self.key_prefix))
         self.usage = self.usage + result.usage
         return result.content or ""
-
-
-class Iteration(msgspec.Struct, kw_only=True):
-    number: int
-    reply: str
-    dossier: Dossier | None
-    gates: list[GateResult]
-    rejection_reasons: list[str]
-
-
-class VerificationResult(msgspec.Struct, kw_only=True):
-    case_id: str
-    status: Literal["accepted", "refused"]
-    refusal_category: str | None = None
-    iterations: list[Iteration] = []
-    final_dossier: Dossier | None = None
-    citations: list[Citation] = []
-    levers: list[Lever] = []
-    critical_gates_passed: bool = False
-    gri_violation: bool = False
-    duty_status: DutyStatus | None = None
 
 
 def _parse(reply: str) -> tuple[Dossier | None, list[str]]:

@@ -44,31 +44,21 @@ import msgspec
 from .._exceptions import BenchError, InputError, LLMError
 from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, ModelConfig
-from ..records import UnitRecord, unit_key
+from ..records import unit_key
 from ..runtime import WorkerPool, log_unit_error, run_keyed_units, unit_failure
 from ._cases import Case
 from ._fixtures import FixtureTransport, RecordingProposer, fixture_path
 from ._gates import GATES_VERSION
 from ._pack import Pack
-from ._pipeline import LLMProposer, Proposer, VerificationResult, verify
-from ._scoring import SCORING_VERSION, CaseScore, ScoringMode, score_case
+from ._pipeline import LLMProposer, Proposer, verify
+from ._records import TariffCaseRecord
+from ._scoring import SCORING_VERSION, ScoringMode, score_case
 
 __all__ = ["Mode", "TariffCaseRecord", "case_key", "case_keys", "failed_case", "run_case", "run_cases"]
 
 Mode = Literal["fixture", "live", "record"]
 
 log = logging.getLogger(__name__)
-
-
-class TariffCaseRecord(UnitRecord, kw_only=True):  # key, status, retryable, error, times: records.UnitRecord
-    case_id: str
-    mode: str
-    model: str
-    result: VerificationResult | None = None
-    score: CaseScore | None = None
-    scoring: ScoringMode = "project"
-    elapsed_s: float = 0.0
-    kind: Literal["tariff_case"] = "tariff_case"
 
 
 def case_key(case: Case, mode: str, model: str, fingerprint: str, prompts_digest: str,

@@ -17,12 +17,11 @@ carried on the score for the report; it never changes the score.
 
 from __future__ import annotations
 
-import msgspec
-
 from ._cases import Case
 from ._inputs import SCORING_MODES, ScoringMode
 from ._pack import digits
-from ._pipeline import DutyStatus, VerificationResult
+from ._pipeline import VerificationResult
+from ._records import CaseScore
 
 __all__ = ["CaseScore", "PREFIX_LENGTHS", "SCORING_MODES", "ScoringMode", "prefix_scores", "score_case"]
 
@@ -31,25 +30,6 @@ SCORING_VERSION = 2
 
 PREFIX_LENGTHS = (2, 4, 6, 8, 10)
 RATE_TOLERANCE = 0.01
-
-
-class CaseScore(msgspec.Struct, kw_only=True):
-    case_id: str
-    case_type: str
-    difficulty: str
-    score: float
-    passed: bool
-    threshold: float
-    status: str
-    refusal_category: str | None = None
-    predicted_hts: str | None = None
-    match: str = "none"
-    penalties: list[str] = []
-    prefix_correct: dict[str, bool] = {}
-    digits_correct: int | None = None
-    iterations: int = 0
-    duty_status: DutyStatus | None = None
-    scoring: ScoringMode = "project"
 
 
 def _matches(predicted: str, expected: list[str]) -> bool:
