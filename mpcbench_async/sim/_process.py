@@ -71,11 +71,21 @@ class SimProcessProvider:
         self.base_url = ""
         self.process: anyio.abc.Process | None = None
 
+    async def spawn(self) -> None:
+        """Launch the child without waiting for it to listen (a no-op once launched).
+
+        Why apart from ``start``: the child's interpreter start-up and imports (a few hundred ms, a second on a
+        loaded machine) can then run on another core while the caller does its own work — a sweep spawns it
+        before it reads its tasks and data, and its first call's ``start`` finds it listening (issue 31).
+        """
+        if self.process is None:
+            self.process = await anyio.open_process(
+                [sys.executable, "-c", _CHILD, _PACKAGE_ROOT, "--seed", str(self.seed), "--parent", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+
     async def start(self) -> str:
-        """Start the child; return its base URL once it listens (or raise ``BenchError`` saying why not)."""
-        self.process = await anyio.open_process(
-            [sys.executable, "-c", _CHILD, _PACKAGE_ROOT, "--seed", str(self.seed), "--parent", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+        """Start the child (``spawn`` unless done); return its base URL once it listens (or raise ``BenchError``)."""
+        await self.spawn()
         try:
             with anyio.fail_after(START_S):
                 report = await self._first_line()

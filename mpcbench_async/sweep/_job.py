@@ -67,8 +67,10 @@ from ..llm import (
     ModelConfig,
     ResponseCache,
     SettledCalls,
+    create_provider,
     load_model_config,
     model_prices,
+    provider_prefix,
     unsettled_calls,
 )
 from ..mpcbench import MPCBenchSuite, SweepPlan
@@ -98,6 +100,7 @@ from ._waves import batched, wave_line
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
+    from ..llm import Provider
     from ..tariff import TariffSuite  # imported when a tariff suite runs
 
 __all__ = ["Output", "Placement", "SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options",
@@ -243,7 +246,18 @@ async def run_sweep(options: SweepOptions,
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)
-    config, prompts, chosen = _inputs(options)
+    config = _batched(load_model_config(options.config), options)
+    providers = await _spawned_providers(options, config)
+    try:
+        return await _run_checked(options, config, providers, progress, began=began)
+    finally:
+        for provider in providers.values():  # a no-op once the runner's client has stopped it
+            await provider.aclose()
+
+
+async def _run_checked(options: SweepOptions, config: ModelConfig, providers: dict[str, Provider],
+                       progress: Progress | None, *, began: str) -> SweepResult:
+    config, prompts, chosen = _inputs(options, config)
     executor = _executor(options, config, chosen)
     output = options.output
     cache = (ResponseCache(output.cache, output.cache_mode).open()
@@ -256,7 +270,7 @@ async def run_sweep(options: SweepOptions,
                 runner = Runner(config, out_dir=output.out, concurrency=options.limits.concurrency,
                                 retry_errors=options.run.retry_errors, handle_signals=options.handle_signals,
                                 budget=_budget(options, config, chosen.models), cache=cache,
-                                executor=executor, ledger_fsync=output.ledger_fsync)
+                                executor=executor, ledger_fsync=output.ledger_fsync, providers=providers)
                 manifest, new_experiment = await _checked_start(options, config, chosen, runner, began=began)
                 started = True
                 return await _locked(options, prompts, runner, chosen, progress, manifest, new_experiment)
@@ -264,6 +278,32 @@ async def run_sweep(options: SweepOptions,
             if not started:
                 lock.abandon()  # nothing was written: leave out as it was (no new lock file, no new directory)
             raise
+
+
+async def _spawned_providers(options: SweepOptions, config: ModelConfig) -> dict[str, Provider]:
+    """The embedded providers (the sim) the sweep's agents and judges will call, launched now (``spawn``).
+
+    Why before the plan: the sim child's interpreter start-up and imports (0.3–1 s) then run on another core
+    while this process reads the tasks and data, checks the models and writes the manifest, instead of after
+    them, on the first call (issue 31). Only for a local sweep, and only models the native transport sends to a
+    provider (no ``base_url``, no batch); a provider that cannot be launched apart (the in-process sim) is left to
+    the first call as before. The runner's client takes them over (``LLMClient(providers=...)``).
+    """
+    if options.placement.executor != "local":
+        return {}
+    run = options.run
+    names = [*(config.agent_models if run.models is None else run.models),
+             *(config.judge_models if run.judges is None else run.judges)]
+    prefixes = {prefix for name in names if (prefix := provider_prefix(name)) is not None
+                and (settings := config.settings_for(name)).base_url is None and settings.transport == "native"
+                and settings.batch_settings is None}
+    providers: dict[str, Provider] = {}
+    for prefix in sorted(prefixes):
+        provider = create_provider(prefix)
+        if callable(spawn := getattr(provider, "spawn", None)):
+            await spawn()
+            providers[prefix] = provider
+    return providers
 
 
 class _Chosen(NamedTuple):
@@ -295,12 +335,12 @@ class _Chosen(NamedTuple):
                                   for model in suite.models))
 
 
-def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
+def _inputs(options: SweepOptions, config: ModelConfig | None = None) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
     bad one); nothing written. Each suite chosen comes from its registered factory (``runner.suite_factory``): the
     MPCBench suite (whose plan is the experiment's fingerprint), the tariff suites (counted in the manifest), and
     every other suite, in the order chosen."""
-    config = _batched(load_model_config(options.config), options)
+    config = config or _batched(load_model_config(options.config), options)
     prompts = load_prompts(options.prompts)
     request = SuiteRequest(config, prompts, options.run, options.limits, options.inputs)
     built = {name: list(suite_factory(name)(request)) for name in options.run.suites}
