@@ -178,6 +178,8 @@ def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int
                  "write_baselines_end", "write_summary", "write_summary_end", "run_sweep_end"):
         if name in named:
             result[name] = named[name] - spawn
+    if "run_suites_end" in named:  # the last reply's processing, records and the runner's own end
+        result["last_reply_to_suites_end"] = named["run_suites_end"] - last
     # the active span against its own bound: the requests' waves at the sim
     result["active_excess"] = result["active"] - (bound)
     return result
