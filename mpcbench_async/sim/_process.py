@@ -44,9 +44,11 @@ STOP_S = 10.0
 """Longest wait for the child to exit after its stdin closed, before it is killed."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the directory holding mpcbench_async
 # The child imports this very copy of the package (a source tree, a worktree on PYTHONPATH, a wheel), without
-# putting its directory before the standard library on its path for anything else.
-_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); import mpcbench_async; del sys.path[0]; "
-          "from mpcbench_async.cli._sim_child import main; sys.exit(main(sys.argv[2:]))")
+# putting its directory before the standard library on its path for anything else. Once its server has stopped
+# it ends at once (``os._exit``: its one line on stdout was flushed when written), without the interpreter's
+# teardown of aiohttp and the sim, which the runner's ``aclose`` would wait for at the end of every sweep.
+_CHILD = ("import os, sys; sys.path.insert(0, sys.argv[1]); import mpcbench_async; del sys.path[0]; "
+          "from mpcbench_async.cli._sim_child import main; os._exit(main(sys.argv[2:]))")
 
 
 def sim_provider() -> Provider:
