@@ -50,6 +50,11 @@ _argv = " ".join(getattr(sys, "orig_argv", sys.argv))
 if "sim serve" in _argv or "_sim_child" in _argv:
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    _exit = os._exit  # the sim child ends with it, skipping the exit handlers
+    def _stamped_exit(code):
+        _flush()
+        _exit(code)
+    os._exit = _stamped_exit
     from mpcbench_async.sim import _server
     _handle = _server.SimServer._handle_chat
     async def _stamped(self, request, raw):
@@ -163,7 +168,7 @@ def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int
         if step == 1 and first + latency < t < last - 2 * latency:
             samples.append(in_flight)
     result = {
-        "wall": end - spawn, "bound": bound, "cpu": cpu,
+        "wall": end - spawn, "bound": bound, "ratio": (end - spawn) / bound, "cpu": cpu,
         "python": named["python"] - spawn,
         "first_request": first - spawn,
         "active": last - first,
@@ -204,14 +209,14 @@ def main() -> None:
                 r = one_run(impl, Path(tmp), args.embedded, args.units, args.concurrency, latency)
                 results[impl].append(r)
                 print(impl, orjson.dumps(r).decode(), file=sys.stderr, flush=True)
-    keys = list(next(iter(results.values()))[0])
+    keys = list(dict.fromkeys(key for runs in results.values() for r in runs for key in r))
     print("| figure | " + " | ".join(str(impl) for impl in impls) + " |")
     print("|---|" + "---:|" * len(impls))
     for key in keys:
         cells = []
         for impl in impls:
-            values = sorted(r[key] for r in results[impl])
-            cells.append(f"{statistics.median(values):.2f} ({values[0]:.2f}–{values[-1]:.2f})")
+            values = sorted(r[key] for r in results[impl] if key in r)
+            cells.append(f"{statistics.median(values):.2f} ({values[0]:.2f}–{values[-1]:.2f})" if values else "–")
         print(f"| {key} | " + " | ".join(cells) + " |")
 
 
