@@ -45,7 +45,7 @@ table and maps the result to an exit code.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,10 +67,8 @@ from ..llm import (
     ModelConfig,
     ResponseCache,
     SettledCalls,
-    create_provider,
     load_model_config,
     model_prices,
-    provider_prefix,
     unsettled_calls,
 )
 from ..mpcbench import MPCBenchSuite, SweepPlan
@@ -93,6 +91,7 @@ from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+from ._launch import launch_providers
 from ._records import Manifest
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
@@ -237,17 +236,22 @@ def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: boo
     return summary, render_table(summary) + levels_md
 
 
-async def run_sweep(options: SweepOptions,
-                    progress: Progress | None = None) -> SweepResult:
+async def run_sweep(options: SweepOptions, progress: Progress | None = None, *,
+                    providers: Mapping[str, Provider] | None = None) -> SweepResult:
     """Check every input, then run the sweep of ``options`` (see the module docstring).
 
     ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
+    ``providers``: the embedded providers already launched for it (``_launch``: the CLI launches them before it
+    imports this module), which it takes over; ``None``: it launches them itself, before it plans.
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)
     config = _batched(load_model_config(options.config), options)
-    providers = await _spawned_providers(options, config)
+    if providers is None:
+        providers = (await launch_providers(config, options.run.models, options.run.judges)
+                     if options.placement.executor == "local" else {})
+    providers = dict(providers)
     try:
         return await _run_checked(options, config, providers, progress, began=began)
     finally:
@@ -278,32 +282,6 @@ async def _run_checked(options: SweepOptions, config: ModelConfig, providers: di
             if not started:
                 lock.abandon()  # nothing was written: leave out as it was (no new lock file, no new directory)
             raise
-
-
-async def _spawned_providers(options: SweepOptions, config: ModelConfig) -> dict[str, Provider]:
-    """The embedded providers (the sim) the sweep's agents and judges will call, launched now (``spawn``).
-
-    Why before the plan: the sim child's interpreter start-up and imports (0.3–1 s) then run on another core
-    while this process reads the tasks and data, checks the models and writes the manifest, instead of after
-    them, on the first call (issue 31). Only for a local sweep, and only models the native transport sends to a
-    provider (no ``base_url``, no batch); a provider that cannot be launched apart (the in-process sim) is left to
-    the first call as before. The runner's client takes them over (``LLMClient(providers=...)``).
-    """
-    if options.placement.executor != "local":
-        return {}
-    run = options.run
-    names = [*(config.agent_models if run.models is None else run.models),
-             *(config.judge_models if run.judges is None else run.judges)]
-    prefixes = {prefix for name in names if (prefix := provider_prefix(name)) is not None
-                and (settings := config.settings_for(name)).base_url is None and settings.transport == "native"
-                and settings.batch_settings is None}
-    providers: dict[str, Provider] = {}
-    for prefix in sorted(prefixes):
-        provider = create_provider(prefix)
-        if callable(spawn := getattr(provider, "spawn", None)):
-            await spawn()
-            providers[prefix] = provider
-    return providers
 
 
 class _Chosen(NamedTuple):

@@ -4,11 +4,15 @@ The child's interpreter start-up and imports (0.3–1 s) used to begin on the sw
 plan, the checks and the manifest, so a sweep's wall time paid them in full. Asserted by order of events,
 not by time: a suite's factory (called while the sweep plans) sees the child already running. The child is
 found in ``/proc`` (this process's children running the sim child's program), the real process, not a mock.
+The command line launches it even earlier, before it imports the sweep's modules.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -78,3 +82,26 @@ async def test_a_sim_behind_a_base_url_launches_no_child(tmp_path, planning_sees
     await run_sweep(sweep_options(config=root / "model_config.json", out=tmp_path / "out", suites=["probe"],
                                   handle_signals=False))
     assert [0] == planning_sees
+
+
+def test_the_command_launches_the_sim_child_before_it_imports_the_sweep(tmp_path):
+    """In a new interpreter: when the child is launched, the sweep's job module is not imported yet. The sweep
+    then fails on its inputs (no tasks there): exit 2."""
+    root = write_workspace(tmp_path / "ws", agent_models=["sim/echo"], judge_models=["sim/judge"])
+    code = textwrap.dedent("""
+        import sys
+        from mpcbench_async.sim._process import SimProcessProvider
+        spawn, seen = SimProcessProvider.spawn, []
+        async def noting(self):
+            seen.append("mpcbench_async.sweep._job" in sys.modules)
+            await spawn(self)
+        SimProcessProvider.spawn = noting
+        from mpcbench_async.cli import main
+        code = main(sys.argv[1:])
+        print(f"launched with the job module imported: {seen}; exit {code}")
+    """)
+    done = subprocess.run([sys.executable, "-c", code, "sweep", "--config", str(root / "model_config.json"),
+                           "--prompts", str(root / "prompt_config.json"), "--tasks-dir", str(tmp_path / "none"),
+                           "--data-dir", str(root / "data"), "--out", str(tmp_path / "out"), "--quiet"],
+                          capture_output=True, text=True, timeout=120)
+    assert "launched with the job module imported: [False]; exit 2\n" == done.stdout, done.stderr
