@@ -247,21 +247,21 @@ async def run_sweep(options: SweepOptions, progress: Progress | None = None, *,
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)
-    config = _batched(load_model_config(options.config), options)
-    if providers is None:
-        providers = (await launch_providers(config, options.run.models, options.run.judges)
+    if providers is None:  # the model config read twice: a few ms, and the inputs' checks stay in one place
+        providers = (await launch_providers(_batched(load_model_config(options.config), options),
+                                            options.run.models, options.run.judges)
                      if options.placement.executor == "local" else {})
     providers = dict(providers)
     try:
-        return await _run_checked(options, config, providers, progress, began=began)
+        return await _run_checked(options, providers, progress, began=began)
     finally:
         for provider in providers.values():  # a no-op once the runner's client has stopped it
             await provider.aclose()
 
 
-async def _run_checked(options: SweepOptions, config: ModelConfig, providers: dict[str, Provider],
-                       progress: Progress | None, *, began: str) -> SweepResult:
-    config, prompts, chosen = _inputs(options, config)
+async def _run_checked(options: SweepOptions, providers: dict[str, Provider], progress: Progress | None, *,
+                       began: str) -> SweepResult:
+    config, prompts, chosen = _inputs(options)
     executor = _executor(options, config, chosen)
     output = options.output
     cache = (ResponseCache(output.cache, output.cache_mode).open()
@@ -313,12 +313,12 @@ class _Chosen(NamedTuple):
                                   for model in suite.models))
 
 
-def _inputs(options: SweepOptions, config: ModelConfig | None = None) -> tuple[ModelConfig, PromptConfig, _Chosen]:
+def _inputs(options: SweepOptions) -> tuple[ModelConfig, PromptConfig, _Chosen]:
     """Every input of ``options`` (``check_sweep_options``'s) loaded and checked (``InputError`` naming the first
     bad one); nothing written. Each suite chosen comes from its registered factory (``runner.suite_factory``): the
     MPCBench suite (whose plan is the experiment's fingerprint), the tariff suites (counted in the manifest), and
     every other suite, in the order chosen."""
-    config = config or _batched(load_model_config(options.config), options)
+    config = _batched(load_model_config(options.config), options)
     prompts = load_prompts(options.prompts)
     request = SuiteRequest(config, prompts, options.run, options.limits, options.inputs)
     built = {name: list(suite_factory(name)(request)) for name in options.run.suites}
