@@ -1,5 +1,5 @@
-"""``python -m mpcbench_async`` runs the command-line interface."""
+"""``python -m mpcbench_async`` runs the command-line interface (``cli.run``: ``main``, then a quick exit)."""
 
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+run()

@@ -20,8 +20,9 @@ from ._help import cached_help
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import NoReturn
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "other_threads_alive", "run"]
 
 # Every command: its name, the builder of its parser ("_module:function", imported when the command is used) and
 # the one-line help the top-level --help lists. A command module adds its flags in its builder.
@@ -83,6 +84,37 @@ def _version() -> str:
     from .. import __version__
 
     return __version__
+
+
+def run() -> NoReturn:
+    """The program (the console script, ``python -m mpcbench_async``): ``main``, then exit without the teardown.
+
+    Why: once a command is done, the interpreter's finalization frees every module and object one by one — 0.1–0.5 s
+    after a 10k-unit sweep (``bench/sweep_timeline.py``: its ``atexit`` to its exit), wall time nobody uses (issue
+    31). So the exit handlers run (logging's flush among them), stdout and stderr are flushed, and the process ends
+    there (``os._exit``). Only when no other non-daemon thread is alive (the normal exit would wait for it: then
+    it is taken), and not for an exception escaping ``main`` (its traceback and exit code 1 as usual).
+    """
+    code = main()
+    if other_threads_alive():
+        sys.exit(code)
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    os._exit(code)
+
+
+def other_threads_alive() -> bool:
+    """Whether a non-daemon thread other than the main one is alive (the interpreter's exit would wait for it)."""
+    threading = sys.modules.get("threading")  # never started a thread if never imported
+    return threading is not None and any(t.is_alive() and not t.daemon and t is not threading.main_thread()
+                                         for t in threading.enumerate())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

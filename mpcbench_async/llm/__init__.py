@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ._openai_sdk import OpenAISDKTransport  # the SDK takes ~0.5 s to import: only on first use
     from ._prices import model_prices
     from ._provider_protocol import Provider, ProviderFactory
-    from ._providers import is_sim_model, register_provider
+    from ._providers import create_provider, is_sim_model, provider_prefix, register_provider
     from ._record_replay import RecordTransport, ReplayTransport
     from ._registry import TransportFactory, TransportOptions, register_transport, transport_names
     from ._store import request_hash
@@ -41,7 +41,7 @@ __all__ = ["AnthropicBatches", "BatchBackend", "BatchSettings", "BatchTransport"
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
 _INTERNAL = ["BATCHES", "BudgetExceeded", "LEDGER", "SettledCalls", "TokenEstimator", "cache_path", "cache_scope",
-             "is_sim_model", "model_prices", "unsettled_calls"]
+             "create_provider", "is_sim_model", "model_prices", "provider_prefix", "unsettled_calls"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

@@ -128,7 +128,9 @@ class LLMClient:
     before it is sent (``CallLedger``; the client does not close it). ``limiter_factory(model, limits)`` makes each
     model's limiter instead of a local ``ModelLimiter`` (a Ray worker's share of one global limit: a
     ``runtime.Limiter``). ``provider_urls`` points models of a registered provider prefix at a server already
-    running (``{"sim": url}``; ``sim_base_url=url`` is short for that), so the client starts none.
+    running (``{"sim": url}``; ``sim_base_url=url`` is short for that), so the client starts none. ``providers``
+    hands the client providers already made for their prefixes (their start perhaps begun, as a sweep spawns the
+    sim child before it plans): the client starts them on a first call and stops them in ``aclose`` as its own.
 
     ``layers`` lists the chain, outermost first (default ``DEFAULT_LAYERS``): names of the built-in layers
     (``"cache"``, ``"budget"``, ``"records"``, ``"breaker"``, ``"retry"``, ``"limiter"``, ``"ledger"``; those
@@ -152,6 +154,7 @@ class LLMClient:
         ledger: CallLedger | None = None,
         limiter_factory: Callable[[str, LimitSettings], Limiter] | None = None,
         provider_urls: Mapping[str, str] | None = None,
+        providers: Mapping[str, Provider] | None = None,
         layers: Sequence[str | Layer] = DEFAULT_LAYERS,
         batch_journal: Path | None = None,
     ) -> None:
@@ -163,7 +166,7 @@ class LLMClient:
         self._transports: dict[tuple[str, Path | None, bool], Transport] = {}
         self._models: dict[str, _ModelState] = {}
         self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
-        self._providers: dict[str, Provider] = {}
+        self._providers: dict[str, Provider] = dict(providers or {})
         # URLs of providers, given (a server already running) or started by this client
         self._provider_urls: dict[str, str] = {**(provider_urls or {}), **({"sim": sim_base_url} if sim_base_url
                                                                            else {})}

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,7 @@ from ._suite import StagedSuite, Suite, SuiteStage
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
+    from ..llm import Provider
 
 __all__ = ["AnySuite", "Runner", "SweepStats", "SweepStream"]
 
@@ -247,6 +248,7 @@ class Runner:
         budget: Budget | None = None,
         cache: ResponseCache | None = None,
         executor: RayExecutor | None = None,
+        providers: Mapping[str, Provider] | None = None,
     ) -> None:
         self.config = config
         self.budget = budget  # shared by every call (``LLMClient(budget=...)``); a refusal stops the runner
@@ -255,6 +257,7 @@ class Runner:
         self.cache = cache  # ``LLMClient(cache=...)``, which closes it
         self.transport = transport  # overrides every model's transport (``LLMClient(transport=...)``)
         self.log_calls = log_calls
+        self.providers = providers  # ``LLMClient(providers=...)``: made (perhaps launched) before, the client's now
         self.executor = executor  # runs the ``remote`` suites' units (on Ray workers); None: this runner's client
         self.executor_error: WorkersLost | None = None  # set once every worker of the executor has died
         self.out_dir = Path(out_dir)
@@ -282,7 +285,7 @@ class Runner:
                 self.ledger = CallLedger(self.out_dir / LEDGER, fsync=self.ledger_fsync)
             self.client = LLMClient(self.config, transport=self.transport, call_sink=self._on_call,
                                     budget=self.budget, cache=self.cache, ledger=self.ledger,
-                                    batch_journal=self.out_dir / BATCHES)
+                                    batch_journal=self.out_dir / BATCHES, providers=self.providers)
         except BaseException:
             self._lock.release()
             raise

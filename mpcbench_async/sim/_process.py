@@ -44,9 +44,11 @@ STOP_S = 10.0
 """Longest wait for the child to exit after its stdin closed, before it is killed."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the directory holding mpcbench_async
 # The child imports this very copy of the package (a source tree, a worktree on PYTHONPATH, a wheel), without
-# putting its directory before the standard library on its path for anything else.
-_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); import mpcbench_async; del sys.path[0]; "
-          "from mpcbench_async.cli._sim_child import main; sys.exit(main(sys.argv[2:]))")
+# putting its directory before the standard library on its path for anything else. Once its server has stopped
+# it ends at once (``os._exit``: its one line on stdout was flushed when written), without the interpreter's
+# teardown of aiohttp and the sim, which the runner's ``aclose`` would wait for at the end of every sweep.
+_CHILD = ("import os, sys; sys.path.insert(0, sys.argv[1]); import mpcbench_async; del sys.path[0]; "
+          "from mpcbench_async.cli._sim_child import main; os._exit(main(sys.argv[2:]))")
 
 
 def sim_provider() -> Provider:
@@ -71,11 +73,21 @@ class SimProcessProvider:
         self.base_url = ""
         self.process: anyio.abc.Process | None = None
 
+    async def spawn(self) -> None:
+        """Launch the child without waiting for it to listen (a no-op once launched).
+
+        Why apart from ``start``: the child's interpreter start-up and imports (a few hundred ms, a second on a
+        loaded machine) can then run on another core while the caller does its own work — a sweep spawns it
+        before it reads its tasks and data, and its first call's ``start`` finds it listening (issue 31).
+        """
+        if self.process is None:
+            self.process = await anyio.open_process(
+                [sys.executable, "-c", _CHILD, _PACKAGE_ROOT, "--seed", str(self.seed), "--parent", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+
     async def start(self) -> str:
-        """Start the child; return its base URL once it listens (or raise ``BenchError`` saying why not)."""
-        self.process = await anyio.open_process(
-            [sys.executable, "-c", _CHILD, _PACKAGE_ROOT, "--seed", str(self.seed), "--parent", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+        """Start the child (``spawn`` unless done); return its base URL once it listens (or raise ``BenchError``)."""
+        await self.spawn()
         try:
             with anyio.fail_after(START_S):
                 report = await self._first_line()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         write_summary,
     )
     from ._kept import KeptRun, kept_records
+    from ._launch import launch_for_config
     from ._levels_records import kept_levels_records
     from ._names import CALLS, JUDGEMENTS, RUNS
     from ._reading import JudgeLine, Judges, Reader, RunEntry, RunLine, Runs
@@ -49,7 +50,8 @@ __all__ = ["Certificate", "DryRun", "Fingerprint", "Manifest", "Mismatch", "Mode
 # not promised to users.
 _INTERNAL = ["CALLS", "JUDGEMENTS", "RUNS", "AxisStats", "ErrorClass", "Estimate", "FamilyCertificate", "JudgeLine",
              "JudgeView", "Judges", "KeptRun", "Rate", "Reader", "RunEntry", "RunLine", "Runs", "Spend",
-             "fingerprint_changes", "hint_for", "iter_run_rows", "kept_levels_records", "kept_records", "summary_of"]
+             "fingerprint_changes", "hint_for", "iter_run_rows", "kept_levels_records", "kept_records",
+             "launch_for_config", "summary_of"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 del TYPE_CHECKING, lazy_exports  # keep the namespace to the public names

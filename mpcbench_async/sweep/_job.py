@@ -45,7 +45,7 @@ table and maps the result to an exit code.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,6 +91,7 @@ from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
 from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
+from ._launch import launch_providers
 from ._records import Manifest
 from ._summary import Summary, summarize
 from ._summary_cache import note_inputs, reusable_summary
@@ -98,6 +99,7 @@ from ._waves import batched, wave_line
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
+    from ..llm import Provider
     from ..tariff import TariffSuite  # imported when a tariff suite runs
 
 __all__ = ["Output", "Placement", "SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options",
@@ -234,15 +236,31 @@ def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: boo
     return summary, render_table(summary) + levels_md
 
 
-async def run_sweep(options: SweepOptions,
-                    progress: Progress | None = None) -> SweepResult:
+async def run_sweep(options: SweepOptions, progress: Progress | None = None, *,
+                    providers: Mapping[str, Provider] | None = None) -> SweepResult:
     """Check every input, then run the sweep of ``options`` (see the module docstring).
 
     ``progress(runner)`` runs beside the suites and is cancelled once they end (a progress line reads
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
+    ``providers``: the embedded providers already launched for it (``_launch``: the CLI launches them before it
+    imports this module), which it takes over; ``None``: it launches them itself, before it plans.
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)
+    if providers is None:  # the model config read twice: a few ms, and the inputs' checks stay in one place
+        providers = (await launch_providers(_batched(load_model_config(options.config), options),
+                                            options.run.models, options.run.judges)
+                     if options.placement.executor == "local" else {})
+    providers = dict(providers)
+    try:
+        return await _run_checked(options, providers, progress, began=began)
+    finally:
+        for provider in providers.values():  # a no-op once the runner's client has stopped it
+            await provider.aclose()
+
+
+async def _run_checked(options: SweepOptions, providers: dict[str, Provider], progress: Progress | None, *,
+                       began: str) -> SweepResult:
     config, prompts, chosen = _inputs(options)
     executor = _executor(options, config, chosen)
     output = options.output
@@ -256,7 +274,7 @@ async def run_sweep(options: SweepOptions,
                 runner = Runner(config, out_dir=output.out, concurrency=options.limits.concurrency,
                                 retry_errors=options.run.retry_errors, handle_signals=options.handle_signals,
                                 budget=_budget(options, config, chosen.models), cache=cache,
-                                executor=executor, ledger_fsync=output.ledger_fsync)
+                                executor=executor, ledger_fsync=output.ledger_fsync, providers=providers)
                 manifest, new_experiment = await _checked_start(options, config, chosen, runner, began=began)
                 started = True
                 return await _locked(options, prompts, runner, chosen, progress, manifest, new_experiment)
