@@ -106,8 +106,9 @@ class TestNativeClient:
         async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
             counts = await run_calls(client, profile=False)
         # 0.18-0.22 measured (0.06-0.12 at 337 Python calls per request: how many replies one wake-up finds depends
-        # on the sim thread's timing and the client's speed); a lock convoy makes it 2, a thread hop per request 1
-        assert counts.iterations / N <= 0.5
+        # on the sim thread's timing and the client's speed; one clean-clone CI run of the leaner client of issue 31
+        # counted 0.70, the next one passed under 0.5); a lock convoy makes it 2, a thread hop per request 1
+        assert counts.iterations / N <= 0.9
 
     async def test_python_calls_per_request(self, sim_url):
         async with LLMClient(CONFIG, sim_base_url=sim_url) as client:
