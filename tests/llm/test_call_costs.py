@@ -57,6 +57,16 @@ async def sim_url() -> AsyncIterator[str]:
         await provider.aclose()
 
 
+
+async def calls_with_ledger_and_records(sim_url: str, tmp_path: Path, *, fsync: bool, profile: bool) -> Counts:
+    """``run_calls`` through a client writing a call ledger (``fsync`` or not) and every call record."""
+    ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=fsync)
+    with JsonlWriter(tmp_path / "calls.jsonl") as calls:
+        async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
+            counts = await run_calls(client, profile=profile)
+    ledger.close()
+    return counts
+
 class Counts:
     """Loop iterations and Python calls made while ``count()`` is active, per request."""
 
@@ -124,11 +134,7 @@ class TestSweepPath:
     """As a sweep calls: each intent in the ledger before its request, each record appended to calls.jsonl."""
 
     async def test_python_calls_per_request_with_ledger_and_records(self, sim_url, tmp_path: Path):
-        ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=False)
-        with JsonlWriter(tmp_path / "calls.jsonl") as calls:
-            async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
-                counts = await run_calls(client, profile=True)
-        ledger.close()
+        counts = await calls_with_ledger_and_records(sim_url, tmp_path, fsync=False, profile=True)
         # 350-352 before issue 31, 332-345 after, 265-266 with lean timers, 251 since the limiter's fast path; more
         # when loaded
         assert counts.python_calls / N <= 265
@@ -136,11 +142,7 @@ class TestSweepPath:
     async def test_python_calls_per_request_with_a_durable_ledger(self, sim_url, tmp_path: Path):
         """With fsync the intents are group-committed in the ledger's thread: the loop's share is handing a batch
         over and waking its callers (the thread's own calls are not counted here)."""
-        ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=True)
-        with JsonlWriter(tmp_path / "calls.jsonl") as calls:
-            async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
-                counts = await run_calls(client, profile=True)
-        ledger.close()
+        counts = await calls_with_ledger_and_records(sim_url, tmp_path, fsync=True, profile=True)
         # 316 on bdfea79 (run_in_executor, a shielded cancel scope and an anyio.Event per commit), 268 since the
         # lean hand-off (a queue, one call_soon_threadsafe, a bare future per caller); how many intents share a
         # commit depends on the disk and the load
@@ -148,10 +150,6 @@ class TestSweepPath:
 
     async def test_event_loop_iterations_per_request_with_a_durable_ledger(self, sim_url, tmp_path: Path):
         """With fsync the intents are group-committed in a worker thread: a few hops for all calls in flight."""
-        ledger = CallLedger(tmp_path / "ledger.jsonl", fsync=True)
-        with JsonlWriter(tmp_path / "calls.jsonl") as calls:
-            async with LLMClient(CONFIG, sim_base_url=sim_url, ledger=ledger, call_sink=calls.write) as client:
-                counts = await run_calls(client, profile=False)
-        ledger.close()
+        counts = await calls_with_ledger_and_records(sim_url, tmp_path, fsync=True, profile=False)
         # 0.28-0.33 measured: group commits serve several requests each; a convoy would add two per request
         assert counts.iterations / N <= 1.0

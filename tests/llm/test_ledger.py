@@ -38,6 +38,20 @@ def worst(client: LLMClient, key: str) -> float:
     return (prompt * 1000.0 + 20 * 4000.0) / 1e6
 
 
+def hold_first_commit(ledger: CallLedger, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Hold the ledger's first commit on disk: ``hold`` is set once it is held, ``released`` lets it go on."""
+    hold, released = threading.Event(), threading.Event()
+    real_write = ledger._write
+
+    def slow_write(batch: list[bytes]) -> None:
+        if ledger.stats.commits == 0:
+            hold.set()
+            released.wait(10)
+        real_write(batch)
+
+    monkeypatch.setattr(ledger, "_write", slow_write)
+    return hold, released
+
 class TestIntentBeforeSend:
     async def test_the_intent_is_on_disk_when_the_request_arrives_and_the_record_settles_it(self, tmp_path):
         """When the sim holds the request, the ledger already has exactly its intent (key, attempt 1, model, the
@@ -151,16 +165,7 @@ class TestGroupCommit:
         """The first intent's commit is held on disk; 49 more arrive meanwhile and go in one second commit: two
         writes and flushes for 50 intents, each caller returning only after its own commit, lines in order."""
         ledger = CallLedger(tmp_path / "ledger.jsonl")
-        hold, released = threading.Event(), threading.Event()
-        real_write = ledger._write
-
-        def slow_write(batch: list[bytes]) -> None:
-            if ledger.stats.commits == 0:
-                hold.set()
-                released.wait(10)
-            real_write(batch)
-
-        monkeypatch.setattr(ledger, "_write", slow_write)
+        hold, released = hold_first_commit(ledger, monkeypatch)
         done: list[int] = []
 
         async def one(i: int) -> None:
@@ -185,16 +190,7 @@ class TestGroupCommit:
         """No caller drives the commits: one cancelled while waiting leaves without waiting for the disk, its intent
         is written with the others of its batch (its request is not sent either way), and they return."""
         ledger = CallLedger(tmp_path / "ledger.jsonl")
-        hold, released = threading.Event(), threading.Event()
-        real_write = ledger._write
-
-        def slow_write(batch: list[bytes]) -> None:
-            if ledger.stats.commits == 0:
-                hold.set()
-                released.wait(10)
-            real_write(batch)
-
-        monkeypatch.setattr(ledger, "_write", slow_write)
+        hold, released = hold_first_commit(ledger, monkeypatch)
         done: list[str] = []
 
         async def one(call_id: str, scope: anyio.CancelScope | None = None) -> None:
