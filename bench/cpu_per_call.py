@@ -170,7 +170,9 @@ def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | 
     config.write_bytes(orjson.dumps({"agent_models": ["sim/oracle-agent"], "judge_models": ["sim/judge"],
                                      "defaults": defaults}))
     out = Path(tempfile.mkdtemp(dir=tmp))
-    args = ["sweep", "--config", str(config), "--prompts", str(REPO / "prompt_config.json"), "--tasks-dir",
+    # the tree's own prompts: an older tree's loader rejects prompt kinds added since (tasks and data are shared)
+    prompts = (code_root or REPO) / "prompt_config.json"
+    args = ["sweep", "--config", str(config), "--prompts", str(prompts), "--tasks-dir",
             str(REPO / "tasks"), "--data-dir", str(REPO / "data"), "--trials", str(trials), "--concurrency",
             str(concurrency), "--out", str(out), "--quiet"]
     env = _env(code_root)

@@ -6,7 +6,9 @@ Each row comes from the bench script that measures it, run here as a child proce
 
 - rate limits, headers only and no headers: ``ratelimit_goodput.py --calls 600 --rate 20 --offered 2``;
 - whole-runner and native-transport CPU per call ÷ the raw aiohttp floor, loop iterations per request:
-  ``cpu_per_call.py``;
+  ``cpu_per_call.py``, with the tree of the last commit before that wave (``--wave-before``, default
+  ``f81fb83``, unpacked under ``--log`` by ``git archive``) as its "before", so the issue's "≈ 2.5× before the
+  last wave" is measured here too, by this bench's method, beside "now";
 - 10k units at 200 ms, concurrency 64, wall ÷ the Little's-law bound, a separate ``sim serve`` and the
   embedded sim: ``sweep_scaling.py`` (and ``--embedded``); its 10k and large sweeps also give the peak
   memory row (peak RSS of the whole sweep process) and the no-op resume row (the same sweep rerun once it
@@ -15,7 +17,8 @@ Each row comes from the bench script that measures it, run here as a child proce
 - ``profile endpoint`` at c=64, requests in flight: ``profile_in_flight.py``;
 - the viewer's first page at 100k runs (cold: no index, fresh ``summary.json``): ``view_bench.py``.
 
-"before the last wave" and the goals are the issue's own figures; "now" is this run. ``--scale`` shrinks the
+"before the last wave" and the goals are the issue's own figures (the whole-runner row also gives this run's
+measure of that tree); "now" is this run. ``--scale`` shrinks the
 large sizes (the 100k sweep and the viewer's 100k runs) for a machine or a deadline that cannot wait for them;
 the table says which sizes ran.
 
@@ -56,6 +59,20 @@ def run(log: Path, name: str, *args: str) -> tuple[str, str]:
     return proc.stdout, proc.stderr
 
 
+def wave_tree(log: Path, commit: str) -> Path:
+    """The source tree of ``commit``, unpacked once under ``log`` (``git archive``; a later run reuses it)."""
+    tree = log / f"tree-{commit}"
+    if not REUSE and not (tree / "mpcbench_async").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(BENCH.parent), "archive", commit], capture_output=True,
+                                 check=False)
+        if archive.returncode != 0:
+            raise SystemExit(f"git archive {commit} failed (a git checkout is needed for --wave-before; "
+                             f"'--wave-before none' leaves it out): {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
 def rows(markdown: str) -> list[list[str]]:
     """The cells of every Markdown table row of ``markdown``."""
     return [[cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -87,6 +104,9 @@ def main() -> None:
                         help="multiply the large sizes (the 100k-unit sweep, the viewer's 100k runs) by this")
     parser.add_argument("--log", type=Path, default=Path("/tmp/issue31_table"), help="each script's output")
     parser.add_argument("--reuse", action="store_true", help="only rebuild the table from the outputs under --log")
+    parser.add_argument("--wave-before", default="f81fb83", metavar="COMMIT",
+                        help="the last commit before the wave issue 31 measures against, run as cpu_per_call.py's "
+                             "'before' (default: f81fb83; 'none' to leave it out)")
     args = parser.parse_args()
     global REUSE
     REUSE = args.reuse
@@ -97,7 +117,8 @@ def main() -> None:
 
     limits, _ = run(args.log, "ratelimit", "ratelimit_goodput.py", "--calls", "600", "--rate", "20", "--offered", "2",
                     "--modes", "headers,no-headers")
-    cpu, _ = run(args.log, "cpu_per_call", "cpu_per_call.py", "--calls", "4000", "--concurrency", "64",
+    wave = [] if args.wave_before == "none" else ["--before", str(wave_tree(args.log, args.wave_before))]
+    cpu, _ = run(args.log, "cpu_per_call", "cpu_per_call.py", *wave, "--calls", "4000", "--concurrency", "64",
                  "--trials", "40", "--embedded-trials", "20", "--repeats", "3")
     _, separate_err = run(args.log, "sweep_separate", "sweep_scaling.py", "--sizes", f"10000,{large}",
                           "--latency-ms", "200", "--concurrency", "64", "--sequential-units", "10")
@@ -125,11 +146,17 @@ def main() -> None:
 
     floor = row(cpu, "raw aiohttp floor")
     native = row(cpu, "LLMClient native")
-    sweep = row(cpu, "sweep (oracle agent")
-    embedded = row(cpu, "sweep, embedded sim")
+    sweep = row(cpu, "sweep (oracle agent", "after")
+    embedded = row(cpu, "sweep, embedded sim", "after")
     ratio = float(sweep[3].rstrip("×"))
+    wave_before, scaled = "≈ 2.5× (issue: 9.3×)", ""
+    if args.wave_before != "none":
+        old = row(cpu, "sweep (oracle agent", "before")
+        wave_before += f"; {old[3]} here ({old[2]} µs, {args.wave_before})"
+        share = int(sweep[2]) / int(old[2])
+        scaled = f"; {share:.2f}× the before tree's CPU per call, {2.5 * share:.1f}× on the issue's scale"
     table.append(("whole runner, CPU per LLM call in a real sweep ÷ raw aiohttp floor (sim apart; embedded sim)",
-                  "≈ 2.5× (issue: 9.3×)", f"{ratio:.1f}× ({sweep[2]} vs {floor[2]} µs); embedded {embedded[3]}",
+                  wave_before, f"{ratio:.1f}× ({sweep[2]} vs {floor[2]} µs){scaled}; embedded {embedded[3]}",
                   "≤ 3×", ratio <= 3))
     native_ratio, iterations = float(native[3].rstrip("×")), float(native[4])
     table.append(("native transport CPU per call ÷ raw floor, c=64; event-loop iterations per request",
