@@ -47,7 +47,7 @@ from ..stats import (
     spearman,
     weighted_kappa,
 )
-from ._reading import SCORED, Judges, Runs
+from ._reading import SCORED, Judges, Runs, as_numpy
 from ._summary_types import (
     Agreement,
     Estimate,
@@ -212,15 +212,11 @@ class _Kept:
         first, self.after = judge_chains(judges)
         self.first = np.frombuffer(first, dtype=np.int32)
         self._first = first  # the buffer ``first`` views
-        view = np.frombuffer
-        self.ok, self.retryable = view(runs.ok, dtype=np.int8), view(runs.retryable, dtype=np.int8)
-        self.trial = view(runs.trial, dtype=np.int64)
-        self.checks_passed = view(runs.checks_passed, dtype=np.int32)
-        self.checks_applied = view(runs.checks_applied, dtype=np.int32)
+        self.ok, self.retryable, self.trial, self.checks_passed, self.checks_applied = (as_numpy(column) for column in (
+            runs.ok, runs.retryable, runs.trial, runs.checks_passed, runs.checks_applied))
         self.judges = judges
-        self.verdict, self.ars, self.sgr = (view(column, dtype=np.int8)
-                                            for column in (judges.verdict_n, judges.ars, judges.sgr))
-        model_n, task_n = view(runs.model_n, dtype=np.int32)[self.order], view(runs.task_n, dtype=np.int32)[self.order]
+        self.verdict, self.ars, self.sgr = (as_numpy(column) for column in (judges.verdict_n, judges.ars, judges.sgr))
+        model_n, task_n = as_numpy(runs.model_n)[self.order], as_numpy(runs.task_n)[self.order]
         cuts = np.flatnonzero((model_n[1:] != model_n[:-1]) | (task_n[1:] != task_n[:-1])) + 1
         bounds = [0, *cuts.tolist(), len(self.order)] if len(self.order) else [0]
         self.groups: dict[str, list[tuple[str, int, int]]] = defaultdict(list)  # model -> (task, lo, hi) of order
