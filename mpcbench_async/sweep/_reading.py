@@ -19,9 +19,10 @@ error is a failed trial and an infrastructure error (``retryable``) is no trial 
 all. The summary (``_summary``) and the per-run table (``_table``) both read through here: one copy of these rules.
 
 Memory. Runs and judgements are kept as packed columns (``Runs``: ~43 bytes a run, ``Judges``: ~33 a judgement;
-names as 2-byte numbers of ``Names``, each column widened only if a value needs it), found by the number the experiment's ``KeyIndex`` gives each unit key; a row view (``RunEntry``,
-``JudgeEntry``) is made only when a caller asks for one. At 100k units the slotted object per unit this replaced,
-and the dict of key strings it was keyed by, were ~57 MiB, the summary's peak. Tariff cases and whole records
+names as 2-byte numbers of ``Names``, each column widened only if a value needs it), found by the number the
+experiment's ``KeyIndex`` gives each unit key; a row view (``RunEntry``, ``JudgeEntry``) is made only when a
+caller asks for one. At 100k units the slotted object per unit this replaced, and the dict of key strings it was
+keyed by, were ~57 MiB, the summary's peak. Tariff cases and whole records
 (``_kept``) stay one object per unit in a ``Table``.
 """
 
