@@ -185,10 +185,11 @@ class Table:
 
 
 # The packed tables: one slot per unit key, in the order keys were first read (a dict's order), each field a column.
-# Names' numbers and check counts are 2 bytes, trials 4, until a value does not fit (``Packed.write``: ``_WIDER``).
+# Names' numbers, check counts and ARS sums are 2 bytes, trials 4, until a value does not fit (``Packed.write``,
+# ``Packed.widen``: ``_WIDER``).
 _RUN_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "H", "error_n": "H", "started_at": "d", "finished_at": "d",
                 "task_n": "H", "type_n": "H", "trial": "i", "checks_passed": "H", "checks_applied": "H",
-                "max_turns": "b", "ars_total": "i", "ars_n": "i"}
+                "max_turns": "b", "ars_total": "H", "ars_n": "H"}
 _JUDGE_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "H", "error_n": "H", "started_at": "d", "finished_at": "d",
                   "agent_n": "H", "type_n": "H", "verdict_n": "b", "ars": "b", "sgr": "b", "run_slot": "i"}
 _WIDER = {"H": "i", "i": "q"}  # a column's next type code when a value does not fit it
@@ -340,19 +341,20 @@ class Packed:
                 for column, value in zip(self.columns.values(), values, strict=True):
                     column[slot] = value
         except OverflowError:  # rare: the columns before the one that failed are written already
-            for index, (name, value) in enumerate(zip(list(self.columns), values, strict=True)):
+            for name, value in zip(list(self.columns), values, strict=True):
                 try:
                     _put(self.columns[name], slot, value)
                 except OverflowError:
-                    _put(self._widen(index, name, value), slot, value)
+                    _put(self.widen(name), slot, value)
 
-    def _widen(self, index: int, name: str, value: Any) -> array[Any]:
+    def widen(self, name: str) -> array[Any]:
+        """Make column ``name`` one type wider (``_WIDER``), its rows kept: a value did not fit it."""
         narrow = self.columns[name]
         if narrow.typecode not in _WIDER:
-            raise OverflowError(f"{name}: {value!r} does not fit a column of type {narrow.typecode!r}")
+            raise OverflowError(f"{name}: a value does not fit a column of type {narrow.typecode!r}")
         wide = self.columns[name] = array(_WIDER[narrow.typecode], narrow)
         setattr(self, name, wide)
-        self.appends[index] = wide.append
+        self.appends[list(self.columns).index(name)] = wide.append
         return wide
 
     def _head(self, line: Any, model: str) -> tuple[Any, ...]:
@@ -595,10 +597,19 @@ class Reader:
             return self.judged(line, slot is not None and bool(ok[slot]), finished[slot] if slot is not None else 0.0)
 
         self.kept(self.lines(JUDGEMENTS, JudgeLine), judges, admit=admit)
-        for verdict, ars, run in zip(judges.verdict_n, judges.ars, judges.run_slot, strict=True):  
+        total, count = runs.ars_total, runs.ars_n
+        for verdict, ars, run in zip(judges.verdict_n, judges.ars, judges.run_slot, strict=True):
             if verdict == SCORED:
-                runs.ars_total[run] += ars  
-                runs.ars_n[run] += 1  
+                try:
+                    total[run] += ars
+                except OverflowError:  # past 65,535 (13,108 judges' fives): the column widens
+                    total = runs.widen("ars_total")
+                    total[run] += ars
+                try:
+                    count[run] += 1
+                except OverflowError:
+                    count = runs.widen("ars_n")
+                    count[run] += 1
         return judges
 
     def judged(self, line: Any, run_ok: bool, run_finished_at: float) -> bool:

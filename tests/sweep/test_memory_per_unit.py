@@ -112,7 +112,8 @@ def test_summarize_holds_packed_columns_not_an_object_per_unit(tmp_path):
     827 bytes per agent unit (its run, its judgement, their keys and calls) here; the reader's packed columns, the
     numbered key index and the statistics' columns, 226; with 4-byte bucket starts and task order, and each table's
     key-number → slot array over its own kind of key only, 201; the statistics reading the reader's columns instead
-    of a copy, names' numbers and check counts in 2 bytes, trials in 4, and a key-index bucket per 4–8 keys, 131.
+    of a copy, names' numbers, check counts and ARS sums in 2 bytes, trials in 4, and a key-index bucket per 4–8
+    keys, 127.
     One more object per unit (56 bytes or more), or the statistics' copy of the columns (~40), fails."""
     for n in (SMALL, LARGE):
         write_sweep(tmp_path / str(n), n)

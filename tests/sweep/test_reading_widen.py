@@ -39,3 +39,15 @@ def test_a_rewritten_slot_widens_too(tmp_path):
           run("run-a", checks="p" * 70_000))
     runs = Reader(tmp_path).runs()
     assert (runs.checks_applied.typecode, runs["run-a"].checks_applied, runs["run-a"].ok) == ("i", 70_000, True)
+
+
+def test_a_run_scored_past_65535_widens_its_ars_columns(tmp_path):
+    """66,000 scored judgements of one run (a keyless directory keeps each: their keys differ): its ARS sum and
+    count pass 65,535 and their columns widen, both read as counted."""
+    write(tmp_path / "runs.jsonl", run("run-a", checks="p"))
+    write(tmp_path / "judgements.jsonl", *(judgement(f"judge-{n}", "run-a", ars=1) for n in range(66_000)))
+    reader = Reader(tmp_path)
+    runs = reader.runs()
+    reader.judgements(runs)
+    assert (runs.ars_total.typecode, runs.ars_n.typecode, runs["run-a"].ars_total, runs["run-a"].ars_n) == \
+        ("i", "i", 66_000, 66_000)
