@@ -244,6 +244,9 @@ async def run_sweep(options: SweepOptions, progress: Progress | None = None, *,
     ``runner.stats``). Raises ``InputError`` for a bad input or a refused experiment, before any call.
     ``providers``: the embedded providers already launched for it (``_launch``: the CLI launches them before it
     imports this module), which it takes over; ``None``: it launches them itself, before it plans.
+    glibc's malloc thresholds are left as the process has them: ``runtime.hold_malloc_thresholds()`` keeps a long
+    sweep's heap from growing with its units, but it is the whole process's setting and cannot be undone, so the
+    process's owner calls it (the ``sweep`` command does), not this library call.
     """
     began = datetime.now(UTC).isoformat()  # the invocation's wall time counts from here: a Ray start can take 20 s
     options = check_sweep_options(options)

@@ -18,10 +18,11 @@ tasks checked), so it is no trial of pass^k and is counted apart. A task-level
 error is a failed trial and an infrastructure error (``retryable``) is no trial at
 all. The summary (``_summary``) and the per-run table (``_table``) both read through here: one copy of these rules.
 
-Memory. Runs and judgements are kept as packed columns (``Runs``, ``Judges``: ~60 bytes a unit, names as numbers
-of ``Names``), found by the number the experiment's ``KeyIndex`` gives each unit key; a row view (``RunEntry``,
-``JudgeEntry``) is made only when a caller asks for one. At 100k units the slotted object per unit this replaced,
-and the dict of key strings it was keyed by, were ~57 MiB, the summary's peak. Tariff cases and whole records
+Memory. Runs and judgements are kept as packed columns (``Runs``: ~43 bytes a run, ``Judges``: ~33 a judgement;
+names as 2-byte numbers of ``Names``, each column widened only if a value needs it), found by the number the
+experiment's ``KeyIndex`` gives each unit key; a row view (``RunEntry``, ``JudgeEntry``) is made only when a
+caller asks for one. At 100k units the slotted object per unit this replaced, and the dict of key strings it was
+keyed by, were ~57 MiB, the summary's peak. Tariff cases and whole records
 (``_kept``) stay one object per unit in a ``Table``.
 """
 
@@ -44,7 +45,7 @@ from ._names import CALLS, JUDGEMENTS, RUNS
 
 __all__ = ["CALLS", "JUDGEMENTS", "RUNS", "CaseEntry", "CaseLine", "Entry", "JudgeEntry", "JudgeLine", "Judges",
            "Names", "Reader", "RunEntry", "RunLine", "Runs", "SCORED", "Table",
-           "made"]
+           "as_numpy", "made"]
 
 
 
@@ -184,11 +185,14 @@ class Table:
 
 
 # The packed tables: one slot per unit key, in the order keys were first read (a dict's order), each field a column.
-_RUN_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "i", "error_n": "i", "started_at": "d", "finished_at": "d",
-                "task_n": "i", "type_n": "i", "trial": "q", "checks_passed": "i", "checks_applied": "i",
-                "max_turns": "b", "ars_total": "i", "ars_n": "i"}
-_JUDGE_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "i", "error_n": "i", "started_at": "d", "finished_at": "d",
-                  "agent_n": "i", "type_n": "i", "verdict_n": "b", "ars": "b", "sgr": "b", "run_slot": "i"}
+# Names' numbers, check counts and ARS sums are 2 bytes, trials 4, until a value does not fit (``Packed.write``,
+# ``Packed.widen``: ``_WIDER``).
+_RUN_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "H", "error_n": "H", "started_at": "d", "finished_at": "d",
+                "task_n": "H", "type_n": "H", "trial": "i", "checks_passed": "H", "checks_applied": "H",
+                "max_turns": "b", "ars_total": "H", "ars_n": "H"}
+_JUDGE_COLUMNS = {"ok": "b", "retryable": "b", "model_n": "H", "error_n": "H", "started_at": "d", "finished_at": "d",
+                  "agent_n": "H", "type_n": "H", "verdict_n": "b", "ars": "b", "sgr": "b", "run_slot": "i"}
+_WIDER = {"H": "i", "i": "q"}  # a column's next type code when a value does not fit it
 VERDICTS = ("error", "unscored", "scored")
 SCORED = VERDICTS.index("scored")
 
@@ -196,8 +200,8 @@ SCORED = VERDICTS.index("scored")
 class Packed:
     """Kept entries as packed columns, one slot per unit key: a mapping of key → a row view made when asked for.
 
-    Why: a slotted object per run and per judgement was ~37 MiB of a 100k-unit summary; these columns are ~60 bytes
-    a unit. With the experiment's ``KeyIndex`` a key is found by its number (``slot_of``), else in a dict."""
+    Why: a slotted object per run and per judgement was ~37 MiB of a 100k-unit summary; these columns are ~40 bytes
+    a row. With the experiment's ``KeyIndex`` a key is found by its number (``slot_of``), else in a dict."""
 
     COLUMNS: dict[str, str] = {}
     KIND = ""  # the kind of key (``run``, ``judge``) this table's lines have: ``slot_of`` spans only those
@@ -273,9 +277,8 @@ class Packed:
     def update(self, other: Packed) -> None:
         """Add ``other``'s slots (keys not held here: the viewer's tail), in its order."""
         for slot, key in enumerate(other):
-            self._new_slot(self.unit(key))  # type: ignore[arg-type]
-            for name, column in self.columns.items():
-                column.append(other.columns[name][slot])
+            self.write(self._new_slot(self.unit(key)), tuple(column[slot] for column in other.columns.values()),  # type: ignore[arg-type]
+                       new=True)
             if self.at is not None and other.at is not None:
                 self.at.append(other.at[slot])
 
@@ -318,21 +321,58 @@ class Packed:
         """Write a unit's values (in ``COLUMNS`` order) into its slot, a new one at the end if it has none."""
         slot = self.held(unit)
         if slot < 0:
-            self._new_slot(unit)
-            for append, value in zip(self.appends, values, strict=True):
-                append(value)
+            self.write(self._new_slot(unit), values, new=True)
             if self.at is not None:
                 self.at.append(getattr(line, "at", None))
             return
-        for column, value in zip(self.columns.values(), values, strict=True):
-            column[slot] = value
+        self.write(slot, values, new=False)
         if self.at is not None:
             self.at[slot] = getattr(line, "at", None)
+
+    def write(self, slot: int, values: tuple[Any, ...], *, new: bool) -> None:
+        """Write ``values`` into ``slot`` (``new``: appended as it). A value a column's type cannot hold (a name
+        number past 65,535, a trial past 2^31) makes that column one type wider (``_WIDER``), its rows kept: the
+        columns are as narrow as the sweep's values allow, never wrong."""
+        try:
+            if new:
+                for append, value in zip(self.appends, values, strict=True):
+                    append(value)
+            else:
+                for column, value in zip(self.columns.values(), values, strict=True):
+                    column[slot] = value
+        except OverflowError:  # rare: the columns before the one that failed are written already
+            for name, value in zip(list(self.columns), values, strict=True):
+                try:
+                    _put(self.columns[name], slot, value)
+                except OverflowError:
+                    _put(self.widen(name), slot, value)
+
+    def widen(self, name: str) -> array[Any]:
+        """Make column ``name`` one type wider (``_WIDER``), its rows kept: a value did not fit it."""
+        narrow = self.columns[name]
+        if narrow.typecode not in _WIDER:
+            raise OverflowError(f"{name}: a value does not fit a column of type {narrow.typecode!r}")
+        wide = self.columns[name] = array(_WIDER[narrow.typecode], narrow)
+        setattr(self, name, wide)
+        self.appends[list(self.columns).index(name)] = wide.append
+        return wide
 
     def _head(self, line: Any, model: str) -> tuple[Any, ...]:
         ok = line.status == "ok"
         return (ok, line.retryable, self.names[model], self.names[None if ok else line.error_class],
                 getattr(line, "started_at", 0.0), getattr(line, "finished_at", 0.0))
+
+
+def _put(column: array[Any], slot: int, value: Any) -> None:
+    if len(column) == slot:
+        column.append(value)
+    else:
+        column[slot] = value
+
+
+def as_numpy(column: array[Any]) -> np.ndarray:
+    """A packed column as a numpy array over the same memory, of its own type (columns widen: ``Packed.write``)."""
+    return np.frombuffer(column, dtype=column.typecode)
 
 
 class Runs(Packed):
@@ -557,10 +597,19 @@ class Reader:
             return self.judged(line, slot is not None and bool(ok[slot]), finished[slot] if slot is not None else 0.0)
 
         self.kept(self.lines(JUDGEMENTS, JudgeLine), judges, admit=admit)
-        for verdict, ars, run in zip(judges.verdict_n, judges.ars, judges.run_slot, strict=True):  
+        total, count = runs.ars_total, runs.ars_n
+        for verdict, ars, run in zip(judges.verdict_n, judges.ars, judges.run_slot, strict=True):
             if verdict == SCORED:
-                runs.ars_total[run] += ars  
-                runs.ars_n[run] += 1  
+                try:
+                    total[run] += ars
+                except OverflowError:  # past 65,535 (13,108 judges' fives): the column widens
+                    total = runs.widen("ars_total")
+                    total[run] += ars
+                try:
+                    count[run] += 1
+                except OverflowError:
+                    count = runs.widen("ars_n")
+                    count[run] += 1
         return judges
 
     def judged(self, line: Any, run_ok: bool, run_finished_at: float) -> bool:

@@ -26,11 +26,13 @@ Values are rounded to 4 decimals (p-values are kept as computed).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -45,6 +47,7 @@ from ..stats import (
     spearman,
     weighted_kappa,
 )
+from ._reading import SCORED, Judges, Runs, as_numpy
 from ._summary_types import (
     Agreement,
     Estimate,
@@ -56,10 +59,10 @@ from ._summary_types import (
     Spread,
     TrialVariance,
 )
-from ._table import RunRow
+from ._table import RunRow, chain, judge_chains, run_order
 
 __all__ = ["Agreement", "Estimate", "JudgePair", "JudgeSpread", "ModelPair", "ModelStats", "PassK", "Spread",
-           "Statistics", "TrialVariance", "statistics"]
+           "Statistics", "TrialVariance", "statistics", "statistics_of"]
 
 AXES = ("ars", "sgr")
 
@@ -71,39 +74,99 @@ class Statistics(msgspec.Struct, kw_only=True):
 
 
 def statistics(rows: Iterable[RunRow], *, pass_k: Sequence[int] | None = None) -> Statistics:
-    """Every statistic of the module docstring, from the kept runs (plain loops per task, numpy per sample).
+    """Every statistic of the module docstring, from kept runs given as rows, in ``kept_runs``' order (``compare``
+    and tests; the summary reads the reader's columns instead: ``statistics_of``).
 
-    ``rows`` may be a stream (``iter_run_rows``): each model's runs are kept as packed columns (``_Columns``: ~40
-    bytes a run, no object per run) and the judges' scores per pair of judges as packed doubles, not the rows.
+    ``rows`` may be a stream: each model's runs are kept as packed columns (``_Columns``: ~40 bytes a run, no object
+    per run) and the judges' scores per pair of judges as packed doubles, not the rows.
     ``pass_k``: the ks of pass^k (default: 1, 2, 4, … and the most trials of a task)."""
     by_model: dict[str, _Columns] = {}
-    judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, SGR b
-    ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
+    scores = _JudgeScores()
     for row in rows:
         given = sorted((judge, float(a), float(s)) for judge, (a, s) in row.scores.items()
                        if a is not None and s is not None)
-        ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
         columns = by_model.get(row.agent_model)
         if columns is None:
             columns = by_model[row.agent_model] = _Columns()
-        columns.add(row, (sum(ars) / len(ars), sum(sgr) / len(sgr)) if given else _UNSCORED)
-        if len(given) >= 2:
-            ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
-            for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
-                judged[(judge_a, judge_b)].extend((ars_a, sgr_a, ars_b, sgr_b))
-    return Statistics(models={model: _model(runs, pass_k) for model, runs in sorted(by_model.items())},
-                      paired=_paired(by_model), judge_agreement=_agreement(judged), judge_spread=_spread(ranges))
+        columns.add(row, _mean(given))
+        scores.add(given)
+    return _statistics({model: columns.tasks for model, columns in by_model.items()}, scores, pass_k)
+
+
+def statistics_of(runs: Runs, judges: Judges, *, pass_k: Sequence[int] | None = None) -> Statistics:
+    """``statistics`` of the reader's kept runs and judgements (``iter_run_rows(runs, judges, ordered=True)``'s
+    rows), read from their packed columns where they lie.
+
+    Why: the summary's statistics copied each run's task, trial, outcome, checks and scores into columns of their
+    own (~40 bytes a run, and ~60 more while they were ordered), the largest part of a sweep's last step of memory
+    (issue 31). Held here: the runs' order and each run's first judgement (4 bytes a run each); each task's values
+    are gathered while it is computed."""
+    kept = _Kept(runs, judges)
+    scores = _JudgeScores()
+    if kept.after is not None:  # several judges: the runs two or more scored, in the rows' order
+        first, after = kept.first, np.frombuffer(kept.after, dtype=np.int32)
+        heads = first[kept.order]
+        several = kept.order[heads >= 0][after[heads[heads >= 0]] >= 0]
+        del heads
+        for run in several.tolist():
+            scores.add(kept.given(run))
+    return _statistics(kept.models(), scores, pass_k)
+
+
+def _statistics(models: dict[str, Callable[[], Iterator[_Task]]], scores: _JudgeScores,
+                pass_k: Sequence[int] | None) -> Statistics:
+    """The statistics of each model's tasks (a fresh iterator per call) and of the judges' scores."""
+    return Statistics(models={model: _model(tasks(), pass_k) for model, tasks in sorted(models.items())},
+                      paired=_paired(models), judge_agreement=_agreement(scores.judged),
+                      judge_spread=_spread(scores.ranges))
 
 
 _UNSCORED = (math.nan, math.nan)
 _PASSED = {None: -1, False: 0, True: 1}
 
 
-class _Columns:
-    """One agent model's kept runs as packed columns, in the order they came (an index per run).
+class _Task(NamedTuple):
+    """One model's runs of one task, in the rows' order: trial, passed (-1 no trial, 0, 1), checks passed and
+    applied, and the judges' mean ARS and SGR (NaN: no judge scored it)."""
 
-    Why: at 100k runs a tuple per run (and a dict of cells for the paired differences) was ~25 MiB, the
-    summary's largest step of memory; these columns are ~40 bytes a run. A run no judge scored has NaN scores."""
+    name: str
+    trial: np.ndarray
+    passed: np.ndarray
+    checks_passed: np.ndarray
+    checks_total: np.ndarray
+    ars: np.ndarray
+    sgr: np.ndarray
+
+
+def _mean(given: list[tuple[str, float, float]]) -> tuple[float, float]:
+    """A run's score per axis: the mean over the judges that scored it (``given``: in judge name order)."""
+    if not given:
+        return _UNSCORED
+    ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
+    return sum(ars) / len(ars), sum(sgr) / len(sgr)
+
+
+class _JudgeScores:
+    """The judges' scores of the runs two or more judges scored, for the agreement and the spread."""
+
+    def __init__(self) -> None:
+        self.judged: dict[tuple[str, str], array[float]] = defaultdict(lambda: array("d"))  # ARS a, SGR a, ARS b, …
+        self.ranges = array("d")  # per run scored by two judges or more: (max − min) of ARS, then of SGR
+
+    def add(self, given: list[tuple[str, float, float]]) -> None:
+        if len(given) < 2:
+            return
+        ars, sgr = [a for _, a, _ in given], [s for _, _, s in given]
+        self.ranges.extend((max(ars) - min(ars), max(sgr) - min(sgr)))
+        for (judge_a, ars_a, sgr_a), (judge_b, ars_b, sgr_b) in itertools.combinations(given, 2):
+            self.judged[(judge_a, judge_b)].extend((ars_a, sgr_a, ars_b, sgr_b))
+
+
+class _Columns:
+    """One agent model's rows as packed columns, in the order they came (an index per run).
+
+    Why: at 100k runs a tuple per run (and a dict of cells for the paired differences) was ~25 MiB; these columns
+    are ~40 bytes a run. A run no judge scored has NaN scores."""
 
     __slots__ = ("task_ids", "task", "trial", "passed", "checks_passed", "checks_total", "ars", "sgr")
 
@@ -122,8 +185,8 @@ class _Columns:
         self.ars.append(scores[0])
         self.sgr.append(scores[1])
 
-    def by_task(self) -> Iterator[np.ndarray]:
-        """The run indices of each task, tasks in name order, runs in the order they came."""
+    def tasks(self) -> Iterator[_Task]:
+        """Each task's runs, tasks in name order, runs in the order they came."""
         names = sorted(self.task_ids)
         rank = np.empty(len(names), dtype=np.int32)
         for position, name in enumerate(names):
@@ -131,42 +194,87 @@ class _Columns:
         ranks = rank[np.frombuffer(self.task, dtype=np.int32)] if self.task else np.empty(0, dtype=np.int32)
         order = np.argsort(ranks, kind="stable")
         bounds = np.searchsorted(ranks[order], np.arange(len(names) + 1)).tolist()
-        # Held while the caller walks the tasks: 4 bytes a run (argsort's int64 order and the ranks were 16).
-        order = order.astype(np.int32)
-        del ranks
+        columns = [np.frombuffer(column, dtype=dtype) for column, dtype in (
+            (self.trial, np.int64), (self.passed, np.int8), (self.checks_passed, np.int32),
+            (self.checks_total, np.int32), (self.ars, np.float64), (self.sgr, np.float64))]
+        for name, (lo, hi) in zip(names, itertools.pairwise(bounds), strict=True):
+            trials = order[lo:hi]
+            yield _Task(name, *(column[trials] for column in columns))
+
+
+class _Kept:
+    """The reader's kept runs and judgements seen as each model's tasks (``statistics_of``): the runs' order by
+    model, task, trial and key, each model's tasks as ranges of it, and numpy views of the columns."""
+
+    def __init__(self, runs: Runs, judges: Judges) -> None:
+        self.names = runs.names.names
+        self.order = run_order(runs)
+        first, self.after = judge_chains(judges)
+        self.first = np.frombuffer(first, dtype=np.int32)
+        self._first = first  # the buffer ``first`` views
+        self.ok, self.retryable, self.trial, self.checks_passed, self.checks_applied = (as_numpy(column) for column in (
+            runs.ok, runs.retryable, runs.trial, runs.checks_passed, runs.checks_applied))
+        self.judges = judges
+        self.verdict, self.ars, self.sgr = (as_numpy(column) for column in (judges.verdict_n, judges.ars, judges.sgr))
+        model_n, task_n = as_numpy(runs.model_n)[self.order], as_numpy(runs.task_n)[self.order]
+        cuts = np.flatnonzero((model_n[1:] != model_n[:-1]) | (task_n[1:] != task_n[:-1])) + 1
+        bounds = [0, *cuts.tolist(), len(self.order)] if len(self.order) else [0]
+        self.groups: dict[str, list[tuple[str, int, int]]] = defaultdict(list)  # model -> (task, lo, hi) of order
         for lo, hi in itertools.pairwise(bounds):
-            yield order[lo:hi]
+            self.groups[self.names[model_n[lo]]].append((self.names[task_n[lo]], lo, hi))
 
-    def cells(self) -> dict[tuple[str, int], tuple[float, float]]:
-        """(task, trial) → (ARS, SGR) of the scored runs, for the paired differences."""
-        names = {number: name for name, number in self.task_ids.items()}
-        return {(names[task], trial): (ars, sgr) for task, trial, ars, sgr in zip(
-            self.task, self.trial, self.ars, self.sgr, strict=True) if not math.isnan(ars)}
+    def models(self) -> dict[str, Callable[[], Iterator[_Task]]]:
+        return {model: functools.partial(self.tasks, groups) for model, groups in self.groups.items()}
+
+    def tasks(self, groups: list[tuple[str, int, int]]) -> Iterator[_Task]:
+        for name, lo, hi in groups:
+            yield self.task(name, self.order[lo:hi])
+
+    def task(self, name: str, slots: np.ndarray) -> _Task:
+        """The runs ``slots`` of one task, as ``iter_run_rows``' rows and ``statistics`` would see them."""
+        ok, applied, checks_passed = self.ok[slots] != 0, self.checks_applied[slots], self.checks_passed[slots]
+        passed = np.where(ok, np.where(applied > 0, checks_passed == applied, -1),
+                          np.where(self.retryable[slots] != 0, -1, 0)).astype(np.int8)
+        judge = self.first[slots]
+        scored = judge >= 0
+        scored[scored] = self.verdict[judge[scored]] == SCORED
+        ars, sgr = np.full(len(slots), math.nan), np.full(len(slots), math.nan)
+        ars[scored], sgr[scored] = self.ars[judge[scored]], self.sgr[judge[scored]]
+        if self.after is not None:  # a run judged twice or more: its judges' mean, as ``statistics`` takes it
+            after = np.frombuffer(self.after, dtype=np.int32)
+            has = judge >= 0
+            for index in np.flatnonzero(has)[after[judge[has]] >= 0].tolist():
+                ars[index], sgr[index] = _mean(self.given(int(slots[index])))
+        return _Task(name, self.trial[slots], passed, checks_passed, applied, ars, sgr)
+
+    def given(self, run: int) -> list[tuple[str, float, float]]:
+        """(judge, ARS, SGR) of each judge that scored ``run``, in judge name order; a judge's latest kept
+        judgement of it counts, as in ``iter_run_rows``' scores."""
+        judges, names = self.judges, self.names
+        latest: dict[str, tuple[int, int] | None] = {}
+        for slot in chain(self._first, self.after, run):
+            latest[names[judges.model_n[slot]]] = (judges.ars[slot], judges.sgr[slot]) \
+                if judges.verdict_n[slot] == SCORED else None
+        return sorted((judge, float(v[0]), float(v[1])) for judge, v in latest.items() if v is not None)
 
 
-def _model(runs: _Columns, pass_k: Sequence[int] | None) -> ModelStats:
-    ars_all, sgr_all = np.frombuffer(runs.ars), np.frombuffer(runs.sgr)
-    passed_all = np.frombuffer(runs.passed, dtype=np.int8)
-    checks_passed, checks_total = np.frombuffer(runs.checks_passed, dtype=np.int32), \
-        np.frombuffer(runs.checks_total, dtype=np.int32)
+def _model(tasks: Iterable[_Task], pass_k: Sequence[int] | None) -> ModelStats:
     means: list[tuple[float, float]] = []  # per scored task: the mean of its scored trials, per axis
     variances: list[tuple[float, float]] = []  # per task with ≥ 2 scored trials: their sample variance, per axis
     checks: list[tuple[int, int]] = []  # per task where some check applied: (passed, applied)
     counts: list[tuple[int, int]] = []  # per task: (trials, passed trials) for pass^k
-    for trials in runs.by_task():
-        ars, sgr = ars_all[trials], sgr_all[trials]
-        scored = ~np.isnan(ars)
+    for task in tasks:
+        scored = ~np.isnan(task.ars)
         # Python sums over the values in run order: the same floats as one tuple per run gave, bit for bit.
-        ars_scored, sgr_scored = ars[scored].tolist(), sgr[scored].tolist()
+        ars_scored, sgr_scored = task.ars[scored].tolist(), task.sgr[scored].tolist()
         if ars_scored:
             means.append((sum(ars_scored) / len(ars_scored), sum(sgr_scored) / len(sgr_scored)))
         if len(ars_scored) >= 2:
             variances.append((_variance(ars_scored), _variance(sgr_scored)))
-        applied = int(checks_total[trials].sum())
+        applied = int(task.checks_total.sum())
         if applied:
-            checks.append((int(checks_passed[trials].sum()), applied))
-        passed = passed_all[trials]
-        counts.append((int((passed >= 0).sum()), int((passed == 1).sum())))
+            checks.append((int(task.checks_passed.sum()), applied))
+        counts.append((int((task.passed >= 0).sum()), int((task.passed == 1).sum())))
     stats = ModelStats(ars=_estimate([m[0] for m in means]), sgr=_estimate([m[1] for m in means]))
     if checks:
         weights = [n for _, n in checks]
@@ -180,14 +288,24 @@ def _model(runs: _Columns, pass_k: Sequence[int] | None) -> ModelStats:
     return stats
 
 
-def _paired(by_model: dict[str, _Columns]) -> list[ModelPair]:
+def _cells(tasks: Iterable[_Task]) -> dict[tuple[str, int], tuple[float, float]]:
+    """(task, trial) → (ARS, SGR) of the scored runs, for the paired differences."""
+    cells: dict[tuple[str, int], tuple[float, float]] = {}
+    for task in tasks:
+        scored = ~np.isnan(task.ars)
+        cells.update(zip(((task.name, trial) for trial in task.trial[scored].tolist()),
+                         zip(task.ars[scored].tolist(), task.sgr[scored].tolist(), strict=True), strict=True))
+    return cells
+
+
+def _paired(models: dict[str, Callable[[], Iterator[_Task]]]) -> list[ModelPair]:
     """B − A per axis over the task × trial cells both scored; the CI resamples tasks (``stats.paired_by_task``)."""
     cells: dict[str, dict[tuple[str, int], tuple[float, float]]] = {}  # built for the models that have a pair
     pairs = []
-    for a, b in itertools.combinations(sorted(by_model), 2):
+    for a, b in itertools.combinations(sorted(models), 2):
         for model in (a, b):
             if model not in cells:
-                cells[model] = by_model[model].cells()
+                cells[model] = _cells(models[model]())
         if cells[a].keys() & cells[b].keys():
             pairs.append(ModelPair(model_a=a, model_b=b, **{
                 axis: _rounded(paired_by_task({c: v[i] for c, v in cells[a].items()},

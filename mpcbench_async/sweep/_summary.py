@@ -25,7 +25,7 @@ calls made by the kept records (an agent or judge call inside its kept record's
 start–finish window). Tariff cases (``<suite>_<model>.jsonl``) get their own section and their
 calls never reach the agent rows. Errors are grouped by class and model with an
 example and a hint (``_errors``). Memory: packed columns, a slot per unit key (``_reading.Runs``, ``Judges``;
-and for the statistics, packed columns per agent model, the rows streamed to them), never an object per unit.
+the statistics read those columns, in the runs' order: ``_statistics.statistics_of``), never an object per unit.
 """
 
 from __future__ import annotations
@@ -65,9 +65,8 @@ from ._reading import (
     Runs,
     made,
 )
-from ._statistics import statistics
+from ._statistics import statistics_of
 from ._summary_types import AxisStats, JudgeCalls, JudgeView, ModelSummary, Spend, Summary, TariffSummary
-from ._table import iter_run_rows
 
 __all__ = ["AxisStats", "JudgeCalls", "JudgeView", "ModelSummary", "Spend", "Summary", "TariffSummary", "summarize",
            "summary_of", "wall_time"]
@@ -147,7 +146,7 @@ def summary_of(reader: Reader, runs: Runs, judges: Judges, *,
     reader.fill_examples(tally, {RUNS: (RunLine, runs), JUDGEMENTS: (JudgeLine, judges),
                                  **{case.file: (CaseLine, cases) for case in cases.values()}})
     judge_calls, endpoints = _calls(reader, runs, judges, cases, models, tariff, summary)
-    stats = statistics(iter_run_rows(runs, judges, ordered=True), pass_k=pass_k)  # streamed: no 100k rows held
+    stats = statistics_of(runs, judges, pass_k=pass_k)  # from the reader's columns: no copy per run
     for model, row in models.items():
         row.stats = stats.models.get(model, row.stats)
     summary.paired = stats.paired

@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from ._reading import SCORED, Judges, Reader, RunEntry, Runs
+from ._reading import SCORED, Judges, Reader, RunEntry, Runs, as_numpy
 
 __all__ = ["RunRow", "iter_run_rows", "kept_runs", "run_rows"]
 
@@ -63,16 +63,9 @@ def iter_run_rows(runs: Runs | Mapping[str, RunEntry], judges: Judges, *, ordere
     reader's order, or ``ordered`` as ``run_rows`` sorts them. ``runs``: the reader's kept runs, or some of them
     (key → entry: the viewer's changed rows). Each row is built as it is yielded, so a 100k-run sweep never holds
     100k rows at once; meanwhile only each run's first kept judge (a packed column) and, ``ordered``, the order as
-    packed integers are held."""
+    packed integers are held (``judge_chains``, ``run_order``)."""
     table = judges.runs
-    first = array("i", [-1]) * len(table)  # run slot -> the slot of its first kept ok judgement
-    more: dict[int, list[int]] = {}  # run slot -> every kept ok judgement, for a run judged twice or more
-    for slot, (ok, run) in enumerate(zip(judges.ok, judges.run_slot, strict=True)):
-        if ok:
-            if first[run] < 0:
-                first[run] = slot
-            else:
-                more.setdefault(run, [first[run]]).append(slot)
+    first, after = judge_chains(judges)
     if isinstance(runs, Runs):
         slots: Iterable[tuple[str, int]] = _ordered(runs) if ordered else ((k, s) for s, k in enumerate(runs))
     else:
@@ -80,7 +73,7 @@ def iter_run_rows(runs: Runs | Mapping[str, RunEntry], judges: Judges, *, ordere
             else ((k, r.slot) for k, r in runs.items())
     names = table.names.names
     for key, slot in slots:
-        held = more.get(slot) or ([first[slot]] if first[slot] >= 0 else [])
+        held = chain(first, after, slot)
         scores: dict[str, list[float | None]] = {
             names[judges.model_n[j]]: [judges.ars[j], judges.sgr[j]] if judges.verdict_n[j] == SCORED else [None, None]
             for j in held}
@@ -99,19 +92,56 @@ def _sort_key(runs: Runs, key: str, slot: int) -> tuple[str, str, int, str]:
     return names[runs.model_n[slot]], names[runs.task_n[slot]], runs.trial[slot], key
 
 
-def _ordered(runs: Runs) -> Iterator[tuple[str, int]]:
-    """The keys and slots of ``runs`` by agent model, task, trial and key: sorted as integer columns (numpy's
-    lexsort), not as a tuple per run (at 100k runs those tuples were ~10 MiB at once)."""
+def judge_chains(judges: Judges) -> tuple[array[int], array[int] | None]:
+    """Each kept run's kept ok judgements, in slot order, as chains of slots: ``first`` (run slot → its first
+    judgement's slot, −1 for none) and ``after`` (judgement slot → the next of its run's, −1 after the last; None
+    when no run has two). Why: 4 bytes a run, and 4 a judgement only when judges are several; a list per run
+    judged twice (the code before) was ~100 bytes a run of a sweep with two judges."""
+    first = array("i", [-1]) * len(judges.runs)
+    last: array[int] | None = None  # run slot -> its latest judgement so far, from the first run judged twice on
+    after: array[int] | None = None
+    for slot, (ok, run) in enumerate(zip(judges.ok, judges.run_slot, strict=True)):
+        if not ok:
+            continue
+        if first[run] < 0:
+            first[run] = slot
+            if last is not None:
+                last[run] = slot
+            continue
+        if after is None or last is None:  # every run so far was judged once: its latest is its first
+            after, last = array("i", [-1]) * len(judges), array("i", first)
+        after[last[run]] = slot
+        last[run] = slot
+    return first, after
+
+
+def chain(first: array[int], after: array[int] | None, run: int) -> list[int]:
+    """The slots of ``run``'s kept ok judgements, in slot order (``judge_chains``)."""
+    held, slot = [], first[run]
+    while slot >= 0:
+        held.append(slot)
+        slot = after[slot] if after is not None else -1
+    return held
+
+
+def run_order(runs: Runs) -> np.ndarray:
+    """The slots of ``runs`` by agent model, task, trial and key (int32): sorted as integer columns (numpy's
+    lexsort of each name's rank among the names, the trial and the key's order), not as a tuple per run (at 100k
+    runs those tuples were ~10 MiB at once); ~16 bytes a run while it sorts, 4 held."""
     names = runs.names.names
-    model, task = np.frombuffer(runs.model_n, dtype=np.int32), np.frombuffer(runs.task_n, dtype=np.int32)
-    pairs = model.astype(np.int64) << 32 | task.astype(np.int64)
-    distinct, group_of = np.unique(pairs, return_inverse=True)
-    by_name = sorted(range(len(distinct)), key=lambda g: (names[int(distinct[g]) >> 32],
-                                                          names[int(distinct[g]) & 0xFFFFFFFF]))
-    rank = np.empty(len(distinct), dtype=np.int64)
-    rank[by_name] = np.arange(len(distinct))
-    order = np.lexsort((runs.key_order(), np.frombuffer(runs.trial, dtype=np.int64), rank[group_of.reshape(-1)]))
-    del model, task, pairs, group_of
+    # A name's position among the names (str) in sorted order, in 2 bytes while they fit (2 bytes a run a column).
+    rank = np.zeros(len(names), dtype=np.uint16 if len(names) <= 1 << 16 else np.int32)
+    rank[sorted((n for n, name in enumerate(names) if name is not None), key=names.__getitem__)] = \
+        np.arange(sum(name is not None for name in names))
+    by_task, by_model = rank[as_numpy(runs.task_n)], rank[as_numpy(runs.model_n)]
+    order = np.lexsort((runs.key_order(), as_numpy(runs.trial), by_task, by_model))
+    del by_task, by_model  # before the int32 copy is made
+    return order.astype(np.int32)
+
+
+def _ordered(runs: Runs) -> Iterator[tuple[str, int]]:
+    """The keys and slots of ``runs`` in ``run_order``, a chunk of Python ints at a time."""
+    order = run_order(runs)
     for start in range(0, len(order), _CHUNK):  # a list of Python ints for a chunk at a time, not for every run
         for slot in order[start:start + _CHUNK].tolist():
             yield runs.key(slot), slot

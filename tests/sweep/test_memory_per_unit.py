@@ -111,10 +111,30 @@ def test_summarize_holds_packed_columns_not_an_object_per_unit(tmp_path):
     """A slotted entry per run and per judgement, keyed by a dict of the key list's strings (the code before), cost
     827 bytes per agent unit (its run, its judgement, their keys and calls) here; the reader's packed columns, the
     numbered key index and the statistics' columns, 226; with 4-byte bucket starts and task order, and each table's
-    key-number → slot array over its own kind of key only, 201. One more object per unit (56 bytes or more) fails."""
+    key-number → slot array over its own kind of key only, 201; the statistics reading the reader's columns instead
+    of a copy, names' numbers, check counts and ARS sums in 2 bytes, trials in 4, and a key-index bucket per 4–8
+    keys, 127.
+    One more object per unit (56 bytes or more), or the statistics' copy of the columns (~40), fails."""
     for n in (SMALL, LARGE):
         write_sweep(tmp_path / str(n), n)
-    assert per_unit(lambda n: summarize(tmp_path / str(n))) < 215
+    assert per_unit(lambda n: summarize(tmp_path / str(n))) < 150
+
+
+def test_the_summary_statistics_read_the_reader_columns_not_a_copy(tmp_path):
+    """The statistics of ``summarize`` over the reader's kept runs and judgements (read before the step measured):
+    a copy of each run's task, trial, outcome, checks and scores, ordered through ``np.unique`` (the code before),
+    cost 51 bytes per unit here; the runs' order and each run's first judgement, held as 4-byte slots, and the
+    sort's transient arrays, 17."""
+    from mpcbench_async.sweep._reading import Reader
+    from mpcbench_async.sweep._statistics import statistics_of
+
+    tables = {}
+    for n in (SMALL, LARGE):
+        write_sweep(tmp_path / str(n), n)
+        reader = Reader(tmp_path / str(n))
+        runs = reader.runs()
+        tables[n] = runs, reader.judgements(runs)
+    assert per_unit(lambda n: statistics_of(*tables[n])) < 25
 
 
 class _Unit(msgspec.Struct):
