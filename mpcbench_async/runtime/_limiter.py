@@ -420,7 +420,10 @@ class ModelLimiter:
                 pace.slow_start = False
             return
         readings = (read_limit_headers(headers) if headers else {}) if self.settings.pacing else None
-        pace.observe(readings, self._clock.now(), (None, None) if ticket is None else ticket.through)
+        if ticket is None:
+            pace.observe(readings, self._clock.now())
+        else:
+            pace.observe(readings, self._clock.now(), ticket.through, ticket.started_at)
         self._end_probing()
 
     def _end_probing(self) -> None:

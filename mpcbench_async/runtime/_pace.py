@@ -66,6 +66,11 @@ class Window:
     reached it, so only the units sent after it are unaccounted for, and until the reset instant (plus
     ``RESET_MARGIN_S`` for transit and rounding) no more than ``through + remaining`` units are sent. A reading
     placed before the one applied last (a reply overtaken by a later request's) changes nothing.
+
+    The reset is counted from the reply's arrival, but at most ``RESET_MARGIN_S`` after its request left
+    (``sent_at``): a gateway stamps the headers as the request passes, so a reply that took the model seconds
+    reports a window that may be long over, and counting its reset from the arrival would hold every window
+    that long past its end (at a 1-s window and 1-s replies, half the limit unused).
     """
 
     def __init__(self, capacity: int, *, window: float = WINDOW_S, span: float | None = None,
@@ -140,9 +145,10 @@ class Window:
             entry[1] -= back
             self._used -= back
 
-    def fit(self, reading: BucketReading, now: float, through: int | None = None) -> None:
+    def fit(self, reading: BucketReading, now: float, through: int | None = None, sent_at: float | None = None) -> None:
         """Pace to the provider's bucket as one reply reported it (no-op when pacing is off); with ``through`` (the
-        count ``sent`` through the reply's request), cap what is sent until its reset (see the class).
+        count ``sent`` through the reply's request) and ``sent_at`` (when it left), cap what is sent until its reset
+        (see the class).
 
         The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
         closer than they left (event-loop, network and lease jitter). The pacing credit becomes at most what
@@ -158,7 +164,8 @@ class Window:
                 return
             self._read_through = through
             self._ceiling = through + reading.remaining
-            self._until = now + reading.reset_s + RESET_MARGIN_S
+            anchor = now if sent_at is None else min(now, sent_at + RESET_MARGIN_S)
+            self._until = anchor + reading.reset_s + RESET_MARGIN_S
         if reading.per_minute is not None:
             provider = 60.0 / reading.per_minute
             if self.learned:
@@ -373,11 +380,11 @@ class ModelPace:
         return window
 
     def observe(self, readings: dict[str, BucketReading] | None, now: float,
-                through: tuple[int | None, int | None] = (None, None)) -> None:
+                through: tuple[int | None, int | None] = (None, None), sent_at: float | None = None) -> None:
         """A reply arrived with these readings (``{}``: no rate-limit headers; ``None``: not looked at, e.g.
         pacing off or a client that does not pass headers). ``through``: the requests and tokens windows' counts
-        ``sent`` through the reply's request (``None``: not known, e.g. on Ray, or the window did not exist then),
-        which let a reading cap what is sent until its reset (``Window.fit``)."""
+        ``sent`` through the reply's request (``None``: not known, e.g. on Ray, or the window did not exist then)
+        and ``sent_at``, when it left, which let a reading cap what is sent until its reset (``Window.fit``)."""
         if readings is None or not self.settings.pacing:
             self.end_slow_start()
             return
@@ -396,7 +403,7 @@ class ModelPace:
                     else:
                         self.tokens = window
                 if window is not None:
-                    window.fit(reading, now, sent)
+                    window.fit(reading, now, sent, sent_at)
             elif window is not None and not window.learned:  # no reading of this kind: the configured burst
                 window.burst = window.max_burst
         self.slow_start = False

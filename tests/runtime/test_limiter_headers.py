@@ -333,6 +333,20 @@ class TestAReadingCapsWhatIsSentUntilItsReset:
         clock.advance(0.32)
         assert [0.32, 0.32, 0.32] == [round(t.started_at, 6) for t in await admit(limiter, 3)]
 
+    @pytest.mark.parametrize(("replied_at", "starts_at"), [
+        (0.01, 0.33),  # a quick reply: the reset counts from its arrival, 0.01 + 0.3 + the margin
+        (0.25, 0.34),  # a slow one: from the margin after its request left (0.02), not from its arrival
+        (2.0, 2.05),  # slower than the window: the window it reports is over; only the pace (0 left: one emission)
+    ])
+    async def test_the_reset_counts_from_the_request_when_the_reply_is_slow(self, replied_at, starts_at):
+        """A gateway stamps the headers as the request passes: the 6th request's reply (0 left, reset in 0.3 s)
+        holds the next admission until its reset counted from when it arrived, at most the margin after the
+        request left (counted from a slow reply's arrival, every window would be held that long past its end)."""
+        clock, limiter, tickets = await self.six_sent()
+        clock.advance(replied_at)
+        limiter.observe(per_second(0, "300ms", limit=1200), tickets[5])
+        assert [starts_at] == [round(t.started_at, 6) for t in await admit(limiter, 1)]
+
     async def test_tokens_are_capped_the_same_way(self):
         """tpm 60000 (1000 a second): three requests of 100 tokens; the first one's reply says 150 left, so the
         two sent after it (200) leave none: the fourth waits for the reset (0.4 s) and the margin."""
