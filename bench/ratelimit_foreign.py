@@ -4,7 +4,8 @@
 script runs the same open-loop signal (``--calls`` calls arriving at ``--offered`` × ``--rate`` a second, each
 call a task run to its end, nothing configured) against a small aiohttp server of its own, in a child process,
 that meters requests the simplest way a gateway does: a fixed 1-s window of ``--rate`` requests, counted from
-the wall clock's whole seconds. Its replies say so in one of four habits (``--modes``):
+the wall clock's whole seconds, each accepted request answered ``--latency-ms`` (default 50) after its headers
+are stamped. Its replies say so in one of four habits (``--modes``):
 
 * ``window-rpm``: ``x-ratelimit-limit-requests`` per minute (OpenAI's convention, ``60 × rate``), remaining in
   this window, reset to its end in milliseconds (``340ms``); a 429 adds ``retry-after`` in whole seconds;
@@ -37,7 +38,7 @@ from pathlib import Path
 MODES = ("window-rpm", "window-count", "no-headers", "bare-429")
 
 
-def serve(mode: str, rate: int, port: int) -> None:
+def serve(mode: str, rate: int, port: int, latency_s: float = 0.05) -> None:
     """The mock provider (child process): ``POST /v1/chat/completions``, ``GET /stats``."""
     from aiohttp import web
 
@@ -69,7 +70,7 @@ def serve(mode: str, rate: int, port: int) -> None:
         window[1] += 1
         stats["ok"] += 1
         headers = limit_headers(now)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(latency_s)
         return web.json_response({
             "id": "mock", "object": "chat.completion", "created": int(now), "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
@@ -123,17 +124,20 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=20, help="requests the server accepts per 1-s window")
     parser.add_argument("--offered", type=float, default=2.0, help="arrivals per second as a multiple of --rate")
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--latency-ms", type=float, default=50.0,
+                        help="the model's time on an accepted request, after its headers are stamped")
     parser.add_argument("--log", metavar="DIR", help="write each mode's requests as the mock saw them to "
                         "DIR/MODE.json: [server time, status, requests accepted in its window before it]")
     parser.add_argument("--serve", nargs=2, metavar=("MODE", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve[0], args.rate, int(args.serve[1]))
+        serve(args.serve[0], args.rate, int(args.serve[1]), args.latency_ms / 1000)
         return
     rows = []
     for mode in args.modes.split(","):
         port = free_port()
-        server = subprocess.Popen([sys.executable, __file__, "--rate", str(args.rate), "--serve", mode, str(port)])
+        server = subprocess.Popen([sys.executable, __file__, "--rate", str(args.rate), "--latency-ms",
+                                   str(args.latency_ms), "--serve", mode, str(port)])
         try:
             for _ in range(100):  # until it listens
                 try:
@@ -159,7 +163,8 @@ def main() -> None:
     import mpcbench_async
 
     print(f"Machine: {platform.machine()}, Python {platform.python_version()}. Command: `python "
-          f"bench/ratelimit_foreign.py --calls {args.calls} --rate {args.rate} --offered {args.offered:g}`. Client: "
+          f"bench/ratelimit_foreign.py --calls {args.calls} --rate {args.rate} --offered {args.offered:g} "
+          f"--latency-ms {args.latency_ms:g}`. Client: "
           f"`{Path(mpcbench_async.__file__).parent.parent}`.\n")
     print("| mode | success | failures | 429s per success | limit used | s |\n|---|---:|---|---:|---:|---:|")
     for mode, ok, failed, per_success, used, span in rows:
