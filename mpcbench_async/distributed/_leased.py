@@ -192,10 +192,11 @@ class LeasedLimiter:
         if self._waiters:  # saturated here; the actor checks it is saturated overall
             self._successes += 1
 
-    def observe(self, headers: Mapping[str, str] | None) -> None:
+    def observe(self, headers: Mapping[str, str] | None, ticket: Ticket | None = None) -> None:
         """Read the reply's rate-limit headers (as ``ModelLimiter`` does); the actor's pace gets them with the
         next lease or release (the latest reply's only: one round trip per reply would cost more than it
-        tells), or at once with a 429."""
+        tells), or at once with a 429. ``ticket`` is not used: the actor's credits are not counted per
+        request, so its readings set no ceiling (``_pace.Window.fit``)."""
         if self.settings.pacing:
             self._readings = self._last_readings = readings = read_limit_headers(headers) if headers else {}
             self._credited = self._credited or bool(readings)

@@ -29,9 +29,9 @@ class LimiterLayer(Layer):
             try:
                 completion = await self.inner.send(call)
             except RateLimitError as exc:
-                limiter.observe(exc.headers)
+                limiter.observe(exc.headers, ticket)
                 limiter.on_rate_limited(ticket)
                 raise
-            limiter.observe(completion.rate_limit_headers)
+            limiter.observe(completion.rate_limit_headers, ticket)
             await limiter.on_success()
             return completion

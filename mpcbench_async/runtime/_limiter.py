@@ -82,17 +82,19 @@ class SlidingWindow(Window):
 
     async def acquire(self, cost: int = 1) -> float:
         """Wait until ``cost`` units fit in the window (and the pace), take them, return seconds waited."""
-        return await _admit_window(self, cost, self._clock, self._lock)
+        start = self._clock.now()
+        await _admit_window(self, cost, self._clock, self._lock)
+        return self._clock.now() - start
 
 
-async def _admit_window(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> float:
-    """Wait until ``cost`` units fit ``window`` and its pace, take them; the seconds waited.
+async def _admit_window(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> int:
+    """Wait until ``cost`` units fit ``window`` and its pace, take them; the window's count ``sent`` through them
+    (what places the reply's reading, ``Window.fit``).
 
     A cost above the capacity is clamped to it: such a request can never fit, and the server, not this
     limiter, should be the one to reject it.
     """
     cost = min(max(cost, 0), window.capacity)
-    start = clock.now()
     async with lock:
         while True:
             now = clock.now()
@@ -100,7 +102,7 @@ async def _admit_window(window: Window, cost: int, clock: Clock, lock: anyio.Loc
             wait = window.wait(cost, now)
             if wait <= 0:
                 window.take(cost, now)
-                return now - start
+                return window.sent
             await clock.sleep(wait)
 
 
@@ -238,12 +240,13 @@ class AdaptiveConcurrency(AimdCap):
 class _Slot:
     """``ModelLimiter.slot``: a class, not an ``asynccontextmanager`` — no generator to drive on every call."""
 
-    __slots__ = ("_limiter", "_cost", "_probe", "_sending")
+    __slots__ = ("_limiter", "_cost", "_probe", "_sending", "_through")
 
     def __init__(self, limiter: ModelLimiter, token_cost: int) -> None:
         self._limiter = limiter
         self._cost = token_cost
         self._probe = self._sending = False
+        self._through: tuple[int | None, int | None] = (None, None)
 
     async def __aenter__(self) -> Ticket:
         limiter, cost = self._limiter, self._cost
@@ -262,10 +265,12 @@ class _Slot:
                 if limiter._probing:
                     self._probe = await limiter._first_reply()
                 locks = limiter._locks
+                requests = tokens = None
                 if pace.requests is not None:
-                    await _admit_window(pace.requests, 1, clock, locks[0])
+                    requests = await _admit_window(pace.requests, 1, clock, locks[0])
                 if pace.tokens is not None and cost:
-                    await _admit_window(pace.tokens, cost, clock, locks[1])
+                    tokens = await _admit_window(pace.tokens, cost, clock, locks[1])
+                self._through = (requests, tokens)
                 if pace.rate is not None and pace.rate.rate is not None:
                     await _admit_rate(pace.rate, clock, locks[2])
             except BaseException:
@@ -274,7 +279,7 @@ class _Slot:
         now = clock.now()
         limiter._sending += 1
         self._sending = True
-        return Ticket(started_at=now, queued_s=now - start, token_cost=cost)
+        return Ticket(started_at=now, queued_s=now - start, token_cost=cost, through=self._through)
 
     async def __aexit__(self, *_exc: object) -> None:
         self._release()
@@ -293,11 +298,16 @@ class _Slot:
 
 
 class Ticket(msgspec.Struct, kw_only=True):
-    """One admitted request: when it started, how long it queued, and the token cost it was admitted with."""
+    """One admitted request: when it started, how long it queued, and the token cost it was admitted with.
+
+    ``through``: the requests and tokens windows' counts ``sent`` through this request (``None``: no window
+    then), which place the reply's rate-limit reading among the requests sent (``_pace.Window.fit``).
+    """
 
     started_at: float
     queued_s: float
     token_cost: int = 0
+    through: tuple[int | None, int | None] = (None, None)
 
 
 class Limiter(Protocol):
@@ -315,8 +325,9 @@ class Limiter(Protocol):
         """A request succeeded (adaptive concurrency may grow)."""
         ...
 
-    def observe(self, headers: Mapping[str, str] | None) -> None:
-        """A reply (200 or 429) arrived with these headers (``None``: it had none); its rate-limit ones count."""
+    def observe(self, headers: Mapping[str, str] | None, ticket: Ticket | None = None) -> None:
+        """A reply (200 or 429) arrived with these headers (``None``: it had none) to the request admitted with
+        ``ticket``; its rate-limit ones count."""
         ...
 
 
@@ -397,8 +408,9 @@ class ModelLimiter:
             self._end_probing()
         self.concurrency.succeeded_nowait()
 
-    def observe(self, headers: Mapping[str, str] | None) -> None:
-        """Fit each kind's window to the provider's bucket as this reply reports it; learn one if none exists."""
+    def observe(self, headers: Mapping[str, str] | None, ticket: Ticket | None = None) -> None:
+        """Fit each kind's window to the provider's bucket as this reply reports it; learn one if none exists.
+        With ``ticket`` (the reply's request's), the reading also caps what is sent until its reset."""
         pace = self.pace
         if not headers and pace.requests is None and pace.tokens is None and not self._probing:
             # A reply without rate-limit headers to a model with no window: all ``pace.observe`` would do is note
@@ -408,7 +420,10 @@ class ModelLimiter:
                 pace.slow_start = False
             return
         readings = (read_limit_headers(headers) if headers else {}) if self.settings.pacing else None
-        pace.observe(readings, self._clock.now())
+        if ticket is None:
+            pace.observe(readings, self._clock.now())
+        else:
+            pace.observe(readings, self._clock.now(), ticket.through, ticket.started_at)
         self._end_probing()
 
     def _end_probing(self) -> None:

@@ -26,6 +26,7 @@ from ._limit_headers import MINUTE_S, BucketReading, counted_window
 __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Window"]
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
+RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
 
 
 class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -58,6 +59,18 @@ class Window:
     burst to the provider's bucket as a reply reports it; ``max_burst`` is the configured one, restored by a
     reply without headers. A ``learned`` window (no configured limit) takes its capacity from the headers and
     follows the provider's limit when it changes.
+
+    ``fit`` with ``through`` (the count of units ``sent`` through the request the reply answers) also sets a
+    ceiling, since the pace alone assumes a bucket that refills continuously and a provider may instead count a
+    *fixed* window, whole again all at once at its reset: its ``remaining`` was counted when that request
+    reached it, so only the units sent after it are unaccounted for, and until the reset instant (plus
+    ``RESET_MARGIN_S`` for transit and rounding) no more than ``through + remaining`` units are sent. A reading
+    placed before the one applied last (a reply overtaken by a later request's) changes nothing.
+
+    The reset is counted from the reply's arrival, but at most ``RESET_MARGIN_S`` after its request left
+    (``sent_at``): a gateway stamps the headers as the request passes, so a reply that took the model seconds
+    reports a window that may be long over, and counting its reset from the arrival would hold every window
+    that long past its end (at a 1-s window and 1-s replies, half the limit unused).
     """
 
     def __init__(self, capacity: int, *, window: float = WINDOW_S, span: float | None = None,
@@ -74,6 +87,10 @@ class Window:
         self._entries: deque[list[Any]] = deque()  # [taken at, amount, key]
         self._by_key: dict[int, list[Any]] = {}
         self._used = 0
+        self.sent = 0  # units taken so far: a reply's reading is placed by the count through its request
+        self._read_through = -1  # the count through the request whose reading set the ceiling
+        self._ceiling = math.inf  # the count ``sent`` may reach ...
+        self._until = -math.inf  # ... before this instant: the reading's reset (plus the margin)
 
     def _expire(self, now: float) -> None:
         horizon = now - self.span
@@ -106,6 +123,8 @@ class Window:
             excess -= amount
             room = taken + self.span - now
         wait = max(pace, room)
+        if now < self._until and self.sent + total > self._ceiling:  # the provider's count is spent until its reset
+            wait = max(wait, self._until - now)
         return wait if wait > 1e-9 else 0.0
 
     def take(self, amount: int, now: float, key: int | None = None) -> None:
@@ -115,6 +134,7 @@ class Window:
         if key is not None:
             self._by_key[key] = entry
         self._used += amount
+        self.sent += amount
         self._tat = max(self._tat, now) + amount * self._emission
 
     def give_back(self, key: int, amount: int) -> None:
@@ -125,8 +145,10 @@ class Window:
             entry[1] -= back
             self._used -= back
 
-    def fit(self, reading: BucketReading, now: float) -> None:
-        """Pace to the provider's bucket as one reply reported it (no-op when pacing is off).
+    def fit(self, reading: BucketReading, now: float, through: int | None = None, sent_at: float | None = None) -> None:
+        """Pace to the provider's bucket as one reply reported it (no-op when pacing is off); with ``through`` (the
+        count ``sent`` through the reply's request) and ``sent_at`` (when it left), cap what is sent until its reset
+        (see the class).
 
         The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
         closer than they left (event-loop, network and lease jitter). The pacing credit becomes at most what
@@ -137,6 +159,13 @@ class Window:
         """
         if self.max_burst is None:
             return
+        if through is not None:
+            if through < self._read_through:  # overtaken: a later request's reading is applied already
+                return
+            self._read_through = through
+            self._ceiling = through + reading.remaining
+            anchor = now if sent_at is None else min(now, sent_at + RESET_MARGIN_S)
+            self._until = anchor + reading.reset_s + RESET_MARGIN_S
         if reading.per_minute is not None:
             provider = 60.0 / reading.per_minute
             if self.learned:
@@ -350,14 +379,17 @@ class ModelPace:
         window.burst = 1
         return window
 
-    def observe(self, readings: dict[str, BucketReading] | None, now: float) -> None:
+    def observe(self, readings: dict[str, BucketReading] | None, now: float,
+                through: tuple[int | None, int | None] = (None, None), sent_at: float | None = None) -> None:
         """A reply arrived with these readings (``{}``: no rate-limit headers; ``None``: not looked at, e.g.
-        pacing off or a client that does not pass headers)."""
+        pacing off or a client that does not pass headers). ``through``: the requests and tokens windows' counts
+        ``sent`` through the reply's request (``None``: not known, e.g. on Ray, or the window did not exist then)
+        and ``sent_at``, when it left, which let a reading cap what is sent until its reset (``Window.fit``)."""
         if readings is None or not self.settings.pacing:
             self.end_slow_start()
             return
         self._last_readings = readings
-        for kind in ("requests", "tokens"):
+        for kind, sent in zip(("requests", "tokens"), through, strict=True):
             window = self.requests if kind == "requests" else self.tokens
             reading = readings.get(kind)
             if reading is not None:
@@ -371,7 +403,7 @@ class ModelPace:
                     else:
                         self.tokens = window
                 if window is not None:
-                    window.fit(reading, now)
+                    window.fit(reading, now, sent, sent_at)
             elif window is not None and not window.learned:  # no reading of this kind: the configured burst
                 window.burst = window.max_burst
         self.slow_start = False

@@ -52,6 +52,9 @@ token, so the bytes per token vary with the text as real ones do.
 is a per-minute bucket (``rpm`` requests at most back to back); ``1`` plays a
 provider that meters per second (a bucket of ``rpm/60``, so a burst of more than
 a second's worth earns 429s although the minute's budget is not spent).
+``rate_meter=fixed`` counts fixed windows of ``rate_window_s`` instead (as many
+gateways do: so many requests per whole second or minute of the clock), each
+whole again all at once at its end (``_meters``).
 ``rate_headers`` says how replies report the buckets: ``openai`` (default:
 ``x-ratelimit-limit/remaining/reset-<kind>``, reset as a duration), ``anthropic``
 (``anthropic-ratelimit-<kind>-limit/remaining/reset``, reset as an RFC 3339 time)
@@ -109,6 +112,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     rpm: int | None = None
     tpm: int | None = None
     rate_window_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    rate_meter: Literal["bucket", "fixed"] = "bucket"
     rate_headers: Literal["openai", "anthropic", "none"] = "openai"
     rate_hint: Literal["both", "ms", "seconds", "none"] = "both"
     fault: FaultKind | None = None

@@ -15,9 +15,7 @@ import asyncio
 import hashlib
 import math
 import re
-import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -29,6 +27,7 @@ from . import _gemini as gemini
 from ._batch import BatchDesk
 from ._faults import FaultKind, FaultSpec, choose_fault, latency_seconds, split_model_name
 from ._leaks import echoed_credentials, echoed_shapes, quoted_key, request_key
+from ._meters import METERS, Meter
 from ._policies import Reply
 from ._registry import get_policy, policy_names
 from ._stream import fixed_length, stream_events, write_stream
@@ -64,55 +63,6 @@ class SimStats(msgspec.Struct, kw_only=True):
     @property
     def total_completed(self) -> int:
         return sum(self.completed.values())
-
-
-class _Bucket:
-    """A token bucket for a per-minute rate that holds ``window_s`` seconds of it and refills continuously.
-
-    With the default 60 s it holds the whole minute's budget; with 1 s it plays a
-    provider that meters per second. ``headers`` reports it as OpenAI documents
-    its own: ``limit`` the per-minute rate, ``remaining`` what the bucket holds now
-    (whole units), ``reset`` the time until it is full again — so a client can tell
-    the bucket's size (``remaining + reset × limit / 60``) from any reply.
-    """
-
-    def __init__(self, per_minute: int, window_s: float) -> None:
-        self.per_minute = per_minute
-        self.window_s = window_s
-        self.rate = per_minute / 60.0
-        self.size = self.rate * window_s
-        self.tokens = self.size
-        self.stamp = time.monotonic()
-
-    def level(self) -> float:
-        """What the bucket holds now."""
-        now = time.monotonic()
-        self.tokens = min(self.size, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        return self.tokens
-
-    def try_take(self, cost: float) -> float:
-        """Take ``cost`` and return 0, or return the seconds until it would fit."""
-        level = self.level()
-        cost = min(cost, self.size)
-        if level >= cost:
-            self.tokens -= cost
-            return 0.0
-        return (cost - level) / self.rate
-
-    def headers(self, kind: str, spelling: str = "openai") -> dict[str, str]:
-        """The bucket as it is now: ``x-ratelimit-{limit,remaining,reset}-{kind}`` (``openai``) or
-        ``anthropic-ratelimit-{kind}-{limit,remaining,reset}`` (``anthropic``, the reset an RFC 3339 time)."""
-        level = self.level()
-        to_full = (self.size - level) / self.rate
-        if spelling == "anthropic":
-            full_at = datetime.fromtimestamp(time.time() + to_full, UTC).isoformat(timespec="milliseconds")
-            return {f"anthropic-ratelimit-{kind}-limit": str(self.per_minute),
-                    f"anthropic-ratelimit-{kind}-remaining": str(int(level)),
-                    f"anthropic-ratelimit-{kind}-reset": full_at.replace("+00:00", "Z")}
-        return {f"x-ratelimit-limit-{kind}": str(self.per_minute),
-                f"x-ratelimit-remaining-{kind}": str(int(level)),
-                f"x-ratelimit-reset-{kind}": f"{to_full:.3f}s"}
 
 
 def _estimate_tokens(text_bytes: int) -> int:
@@ -177,7 +127,7 @@ class SimServer:
         self.host = host
         self.port = port
         self.stats = SimStats()
-        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._buckets: dict[tuple[str, str], Meter] = {}
         self._runner: web.AppRunner | None = None
         self.batches = BatchDesk(self._batch_answer, lambda: self.defaults,
                                  lambda table, key: self._count(getattr(self.stats, table), key))
@@ -350,6 +300,9 @@ class SimServer:
             self._count(self.stats.faults, "rate_limited")
             return self._respond(429, _error_body("simulated: rate limit exceeded for " + model_name,
                                                   "rate_limit_error", "rate_limit_exceeded"), limited)
+        # As a gateway does: the request is counted and its rate-limit headers stamped as it passes, before the
+        # model's latency, so a slow reply reports the meter as it was when the request arrived.
+        headers = self._limit_headers(model_name, spec)
 
         fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt,
                              unit_attempt=_unit_attempt(request.headers.get(UNIT_ATTEMPT_HEADER)))
@@ -374,7 +327,6 @@ class SimServer:
         completion = self._completion(model_name, reply, prompt_tokens, key)
         if fault is not None:
             self._count(self.stats.faults, fault)
-        headers = self._limit_headers(model_name, spec)
         headers["x-request-id"] = f"req_{hashlib.sha256(f'{self.seed}:{key}:{attempt}'.encode()).hexdigest()[:24]}"
         if body.get("stream") is True:
             options = body.get("stream_options")
@@ -418,19 +370,20 @@ class SimServer:
         return 200, self._completion(model_name, reply, _prompt_tokens(orjson.dumps(body), spec.tokenizer), key)
 
     # -- helpers -----------------------------------------------------------
-    def _bucket(self, model: str, kind: str, per_minute: int, window_s: float) -> _Bucket:
+    def _bucket(self, model: str, kind: str, per_minute: int, spec: FaultSpec) -> Meter:
         bucket = self._buckets.get((model, kind))
-        if bucket is None or (bucket.per_minute, bucket.window_s) != (per_minute, window_s):
-            bucket = self._buckets[(model, kind)] = _Bucket(per_minute, window_s)
+        if bucket is None or (bucket.per_minute, bucket.window_s, bucket.kind) != (
+                per_minute, spec.rate_window_s, spec.rate_meter):
+            bucket = self._buckets[(model, kind)] = METERS[spec.rate_meter](per_minute, spec.rate_window_s)
         return bucket
 
     def _rate_limit(self, model: str, spec: FaultSpec, token_cost: int) -> dict[str, str] | None:
         """Charge the request to the model's buckets; 429 headers if it does not fit."""
         waits: dict[str, float] = {}
         if spec.rpm:
-            waits["requests"] = self._bucket(model, "requests", spec.rpm, spec.rate_window_s).try_take(1)
+            waits["requests"] = self._bucket(model, "requests", spec.rpm, spec).try_take(1)
         if spec.tpm and not waits.get("requests"):
-            waits["tokens"] = self._bucket(model, "tokens", spec.tpm, spec.rate_window_s).try_take(token_cost)
+            waits["tokens"] = self._bucket(model, "tokens", spec.tpm, spec).try_take(token_cost)
         wait = max(waits.values(), default=0.0)
         if wait <= 0:
             return None
@@ -447,7 +400,7 @@ class SimServer:
             return headers
         for kind, per_minute in (("requests", spec.rpm), ("tokens", spec.tpm)):
             if per_minute:
-                bucket = self._bucket(model, kind, per_minute, spec.rate_window_s)
+                bucket = self._bucket(model, kind, per_minute, spec)
                 headers.update(bucket.headers(kind, spec.rate_headers))
         return headers
 

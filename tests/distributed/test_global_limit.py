@@ -51,8 +51,8 @@ class Recorded:
     async def on_success(self) -> None:
         await self._inner.on_success()
 
-    def observe(self, headers: Any) -> None:
-        self._inner.observe(headers)
+    def observe(self, headers: Any, ticket: Any = None) -> None:
+        self._inner.observe(headers, ticket)
 
 
 class _RecordedSlot:

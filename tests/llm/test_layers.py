@@ -259,7 +259,7 @@ class RecordingLimiter:
 
         return Slot()
 
-    def observe(self, headers: object) -> None:
+    def observe(self, headers: object, _ticket: object = None) -> None:
         self.events.append(("observe", headers))
 
     def on_rate_limited(self, _ticket: object) -> None:

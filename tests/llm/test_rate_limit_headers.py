@@ -15,7 +15,7 @@ from mpcbench_async import RateLimitError
 from mpcbench_async.llm import LLMClient, MockTransport, ModelConfig
 from mpcbench_async.llm._wire import WireCompletion, completion_from_builtins, error_for_status, rate_limit_headers
 from mpcbench_async.records import Message
-from mpcbench_async.runtime import Clock, LimitSettings, ModelLimiter
+from mpcbench_async.runtime import Clock, LimitSettings, ModelLimiter, Ticket
 from mpcbench_async.sim import SimServer
 
 
@@ -26,9 +26,9 @@ class RecordingLimiter(ModelLimiter):
         super().__init__(settings, clock=clock)
         self.seen: list[Mapping[str, str] | None] = []
 
-    def observe(self, headers: Mapping[str, str] | None) -> None:
+    def observe(self, headers: Mapping[str, str] | None, ticket: Ticket | None = None) -> None:
         self.seen.append(headers)
-        super().observe(headers)
+        super().observe(headers, ticket)
 
 
 def test_a_429_carries_its_rate_limit_headers():

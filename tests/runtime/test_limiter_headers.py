@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, read_limit_headers
+from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, Ticket, read_limit_headers
 from mpcbench_async.runtime._limit_headers import counted_window
 
 
@@ -265,3 +265,97 @@ class TestALimitCountedOverAShorterWindow:
         limiter = ModelLimiter(LimitSettings(rpm=1200), clock=clock)
         limiter.observe(per_second(19, "50ms", limit=20))
         assert [0.0] * 10 + [0.05, 0.1] == await starts(limiter, clock, 12)
+
+
+async def admit(limiter: ModelLimiter, n: int, cost: int = 0) -> list[Ticket]:
+    """``n`` slots taken one after another; their tickets (start times and counts through them)."""
+    tickets = []
+    for _ in range(n):
+        async with limiter.slot(cost) as ticket:
+            tickets.append(ticket)
+    return tickets
+
+
+class TestAReadingCapsWhatIsSentUntilItsReset:
+    """A provider counting a fixed window is whole again only at its reset, so a reply's ``remaining`` caps what
+    may still go until then; it was counted when the reply's request arrived, so the requests sent after that one
+    are what it does not know of (not everything in flight). 20 a second (1200 a minute) throughout; the first
+    reply (no ticket: the probe's) teaches the rate and a burst of 20, so the pace alone would admit at once."""
+
+    @staticmethod
+    async def six_sent() -> tuple[FakeClock, ModelLimiter, list[Ticket]]:
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(), clock=clock)
+        limiter.observe(per_second(20, "1s", limit=1200))
+        tickets = await admit(limiter, 6)
+        assert [(0.0, (i, None)) for i in range(1, 7)] == [(t.started_at, t.through) for t in tickets]
+        return clock, limiter, tickets
+
+    async def test_the_requests_sent_after_the_replys_own_spend_what_it_left(self):
+        """The 2nd request's reply: 2 left, reset in 0.5 s. Four were sent after it, so the window is spent: the
+        next waits for the reset and the margin (0.52 s), then the pace (a burst of 6 from 2 left + 0.5 s × 20/s).
+        Without a ticket the same reading only paces: one every 0.05 s after the burst."""
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(2, "500ms", limit=1200), tickets[1])
+        assert [0.52, 0.52, 0.52] == [t.started_at for t in await admit(limiter, 3)]
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(2, "500ms", limit=1200))
+        assert [0.05, 0.1, 0.15] == [round(t.started_at, 6) for t in await admit(limiter, 3)]
+
+    async def test_what_is_left_beyond_the_later_requests_is_sent_at_once(self):
+        """The 2nd request's reply says 7 left, reset in 1 s: the four sent after it leave 3, sent at once (the
+        pace's burst is 13); the 4th waits for the reset."""
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(7, "1s", limit=1200), tickets[1])
+        assert [0.0, 0.0, 0.0, 1.02] == [t.started_at for t in await admit(limiter, 4)]
+
+    async def test_an_overtaken_reading_changes_nothing(self):
+        """The 5th request's reply (8 left, reset in 1 s) came first; the 2nd's (0 left), overtaken, neither holds
+        the next admissions nor shrinks the burst (14): the 8 less the one sent after the 5th go at once."""
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(8, "1s", limit=1200), tickets[4])
+        limiter.observe(per_second(0, "1s", limit=1200), tickets[1])
+        assert limiter.requests is not None and 14 == limiter.requests.burst
+        assert [0.0] * 7 + [1.02] == [t.started_at for t in await admit(limiter, 8)]
+
+    async def test_a_429s_reading_holds_until_the_reset(self):
+        """A 429 to the last request sent, 0 left, reset in 0.3 s: nothing goes before 0.32 s; after it the
+        pace alone decides (a burst of 3: 0 left + 0.3 s × 20/s, halved)."""
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(0, "300ms", limit=1200), tickets[5])
+        limiter.on_rate_limited(tickets[5])
+        assert [0.32, 0.32, 0.32, 0.37] == [round(t.started_at, 6) for t in await admit(limiter, 4)]
+
+    async def test_the_ceiling_lapses_at_the_reset(self):
+        """Once the reset (plus the margin) has passed, the reading caps nothing: the window is whole again."""
+        clock, limiter, tickets = await self.six_sent()
+        limiter.observe(per_second(0, "300ms", limit=1200), tickets[5])
+        clock.advance(0.32)
+        assert [0.32, 0.32, 0.32] == [round(t.started_at, 6) for t in await admit(limiter, 3)]
+
+    @pytest.mark.parametrize(("replied_at", "starts_at"), [
+        (0.01, 0.33),  # a quick reply: the reset counts from its arrival, 0.01 + 0.3 + the margin
+        (0.25, 0.34),  # a slow one: from the margin after its request left (0.02), not from its arrival
+        (2.0, 2.05),  # slower than the window: the window it reports is over; only the pace (0 left: one emission)
+    ])
+    async def test_the_reset_counts_from_the_request_when_the_reply_is_slow(self, replied_at, starts_at):
+        """A gateway stamps the headers as the request passes: the 6th request's reply (0 left, reset in 0.3 s)
+        holds the next admission until its reset counted from when it arrived, at most the margin after the
+        request left (counted from a slow reply's arrival, every window would be held that long past its end)."""
+        clock, limiter, tickets = await self.six_sent()
+        clock.advance(replied_at)
+        limiter.observe(per_second(0, "300ms", limit=1200), tickets[5])
+        assert [starts_at] == [round(t.started_at, 6) for t in await admit(limiter, 1)]
+
+    async def test_tokens_are_capped_the_same_way(self):
+        """tpm 60000 (1000 a second): three requests of 100 tokens; the first one's reply says 150 left, so the
+        two sent after it (200) leave none: the fourth waits for the reset (0.4 s) and the margin."""
+        clock = FakeClock()
+        limiter = ModelLimiter(LimitSettings(tpm=60000), clock=clock)
+        limiter.observe({"x-ratelimit-limit-tokens": "60000", "x-ratelimit-remaining-tokens": "1000",
+                         "x-ratelimit-reset-tokens": "0s"})
+        tickets = await admit(limiter, 3, cost=100)
+        assert [(None, 100), (None, 200), (None, 300)] == [t.through for t in tickets]
+        limiter.observe({"x-ratelimit-limit-tokens": "60000", "x-ratelimit-remaining-tokens": "150",
+                         "x-ratelimit-reset-tokens": "400ms"}, tickets[0])
+        assert [0.42] == [round(t.started_at, 6) for t in await admit(limiter, 1, cost=100)]
