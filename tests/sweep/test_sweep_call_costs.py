@@ -29,6 +29,7 @@ import orjson
 
 from mpcbench_async import _redact
 from mpcbench_async.cli import main
+from mpcbench_async.cli._loop import LOOP_ENV
 from mpcbench_async.mpcbench.tools import ToolPool, _execution
 from mpcbench_async.sim import SimProvider
 from tests.conftest import REPO
@@ -66,6 +67,9 @@ def test_python_calls_per_llm_call_of_a_sweep(tmp_path, monkeypatch):
     # The secrets other tests of the session registered make every masked text cost more calls (as in
     # tests/llm/test_call_costs.py): count with none.
     monkeypatch.setattr(_redact, "_registry", _redact._Registry())
+    # asyncio's loop, not the command's default uvloop (cli/_loop.py): its Python loop is counted the same on every
+    # platform, where uvloop (C) hides its share, and only where it is installed.
+    monkeypatch.setenv(LOOP_ENV, "asyncio")
     provider = SimProvider(seed=3)
     url = anyio.run(provider.start)
     try:
