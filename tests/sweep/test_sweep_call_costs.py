@@ -87,6 +87,8 @@ def test_python_calls_per_llm_call_of_a_sweep(tmp_path, monkeypatch):
     # 2,012-2,018 on a87e6d7, before issue 31's per-data caches and tool hand-off; 1,084 after (288 LLM
     # calls); 1,002-1,011 on bdfea79; 972-980 after the benchmark side's cheaper tools (records ranked through
     # per-data rows, queries by set intersection) and answer reading; 914 after the limiter's fast path, the
-    # ledger's lean hand-off and the manifest's versions read from the metadata's headers only; 882-884 with both.
-    # A per-call feature adds tens, a re-read of the scenario's data per run hundreds.
-    assert calls / llm_calls <= 910
+    # ledger's lean hand-off and the manifest's versions read from the metadata's headers only; 882-884 with both;
+    # 835-841 on b1520e8; 800-808 after the tool calls' checkpoint installer became a plain function and the
+    # answer reading's, JQL's and stamps' generators and wrappers loops and inline code (660-664 on uvloop, the
+    # command's default). A per-call feature adds tens, a re-read of the scenario's data per run hundreds.
+    assert calls / llm_calls <= 830
