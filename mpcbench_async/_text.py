@@ -127,7 +127,7 @@ def rank(
                 if prefixed:
                     hits = hits.union(prefixed)
             if hits:
-                for _ in range(sum(times[t] for t in hits) if times else len(hits)):
+                for _ in range(sum(map(times.__getitem__, hits)) if times else len(hits)):
                     score += weight  # one addition per matching query word, as written: the same float sums
                 matched.update(hits)
             if phrase and len(terms) > 1 and phrase in joined:

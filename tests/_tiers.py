@@ -36,6 +36,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/cli/test_commands.py",
     "tests/cli/test_generate_runner.py",
     "tests/cli/test_help_cache.py",
+    "tests/cli/test_loop.py",
     "tests/cli/test_output_paths.py",
     "tests/cli/test_quick_exit.py",
     "tests/cli/test_sweep_dry_run.py",

@@ -63,6 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
     import anyio
 
     from ..sim import FaultSpec, SimServer
+    from ._loop import run as run_loop
 
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
@@ -82,7 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
         print("sim stopped", file=sys.stderr)
 
     try:
-        anyio.run(run)
+        run_loop(run)  # uvloop unless MPCBENCH_LOOP=asyncio (cli/_loop.py)
     except OSError as exc:
         raise BenchError(f"sim serve: cannot listen on {args.host}:{args.port} ({exc.strerror or exc})") from exc
     return _exit.INTERRUPTED  # a server runs until stopped: Ctrl-C or SIGTERM, exit 130 like every command

@@ -19,6 +19,8 @@ import sys
 
 import orjson
 
+from ._loop import run_asyncio
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the runner decides
     _die_with_parent(args.parent)
-    return asyncio.run(_serve(args.seed))
+    return run_asyncio(_serve, args.seed)  # uvloop unless MPCBENCH_LOOP=asyncio (cli/_loop.py)
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ _parse_text = functools.lru_cache(maxsize=STAMPS_CACHED)(_parse_any)
 def parse_timestamp(value: Any, tz: tzinfo) -> datetime | None:
     """An aware datetime from ISO 8601 (``Z``, ``+09:00``, ``+0900``), epoch seconds or milliseconds (numbers or
     strings such as Slack's ``"1732366021.003000"``) or an e-mail date; naive values are read in ``tz``."""
-    parsed = _parse(value)
+    parsed = _parse_text(value) if isinstance(value, str) else _parse_any(value)  # _parse inline: per stamp read
     if parsed is None:
         return None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=tz)

@@ -12,8 +12,9 @@ and the secret masking, which changed that field alone; both since the per-data 
 readings, issue 31, whose code is in ``checks_version`` and ``rubric_version``: those two fields alone, checked with
 them left out; and again since the benchmark-side CPU work of issue 31 (lazily imported sim policies, cheaper
 answer reading and tool searches), the same two fields alone, every digest with them left out equal to the
-start commit's, bdfea79). A change that moves any of it (a refactor of the
-client, the runner or the summary that should change nothing) fails here, naming the file.
+start commit's, bdfea79; and since the tools' and answer reading's Python calls cut in issue 31's uvloop work,
+those two fields alone again, every digest with them left out equal to b1520e8's). A change that moves any of it
+(a refactor of the client, the runner or the summary that should change nothing) fails here, naming the file.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "f268b3be8379d38d196dddb769ccc2576a71f75e8b52c7b2fe4e38a7b17d27bb",
-    "judgements.jsonl": "79373b9499e32cbbc494093d40c5f4d42b9b19f004a6787e76d4f58b8e3a5f4b",
+    "runs.jsonl": "99c521e4c3798af5daeaf454f7defdc9b4e259aaff5e3abb0750d08753588757",
+    "judgements.jsonl": "35babde90274bc32cd2cead1a1af9a4d19327b92cfffb0686428f25752b00cac",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }

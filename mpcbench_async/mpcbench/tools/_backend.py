@@ -172,7 +172,7 @@ class ToolBackend:
 
     def _local(self, stamp: Any) -> str | None:
         """A stamp in any form as ISO 8601 in the scenario's zone; an unreadable one as written."""
-        parsed = self._when(stamp)
+        parsed = stamp if isinstance(stamp, datetime) else parse_timestamp(stamp, self.tz)  # _when, inline: per stamp
         return parsed.astimezone(self.tz).isoformat() if parsed else (stamp if isinstance(stamp, str) else None)
 
     def _instant(self, stamp: Any) -> float:

@@ -59,7 +59,7 @@ import anyio.lowlevel
 import msgspec
 import orjson
 
-from ..._checkpoint import checked, checkpoint
+from ..._checkpoint import checkpoint, run_checked
 from ..._exceptions import ToolWorkerTimeout
 from ...runtime import AdaptiveConcurrency
 from ._backend import ToolBackend, tool_name
@@ -137,8 +137,7 @@ def _limited(fn: Callable[[], T], timeout_s: float, clock: Callable[[], float], 
                 raise _Cancelled
 
     try:
-        with checked(check):
-            return fn()
+        return run_checked(check, fn)
     except ToolTimeLimit:
         pass
     # Raised outside the handler, so the stop's traceback — the stopped frames and the partial results they

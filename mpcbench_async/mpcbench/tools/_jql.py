@@ -159,7 +159,15 @@ class _Parser:
         applied = [p for p in parts if p is not None]
         if len(applied) <= 1:
             return applied[0] if applied else None
-        return lambda issue: any(p(issue) for p in applied)
+
+        def either(issue: dict[str, Any]) -> bool:
+            # Loops, not any()/all() over a generator, which costs a resumption per clause (issue 31).
+            for p in applied:  # noqa: SIM110
+                if p(issue):
+                    return True
+            return False
+
+        return either
 
     def term(self) -> Predicate | None:
         parts = [self.factor()]
@@ -169,7 +177,14 @@ class _Parser:
         applied = [p for p in parts if p is not None]
         if len(applied) <= 1:
             return applied[0] if applied else None
-        return lambda issue: all(p(issue) for p in applied)
+
+        def both(issue: dict[str, Any]) -> bool:
+            for p in applied:  # noqa: SIM110
+                if not p(issue):
+                    return False
+            return True
+
+        return both
 
     def factor(self) -> Predicate | None:
         token = self.peek()
@@ -264,7 +279,10 @@ class _Parser:
         if op in ("=", "!=", "in", "not in"):
             def equal(issue: dict[str, Any]) -> bool:
                 checkpoint()
-                return any(v.lower() in wanted for v in _field_values(issue, name))
+                for v in _field_values(issue, name):  # noqa: SIM110 — a loop, as in ``either``
+                    if v.lower() in wanted:
+                        return True
+                return False
 
             return equal if op in ("=", "in") else (lambda issue: not equal(issue))
         if op in ("~", "!~"):
