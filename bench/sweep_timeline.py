@@ -6,7 +6,9 @@ on the children's path that stamps, on the system-wide monotonic clock (``CLOCK_
 across processes):
 
 - in every sim process (the separate server or the embedded child), each chat request's arrival and its
-  reply (``SimServer._handle_chat``'s entry and return);
+  reply (``SimServer._handle_chat``'s entry and return): ``handler_over_ms`` is the mean time in the handler
+  beyond the latency (the sim's own share of each round), ``round_over_ms`` the mean round (the active span
+  over its ⌈units / concurrency⌉ + 1 waves) beyond the latency;
 - in the sweep process, its interpreter's first Python code (``sitecustomize`` itself), the embedded sim's
   start (``SimProcessProvider.start``'s call and return) and its ``atexit``.
 
@@ -17,7 +19,8 @@ and the next arrival), last reply → exit (the end-of-sweep work and the interp
     .venv/bin/python bench/sweep_timeline.py --units 10000 --concurrency 64 [--embedded] [--repeats 3]
 
 ``--impl DIR`` runs the sweep (and its sims) from another tree of the package (a ``git worktree`` of an
-earlier commit), for before/after in one invocation.
+earlier commit), for before/after in one invocation; ``--flags '...'`` (repeatable) runs the sweep with other
+flags (``--flags '' --flags '--ledger-sync flush'``: what the ledger's flush to disk costs), each variant in turn.
 """
 
 from __future__ import annotations
@@ -58,11 +61,14 @@ if "sim serve" in _argv or "_sim_child" in _argv:
     from mpcbench_async.sim import _server
     _handle = _server.SimServer._handle_chat
     async def _stamped(self, request, raw):
-        _EVENTS.append(("in", time.monotonic()))
+        arrived = time.monotonic()
+        _EVENTS.append(("in", arrived))
         try:
             return await _handle(self, request, raw)
         finally:
-            _EVENTS.append(("out", time.monotonic()))
+            replied = time.monotonic()
+            _EVENTS.append(("out", replied))
+            _EVENTS.append(("handled", replied - arrived))
     _server.SimServer._handle_chat = _stamped
 elif " sweep " in _argv:
     import inspect
@@ -102,7 +108,8 @@ elif " sweep " in _argv:
 '''
 
 
-def one_run(impl: Path, tmp: Path, embedded: bool, units: int, concurrency: int, latency: float) -> dict[str, float]:
+def one_run(impl: Path, tmp: Path, embedded: bool, units: int, concurrency: int, latency: float,
+            flags: list[str]) -> dict[str, float]:
     """One sweep (with a sim of its own when apart); its timeline's figures (seconds from the spawn)."""
     stamps = Path(tempfile.mkdtemp(prefix="timeline", dir=tmp))
     site = stamps / "site"
@@ -124,7 +131,7 @@ def one_run(impl: Path, tmp: Path, embedded: bool, units: int, concurrency: int,
     cmd = [sys.executable, "-m", "mpcbench_async", "sweep", "--config", str(root / "model_config.json"),
            "--prompts", str(root / "prompt_config.json"), "--tasks-dir", str(root / "tasks"),
            "--data-dir", str(root / "data"), "--trials", str(units // TASKS), "--concurrency", str(concurrency),
-           "--out", str(stamps / "out"), "--quiet"]
+           "--out", str(stamps / "out"), "--quiet", *flags]
     try:
         spawn = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=impl)
@@ -139,11 +146,13 @@ def one_run(impl: Path, tmp: Path, embedded: bool, units: int, concurrency: int,
     return figures(stamps, spawn, end, units, concurrency, latency, usage.ru_utime + usage.ru_stime)
 
 
-def read_events(stamps: Path) -> tuple[dict[str, float], list[float], list[float]]:
-    """The sweep process's named stamps, and every sim process's arrival and reply times (sorted)."""
+def read_events(stamps: Path) -> tuple[dict[str, float], list[float], list[float], list[float]]:
+    """The sweep process's named stamps, every sim process's arrival and reply times (sorted), and each request's
+    time in the sim's handler (arrival to reply)."""
     named: dict[str, float] = {}
     arrivals: list[float] = []
     replies: list[float] = []
+    handled: list[float] = []
     for path in stamps.glob("*.jsonl"):
         events = [(name, float(t)) for name, t in (line.split() for line in path.read_text().splitlines())]
         if any(name == "role_sweep" for name, _ in events):
@@ -151,13 +160,14 @@ def read_events(stamps: Path) -> tuple[dict[str, float], list[float], list[float
                 named.setdefault(name, t)  # the first: a later call (``start`` spawns again, a no-op) keeps it
         arrivals += [t for name, t in events if name == "in"]
         replies += [t for name, t in events if name == "out"]
-    return named, sorted(arrivals), sorted(replies)
+        handled += [t for name, t in events if name == "handled"]
+    return named, sorted(arrivals), sorted(replies), sorted(handled)
 
 
 def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int, latency: float,
             cpu: float) -> dict[str, float]:
     """Start-up, steady state and tail of one sweep, from its stamps."""
-    named, arrivals, replies = read_events(stamps)
+    named, arrivals, replies, handled = read_events(stamps)
     first, last = arrivals[0], replies[-1]
     bound = math.ceil(units / concurrency) * latency + latency
     # requests in flight at the sim, sampled at every arrival of the steady state (the first and last wave out)
@@ -177,6 +187,11 @@ def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int
         "in_flight_mean": statistics.fmean(samples) if samples else float("nan"),
         "in_flight_min": min(samples) if samples else float("nan"),
         "requests": len(arrivals),
+        # the sim's own share of each round: its handler's time beyond the latency (parsing waits, the policy, the
+        # reply), and a whole round (a request's arrival to the same worker's next) against the latency
+        "handler_over_ms": (statistics.fmean(handled) - latency) * 1000,
+        "handler_over_p90_ms": (handled[len(handled) * 9 // 10] - latency) * 1000,
+        "round_over_ms": ((last - first) / (math.ceil(units / concurrency) + 1) - latency) * 1000,
     }
     for name in ("imports_end", "run_sweep", "sim_spawn", "inputs", "inputs_end", "checked_start_end",
                  "run_suites", "sim_start", "sim_start_end", "run_suites_end", "write_baselines",
@@ -197,25 +212,29 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--embedded", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--flags", action="append", default=[],
+                        help="the sweep command's extra flags, as one string (repeat: each set is run in turn, "
+                             "interleaved like the trees; e.g. --flags '' --flags '--ledger-sync flush')")
     parser.add_argument("--impl", type=Path, action="append",
                         help="a tree of the package to run (repeat for before/after; default this one)")
     args = parser.parse_args()
     impls = args.impl or [Path(__file__).resolve().parent.parent]
     latency = args.latency_ms / 1000
-    results: dict[Path, list[dict[str, float]]] = {impl: [] for impl in impls}
+    variants = [(impl, flags) for impl in impls for flags in (args.flags or [""])]
+    results: dict[tuple[Path, str], list[dict[str, float]]] = {variant: [] for variant in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.repeats):
-            for impl in impls:
-                r = one_run(impl, Path(tmp), args.embedded, args.units, args.concurrency, latency)
-                results[impl].append(r)
-                print(impl, orjson.dumps(r).decode(), file=sys.stderr, flush=True)
+            for impl, flags in variants:
+                r = one_run(impl, Path(tmp), args.embedded, args.units, args.concurrency, latency, flags.split())
+                results[(impl, flags)].append(r)
+                print(impl, flags, orjson.dumps(r).decode(), file=sys.stderr, flush=True)
     keys = list(dict.fromkeys(key for runs in results.values() for r in runs for key in r))
-    print("| figure | " + " | ".join(str(impl) for impl in impls) + " |")
-    print("|---|" + "---:|" * len(impls))
+    print("| figure | " + " | ".join(f"{impl} {flags}".strip() for impl, flags in variants) + " |")
+    print("|---|" + "---:|" * len(variants))
     for key in keys:
         cells = []
-        for impl in impls:
-            values = sorted(r[key] for r in results[impl] if key in r)
+        for variant in variants:
+            values = sorted(r[key] for r in results[variant] if key in r)
             cells.append(f"{statistics.median(values):.2f} ({values[0]:.2f}–{values[-1]:.2f})" if values else "–")
         print(f"| {key} | " + " | ".join(cells) + " |")
 

@@ -7,6 +7,11 @@ Requests are counted per idempotency key (the ``Idempotency-Key`` header, else a
 hash of the body): ``received`` counts every request, ``completed`` only those
 answered 200 with a full body — tests use it to prove that no call was completed
 twice. A reply carries an ``x-request-id`` header as OpenAI's do (``req_`` and a hash of the seed, key and attempt).
+
+Service time: a request's latency counts from its arrival at the handler, and a reply that needs no fault and no
+gate is made (the policy, the completion) during that wait rather than after it. Why: the sim is the yardstick of
+the runner's overhead (wall ÷ the Little's-law bound, issue 31); a burst of 128 requests used to wait on the sim's
+own work after each latency, one after another, and that lateness was charged to the runner.
 """
 
 from __future__ import annotations
@@ -260,6 +265,8 @@ class SimServer:
         return streamed
 
     async def _handle_chat(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()  # the service time counts from here, the sim's own work inside it (``_wait``)
         try:
             body = orjson.loads(raw)
             model_name = body["model"]
@@ -307,24 +314,22 @@ class SimServer:
         fault = choose_fault(spec, seed=self.seed, key=key, attempt=attempt,
                              unit_attempt=_unit_attempt(request.headers.get(UNIT_ATTEMPT_HEADER)))
         delay = latency_seconds(spec, seed=self.seed, key=key, attempt=attempt)
+        # With no fault and no gate the reply does not depend on the wait: it is made during it, not after it.
+        made = self._made(policy, body, base, spec, request, prompt_tokens, key) \
+            if fault is None and self.gate is None else None
         if delay:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(max(0.0, arrived + delay - loop.time()))
         if fault is not None and fault != "cut":  # a cut breaks off the reply: it needs one
             self._count(self.stats.faults, fault)
             return await self._inject(request, fault, spec)
 
         if self.gate is not None:
             await self.gate(key)
-        try:
-            reply = policy(body)
-        except Exception as exc:  # a policy bug is the sim's 500, never a crashed handler
-            return self._respond(500, _error_body(f"sim policy {base} failed: {type(exc).__name__}: {exc}",
-                                                  "server_error"))
-        if spec.output_tokens is not None:
-            reply = msgspec.structs.replace(reply, content=fixed_length(reply.content, spec.output_tokens))
-        if spec.quote_key:
-            reply = msgspec.structs.replace(reply, content=quoted_key(reply.content, request.headers))
-        completion = self._completion(model_name, reply, prompt_tokens, key)
+        if made is None:
+            made = self._made(policy, body, base, spec, request, prompt_tokens, key)
+        if not isinstance(made, dict):
+            return self._respond(*made)
+        completion = made
         if fault is not None:
             self._count(self.stats.faults, fault)
         headers["x-request-id"] = f"req_{hashlib.sha256(f'{self.seed}:{key}:{attempt}'.encode()).hexdigest()[:24]}"
@@ -345,6 +350,20 @@ class SimServer:
         if self.on_complete is not None:
             self.on_complete(key)
         return response
+
+    def _made(self, policy: Callable[[dict[str, Any]], Reply], body: dict[str, Any], base: str, spec: FaultSpec,
+              request: web.Request, prompt_tokens: int, key: str) -> dict[str, Any] | tuple[int, bytes]:
+        """The completion of one chat request (the policy's reply, shaped by ``spec``), or the 500 (status, body)
+        of a policy that failed."""
+        try:
+            reply = policy(body)
+        except Exception as exc:  # a policy bug is the sim's 500, never a crashed handler
+            return 500, _error_body(f"sim policy {base} failed: {type(exc).__name__}: {exc}", "server_error")
+        if spec.output_tokens is not None:
+            reply = msgspec.structs.replace(reply, content=fixed_length(reply.content, spec.output_tokens))
+        if spec.quote_key:
+            reply = msgspec.structs.replace(reply, content=quoted_key(reply.content, request.headers))
+        return self._completion(body["model"], reply, prompt_tokens, key)
 
     def _batch_answer(self, body: dict[str, Any], key: str, attempt: int) -> tuple[int, dict[str, Any]]:
         """One batch line answered as ``_chat`` would (policy, faults), minus the wire: (status, body)."""

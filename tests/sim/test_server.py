@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Iterator
 
 import aiohttp
 import orjson
@@ -10,7 +12,8 @@ import pytest
 
 from mpcbench_async.sim import FaultSpec, SimServer
 from mpcbench_async.sim._faults import choose_fault
-from mpcbench_async.sim._policies import echo, scripted
+from mpcbench_async.sim._policies import Reply, echo, scripted
+from mpcbench_async.sim._registry import _SERVING, POLICIES, register_policy
 
 
 async def post(sim: SimServer, body: bytes, key: str | None = None) -> tuple[int, dict]:
@@ -162,3 +165,43 @@ async def test_broken_replies_count_as_not_completed(kind):
             except aiohttp.ClientError:
                 pass
         assert ({"b": 1}, {}, {kind: 1}) == (sim.stats.received, sim.stats.completed, sim.stats.faults)
+
+
+class TestServiceTime:
+    """``latency_ms`` is the service time from the request's arrival: the sim's own work is inside it."""
+
+    @pytest.fixture
+    def made(self) -> Iterator[tuple[list[str], asyncio.Event]]:
+        """A policy ``sim/test-made`` that notes each request's last message as it makes the reply (and sets the
+        event)."""
+        calls: list[str] = []
+        event = asyncio.Event()
+
+        @register_policy("test-made")
+        def policy(body: dict) -> Reply:
+            calls.append(body["messages"][-1]["content"])
+            event.set()
+            return Reply(content="made")
+
+        yield calls, event
+        POLICIES.pop("sim/test-made")
+        _SERVING.clear()
+
+    async def test_the_reply_is_made_during_the_wait(self, sim, made):
+        """The policy answers as the request arrives, not once the latency has passed: a sim busy with a burst
+        of requests does not answer each later than ``latency_ms`` by its own work (issue 31)."""
+        body = orjson.dumps({"model": "sim/test-made?latency_ms=600000", "messages": [{"role": "user",
+                                                                                     "content": "q"}]})
+        calls, event = made
+        request = asyncio.create_task(post(sim, body, key="k"))
+        await asyncio.wait_for(event.wait(), 60)  # the latency is 600 s: only a policy run before the wait sets it
+        assert (["q"], False, {"k": 1}, {}) == (calls, request.done(), sim.stats.received, sim.stats.completed)
+        request.cancel()
+
+    async def test_a_fault_comes_before_the_policy(self, sim, made):
+        """With a fault the wait comes first and the policy never runs (the fault's reply needs none)."""
+        body = orjson.dumps({"model": "sim/test-made?latency_ms=1&fault=500&fail_first=1",
+                             "messages": [{"role": "user", "content": "q"}]})
+        calls, _ = made
+        assert (500, []) == ((await post(sim, body, key="k"))[0], calls)
+        assert (200, ["q"]) == ((await post(sim, body, key="k"))[0], calls)
