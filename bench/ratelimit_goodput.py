@@ -31,7 +31,10 @@ run to their end: success or failure. Modes (``--modes``):
 * ``headers``: a 1-s bucket, its limit only in the replies' ``x-ratelimit-*`` headers (no ``rpm`` configured);
 * ``no-headers``: the same bucket, no headers at all (429s with ``retry-after-ms``/``Retry-After`` only);
 * ``configured``: no headers, ``rpm`` configured at the bucket's rate (``60 × rate``);
-* ``per-minute``: a bucket holding the minute (``60 × rate``), headers on, nothing configured.
+* ``per-minute``: a bucket holding the minute (``60 × rate``), headers on, nothing configured;
+* ``fixed``: fixed 1-s windows (``rate_meter=fixed``: whole again all at once at each second's end, as many gateways
+  count), headers on and stamped as a request arrives, replies 50 ms later, nothing configured;
+* ``fixed-no-headers``: the same windows, no headers at all.
 
 ``--before REF`` runs each mode first with the code of git ``REF`` (a worktree on ``PYTHONPATH``, in a child
 process), then with this tree's, against the same sim (this tree's) reset in between. The 429s and requests
@@ -167,6 +170,8 @@ MODES = {
     "no-headers": "1-s bucket, no headers (429 + retry hint only)",
     "configured": "1-s bucket, no headers, rpm configured",
     "per-minute": "per-minute bucket, headers, nothing configured",
+    "fixed": "fixed 1-s windows, headers, 50 ms replies",
+    "fixed-no-headers": "fixed 1-s windows, no headers, 50 ms replies",
 }
 
 
@@ -181,6 +186,10 @@ def mode_setup(mode: str, rate: float) -> tuple[str, dict]:
         return f"sim/echo?rpm={rpm}&rate_window_s=1&rate_headers=none", {"rpm": rpm}
     if mode == "per-minute":
         return f"sim/echo?rpm={rpm}", {}
+    if mode == "fixed":
+        return f"sim/echo?rpm={rpm}&rate_window_s=1&rate_meter=fixed&latency_ms=50", {}
+    if mode == "fixed-no-headers":
+        return f"sim/echo?rpm={rpm}&rate_window_s=1&rate_meter=fixed&latency_ms=50&rate_headers=none", {}
     raise ValueError(mode)
 
 
