@@ -8,7 +8,8 @@ across processes):
 - in every sim process (the separate server or the embedded child), each chat request's arrival and its
   reply (``SimServer._handle_chat``'s entry and return): ``handler_over_ms`` is the mean time in the handler
   beyond the latency (the sim's own share of each round), ``round_over_ms`` the mean round (the active span
-  over its ⌈units / concurrency⌉ + 1 waves) beyond the latency;
+  over its ⌈units / concurrency⌉ + 1 waves) beyond the latency, ``agent_gap_ms`` the mean time from an agent's
+  reply to its worker's next request (the runner's part of a round);
 - in the sweep process, its interpreter's first Python code (``sitecustomize`` itself), the embedded sim's
   start (``SimProcessProvider.start``'s call and return) and its ``atexit``.
 
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -62,6 +64,7 @@ if "sim serve" in _argv or "_sim_child" in _argv:
     _handle = _server.SimServer._handle_chat
     async def _stamped(self, request, raw):
         arrived = time.monotonic()
+        role = "agent" if request.headers.get("Idempotency-Key", "").startswith("run-") else "judge"
         _EVENTS.append(("in", arrived))
         try:
             return await _handle(self, request, raw)
@@ -69,6 +72,8 @@ if "sim serve" in _argv or "_sim_child" in _argv:
             replied = time.monotonic()
             _EVENTS.append(("out", replied))
             _EVENTS.append(("handled", replied - arrived))
+            _EVENTS.append((role + "_in", arrived))
+            _EVENTS.append((role + "_out", replied))
     _server.SimServer._handle_chat = _stamped
 elif " sweep " in _argv:
     import inspect
@@ -146,12 +151,25 @@ def one_run(impl: Path, tmp: Path, embedded: bool, units: int, concurrency: int,
     return figures(stamps, spawn, end, units, concurrency, latency, usage.ru_utime + usage.ru_stime)
 
 
-def read_events(stamps: Path) -> tuple[dict[str, float], list[float], list[float], list[float]]:
-    """The sweep process's named stamps, every sim process's arrival and reply times (sorted), and each request's
-    time in the sim's handler (arrival to reply)."""
+class Events(NamedTuple):
+    """What the stamps say: the sweep process's named stamps; every sim process's arrival and reply times and the
+    agents' alone (sorted); each request's time in the sim's handler (arrival to reply)."""
+
+    named: dict[str, float]
+    arrivals: list[float]
+    replies: list[float]
+    agent_arrivals: list[float]
+    agent_replies: list[float]
+    handled: list[float]
+
+
+def read_events(stamps: Path) -> Events:
+    """The stamps of one run (``Events``)."""
     named: dict[str, float] = {}
     arrivals: list[float] = []
     replies: list[float] = []
+    agent_arrivals: list[float] = []
+    agent_replies: list[float] = []
     handled: list[float] = []
     for path in stamps.glob("*.jsonl"):
         events = [(name, float(t)) for name, t in (line.split() for line in path.read_text().splitlines())]
@@ -161,13 +179,16 @@ def read_events(stamps: Path) -> tuple[dict[str, float], list[float], list[float
         arrivals += [t for name, t in events if name == "in"]
         replies += [t for name, t in events if name == "out"]
         handled += [t for name, t in events if name == "handled"]
-    return named, sorted(arrivals), sorted(replies), sorted(handled)
+        agent_arrivals += [t for name, t in events if name == "agent_in"]
+        agent_replies += [t for name, t in events if name == "agent_out"]
+    return Events(named, sorted(arrivals), sorted(replies), sorted(agent_arrivals), sorted(agent_replies),
+                  sorted(handled))
 
 
 def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int, latency: float,
             cpu: float) -> dict[str, float]:
     """Start-up, steady state and tail of one sweep, from its stamps."""
-    named, arrivals, replies, handled = read_events(stamps)
+    named, arrivals, replies, agent_arrivals, agent_replies, handled = read_events(stamps)
     first, last = arrivals[0], replies[-1]
     bound = math.ceil(units / concurrency) * latency + latency
     # requests in flight at the sim, sampled at every arrival of the steady state (the first and last wave out)
@@ -192,6 +213,11 @@ def figures(stamps: Path, spawn: float, end: float, units: int, concurrency: int
         "handler_over_ms": (statistics.fmean(handled) - latency) * 1000,
         "handler_over_p90_ms": (handled[len(handled) * 9 // 10] - latency) * 1000,
         "round_over_ms": ((last - first) / (math.ceil(units / concurrency) + 1) - latency) * 1000,
+        # an agent's reply (leaving the handler) to its worker's next request (entering it): the runner's part of a
+        # round (the reply's processing, the records, the next unit, the ledger's commit) and both sides' HTTP.
+        # Arrival i follows the reply that freed its worker, i − concurrency: the mean does not depend on which.
+        "agent_gap_ms": statistics.fmean(a - r for a, r in zip(agent_arrivals[concurrency:], agent_replies,
+                                                                    strict=False)) * 1000,
     }
     for name in ("imports_end", "run_sweep", "sim_spawn", "inputs", "inputs_end", "checked_start_end",
                  "run_suites", "sim_start", "sim_start_end", "run_suites_end", "write_baselines",

@@ -18,12 +18,14 @@ intents are group-committed: every intent handed in while one commit is on disk
 joins the next, one write and one flush for all of them, in the ledger's own thread (the
 event loop never waits on the disk; ``bench/call_ledger.py`` measures the cost).
 No request is sent before the commit holding its intent has returned. The hand-off is
-lean (issue 31): a batch goes to the thread on a queue, the thread hands the outcome back
+lean (issue 31): an idle thread gets a batch on a queue, the thread hands each outcome back
 with one ``call_soon_threadsafe``, and each caller waits on a bare future of its own — no
 executor future chained to a loop future, no cancel scope, no ``anyio.Event`` per commit.
-The next batch is handed over as the previous one returns, so no caller's task has to drive
-it; a caller cancelled while waiting leaves at once, its intent still committed with the
-others (its request is not sent either way).
+The thread takes the next batch itself as a commit returns (the open batch is shared under a
+lock), so commits follow each other at the disk's pace, not the loop's: handed over by the
+loop, the next commit began only once the loop had worked through its queue — in a burst of
+64 replies, after the whole burst. A caller cancelled while waiting leaves at once, its intent
+still committed with the others (its request is not sent either way).
 ``fsync=False`` writes each intent to the OS at once instead (no thread, no
 flush): it survives a kill of the process — the kernel keeps the written page —
 but not a crash of the machine.
@@ -71,14 +73,15 @@ class LedgerStats(msgspec.Struct, kw_only=True):
 
 
 class _Batch:
-    """Intents committed together, and a future per caller waiting for them: each gets ``None`` once they are on
-    disk, or the error that kept them off it."""
+    """Intents committed together, a future per caller waiting for them (each gets ``None`` once they are on disk,
+    or the error that kept them off it) and the loop those futures belong to."""
 
-    __slots__ = ("lines", "waiters")
+    __slots__ = ("lines", "waiters", "loop")
 
     def __init__(self) -> None:
         self.lines: list[bytes] = []
         self.waiters: list[asyncio.Future[BaseException | None]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
 
 
 class CallLedger:
@@ -95,10 +98,12 @@ class CallLedger:
         self._encoder = msgspec.json.Encoder()
         self._fd: int | None = None
         self._size = 0  # bytes of whole lines in the file: a failed write is cut back to it
+        # The batch callers add to, and whether the thread is committing one: both the loop's and the thread's
+        # (the thread takes the next batch itself), under the lock.
+        self._lock = threading.Lock()
         self._open_batch = _Batch()
-        self._writing = False  # a batch is with the thread
-        # batches for the thread, each with the loop its callers wait on (a ledger may outlive a loop)
-        self._jobs: queue.SimpleQueue[tuple[_Batch, asyncio.AbstractEventLoop] | None] = queue.SimpleQueue()
+        self._writing = False
+        self._jobs: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()  # wakes the idle thread
         self._thread: threading.Thread | None = None  # the ledger's own thread: one commit at a time
         self._closed = False
 
@@ -115,56 +120,62 @@ class CallLedger:
                 raise self._error(intent, exc) from exc
             return
         loop = asyncio.get_running_loop()
-        batch = self._open_batch
-        batch.lines.append(line)
         committed: asyncio.Future[BaseException | None] = loop.create_future()
-        batch.waiters.append(committed)
-        if not self._writing:
-            self._hand_over(loop)
+        with self._lock:
+            batch = self._open_batch
+            batch.lines.append(line)
+            batch.waiters.append(committed)
+            batch.loop = loop
+            idle = not self._writing
+            if idle:  # the thread waits: this batch is its next, sent now
+                self._open_batch, self._writing = _Batch(), True
+        if idle:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="mpcbench-ledger", daemon=True)
+                self._thread.start()
+            self._jobs.put(batch)
         error = await committed
         if error is not None:
             if isinstance(error, OSError):
                 raise self._error(intent, error) from error
             raise error
 
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Give the open batch to the ledger's thread (started on the first commit) to write and flush; its outcome
-        comes back on ``loop``."""
-        batch, self._open_batch = self._open_batch, _Batch()
-        self._writing = True
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="mpcbench-ledger", daemon=True)
-            self._thread.start()
-        self._jobs.put((batch, loop))
-
     def _serve(self) -> None:
-        """The ledger's thread: commit each batch handed over, and hand its outcome back to the loop."""
-        while (job := self._jobs.get()) is not None:
-            batch, loop = job
-            error: BaseException | None = None
-            try:
-                self._write(batch.lines)
-            except BaseException as exc:  # an OSError fails the batch's intents; anything else is raised to them
-                error = exc
-            try:
-                loop.call_soon_threadsafe(self._committed, loop, batch, error)
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                pass
+        """The ledger's thread: commit each batch, hand its outcome back to its loop, and take the batch filled
+        meanwhile at once (not once the loop gets round to it: in a burst of replies that is after the burst)."""
+        while (batch := self._jobs.get()) is not None:
+            next_batch: _Batch | None = batch
+            while next_batch is not None:
+                batch = next_batch
+                error: BaseException | None = None
+                if self._closed:  # handed in as the ledger was closed: not written, so not sent
+                    error = OSError("the ledger is closed")
+                else:
+                    try:
+                        self._write(batch.lines)
+                    except BaseException as exc:  # an OSError fails the batch's intents; anything else is raised
+                        error = exc
+                self._settle(batch, error)
+                with self._lock:
+                    if self._open_batch.lines:
+                        next_batch, self._open_batch = self._open_batch, _Batch()
+                    else:
+                        next_batch, self._writing = None, False
 
-    def _committed(self, loop: asyncio.AbstractEventLoop, batch: _Batch, error: BaseException | None) -> None:
-        """On the loop: wake the batch's callers (those not cancelled meanwhile); hand over the next batch."""
-        for waiter in batch.waiters:
-            if not waiter.done():
-                waiter.set_result(error)
-        self._writing = False
-        if self._open_batch.lines:
-            if self._closed:  # handed in as the ledger was closed: not written, so not sent
-                for waiter in self._open_batch.waiters:
-                    if not waiter.done():
-                        waiter.set_result(OSError("the ledger is closed"))
-                self._open_batch = _Batch()
-            else:
-                self._hand_over(loop)
+    @staticmethod
+    def _settle(batch: _Batch, error: BaseException | None) -> None:
+        """Wake the batch's callers on their loop (those not cancelled meanwhile)."""
+
+        def wake() -> None:
+            for waiter in batch.waiters:
+                if not waiter.done():
+                    waiter.set_result(error)
+
+        assert batch.loop is not None
+        try:
+            batch.loop.call_soon_threadsafe(wake)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
 
     def _write(self, lines: list[bytes]) -> None:
         """Append ``lines`` (and flush them to the disk with ``fsync``); a failed write is cut back to whole lines."""
