@@ -72,7 +72,6 @@ from ..llm import (
     unsettled_calls,
 )
 from ..mpcbench import MPCBenchSuite, SweepPlan
-from ..report import render_markdown, render_table
 from ..runner import (
     AnySuite,
     Limits,
@@ -87,20 +86,20 @@ from ..runner import (
 )
 from ..runtime import DirLock, atomic_write_bytes, iter_jsonl
 from ._baselines import thresholds_from, write_baselines
-from ._certificate import Certificate
 from ._data_warnings import plan_warnings, write_data_warnings
-from ._dry_run import DryRun, estimate_sweep
 from ._experiment import open_experiment, plan_fingerprint, record_case_keys, record_experiment_keys, write_manifest
 from ._launch import launch_providers
 from ._records import Manifest
-from ._summary import Summary, summarize
-from ._summary_cache import note_inputs, reusable_summary
+from ._summary_prefetch import SummaryPrefetch
+from ._summary_types import Certificate
 from ._waves import batched, wave_line
 
 if TYPE_CHECKING:
     from ..distributed import RayExecutor
     from ..llm import Provider
     from ..tariff import TariffSuite  # imported when a tariff suite runs
+    from ._dry_run import DryRun
+    from ._summary import Summary
 
 __all__ = ["Output", "Placement", "SweepOptions", "SweepResult", "check_output_dir", "check_sweep_options",
            "dry_run_sweep", "run_sweep", "write_summary"]
@@ -225,6 +224,10 @@ def write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool
 
 def _write_summary(out: Path, *, pass_k: Sequence[int] | None = None, reuse: bool = False) -> tuple[Summary, str]:
     """``write_summary``, also returning the summary itself (its certificate decides ``--require-valid``)."""
+    from ..report import render_markdown, render_table  # imported here, see _summary_prefetch
+    from ._summary import summarize
+    from ._summary_cache import note_inputs, reusable_summary
+
     summary = reusable_summary(out, pass_k) if reuse else None
     if summary is None:
         summary = summarize(out, pass_k=pass_k)
@@ -399,6 +402,8 @@ def dry_run_sweep(options: SweepOptions, *, history: Sequence[Path] = ()) -> Dry
     plan = chosen.plan
     if plan is None or chosen.tariff or chosen.others:
         raise InputError("``dry_run``: only ``suites=mpcbench`` is estimated so far")
+    from ._dry_run import estimate_sweep  # not a sweep's: its imports stay out of every start-up
+
     return estimate_sweep(plan, config, prompts, options.output.out, concurrency=options.limits.concurrency,
                           history=history, retry_errors=options.run.retry_errors)
 
@@ -436,10 +441,12 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
     if plan is not None:
         write_data_warnings(out, warnings)
     outcomes: list[Outcome] = []
+    prefetch = SummaryPrefetch()
     async with runner:
         async with anyio.create_task_group() as tg:
             if progress is not None:
                 tg.start_soon(progress, runner)
+            tg.start_soon(prefetch.start_when_waiting)  # the summary's imports while the first requests wait
             outcomes = await runner.run_suites(chosen.suites)
             tg.cancel_scope.cancel()
     manifest.finished_at = manifest.history[-1].finished_at = datetime.now(UTC).isoformat()
@@ -451,6 +458,7 @@ async def _locked(options: SweepOptions, prompts: PromptConfig, runner: Runner, 
                               keep=manifest.fingerprint.tasks if manifest.fingerprint else ())
     # With the tariff section, the error classes, an example of each and what to do, and the certificate;
     # reused when nothing it is computed from changed.
+    prefetch.join()
     summary, table = _write_summary(out, reuse=True)
     outcome = sum(outcomes, Outcome())
     return SweepResult(out=out, outcome=outcome, interrupted=runner.stats.interrupted, table=table,
