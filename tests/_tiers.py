@@ -64,6 +64,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/sweep/test_plan_validation.py",
     "tests/sweep/test_sim_launched_early.py",
     "tests/sweep/test_suite_protocol.py",
+    "tests/sweep/test_summary_prefetch.py",
     "tests/sweep/test_summary_report.py",
     "tests/sweep/test_summary_stats.py",
     "tests/sweep/test_sweep.py",
