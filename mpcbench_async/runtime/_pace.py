@@ -23,7 +23,7 @@ import msgspec
 
 from ._limit_headers import MINUTE_S, BucketReading, counted_window
 
-__all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Window"]
+__all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window"]
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
@@ -185,6 +185,39 @@ class Window:
         if self._tat > now:
             self._tat = now + (self._tat - now) * emission / self._emission
         self._emission = emission
+
+
+class Probe:
+    """Until a model with nothing configured has its first reply: how many requests may be out.
+
+    One goes first and the rest wait for its reply (a burst sent before any reading overruns a bucket not yet
+    known). Each ``hold_s`` without a reply the allowance doubles (1, 2, 4, ...), as TCP's slow start does per
+    round trip: the old rule, all of them at once after ``hold_s``, sent a model whose replies take about that
+    long a burst of ``max_concurrency`` just before the first reading arrived (at fixed 1-s windows of 20 and
+    1-s replies, 12 of the run's 15 429s). A probe that ends without a reply (``ended``) makes room for the next.
+    """
+
+    def __init__(self, hold_s: float) -> None:
+        self.hold_s = hold_s
+        self.out = 0  # probes sent and not ended
+        self.allowed = 1
+        self.until = math.inf  # when the allowance next doubles: ``hold_s`` after the first went, then each ``hold_s``
+
+    def admit(self, now: float) -> float:
+        """0 when one more may go now (counted out), else the seconds until the allowance next doubles."""
+        if now >= self.until:
+            self.allowed *= 2
+            self.until = now + self.hold_s
+        if self.out < self.allowed:
+            self.out += 1
+            if self.until == math.inf:
+                self.until = now + self.hold_s
+            return 0.0
+        return self.until - now
+
+    def ended(self) -> None:
+        """A probe ended without a reply observed (it failed): its place is free."""
+        self.out -= 1
 
 
 class AimdRate:
