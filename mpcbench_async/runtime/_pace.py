@@ -27,6 +27,7 @@ __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
+SIZES_S = 2.0  # the burst is half the smallest bucket the replies of this many seconds reported (``Window.fit``)
 
 
 class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -91,6 +92,7 @@ class Window:
         self._read_through = -1  # the count through the request whose reading set the ceiling
         self._ceiling = math.inf  # the count ``sent`` may reach ...
         self._until = -math.inf  # ... before this instant: the reading's reset (plus the margin)
+        self._sizes: deque[tuple[float, float]] = deque()  # (arrival, size): the last SIZES_S's readings' minimum
 
     def _expire(self, now: float) -> None:
         horizon = now - self.span
@@ -151,11 +153,15 @@ class Window:
         (see the class).
 
         The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
-        closer than they left (event-loop, network and lease jitter). The pacing credit becomes at most what
-        the provider has left, so a bucket drained by someone else holds the next admissions until it has
-        refilled enough for them. A per-minute limit in the reply below the configured one paces at the
-        provider's rate (a tier lowered, a shared key); one above it never raises the configured rate. A
-        learned window takes the reply's limit as it is, higher or lower.
+        closer than they left (event-loop, network and lease jitter). The bucket is the smallest the readings of
+        the last ``SIZES_S`` reported: a token bucket reports the same size in every reply, but a *fixed* window
+        read as one (``remaining + reset × rate``) looks nearly twice the limit at its start and nearly empty at
+        its end, and a burst sized at its start let the pace send 14 back to back and then 20 a second, 29
+        within a 1-s window of 20, when the replies were too slow for any reading to cap it. The pacing credit
+        becomes at most what the provider has left, so a bucket drained by someone else holds the next
+        admissions until it has refilled enough for them. A per-minute limit in the reply below the configured
+        one paces at the provider's rate (a tier lowered, a shared key); one above it never raises the configured
+        rate. A learned window takes the reply's limit as it is, higher or lower.
         """
         if self.max_burst is None:
             return
@@ -174,7 +180,14 @@ class Window:
             else:
                 self._pace(max(self.window / self.capacity, provider), now)
         size = reading.size(self.capacity * 60.0 / self.window)
-        self.burst = max(1, int(size / 2))
+        sizes = self._sizes  # the sliding minimum: sizes rising from the oldest, a larger one dropped by a smaller
+        while sizes and (sizes[-1][1] >= size or sizes[0][0] <= now - SIZES_S):
+            if sizes[-1][1] >= size:
+                sizes.pop()
+            else:
+                sizes.popleft()
+        sizes.append((now, size))
+        self.burst = max(1, int(sizes[0][1] / 2))
         short = self.burst - reading.remaining
         if short > 0:
             self._tat = max(self._tat, now + short * self._emission)
