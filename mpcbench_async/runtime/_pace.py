@@ -153,11 +153,12 @@ class Window:
         (see the class).
 
         The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
-        closer than they left (event-loop, network and lease jitter). The bucket is the smallest the readings of
-        the last ``SIZES_S`` reported: a token bucket reports the same size in every reply, but a *fixed* window
-        read as one (``remaining + reset × rate``) looks nearly twice the limit at its start and nearly empty at
-        its end, and a burst sized at its start let the pace send 14 back to back and then 20 a second, 29
-        within a 1-s window of 20, when the replies were too slow for any reading to cap it. The pacing credit
+        closer than they left (event-loop, network and lease jitter). While the reading's ceiling holds (it came
+        before its reset) the bucket is the one it reports; otherwise it is the smallest the readings of the last
+        ``SIZES_S`` reported. A token bucket reports the same size in every reply, but a *fixed* window read as
+        one (``remaining + reset × rate``) looks nearly twice the limit at its start and nearly empty at its end:
+        with replies slower than the window no ceiling holds, and a burst sized at a window's start let the pace
+        send 14 back to back and then 20 a second, 29 within a 1-s window of 20. The pacing credit
         becomes at most what the provider has left, so a bucket drained by someone else holds the next
         admissions until it has refilled enough for them. A per-minute limit in the reply below the configured
         one paces at the provider's rate (a tier lowered, a shared key); one above it never raises the configured
@@ -187,7 +188,8 @@ class Window:
             else:
                 sizes.popleft()
         sizes.append((now, size))
-        self.burst = max(1, int(sizes[0][1] / 2))
+        capped = through is not None and now < self._until  # this reading's ceiling guards its window
+        self.burst = max(1, int((size if capped else sizes[0][1]) / 2))
         short = self.burst - reading.remaining
         if short > 0:
             self._tat = max(self._tat, now + short * self._emission)

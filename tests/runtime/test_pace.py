@@ -25,6 +25,16 @@ class TestWindow:
             bursts.append(window.burst)
         assert (2.0, [20, 1, 1, 20]) == (SIZES_S, bursts)
 
+    def test_a_reading_whose_ceiling_holds_sizes_the_burst_itself(self):
+        """Placed by ``through`` and in before its reset, a reading caps its window, so its own bucket (40) sets
+        the burst; one that arrives after its reset (request sent at 1.0, reset 0.5 s) falls back to the smallest."""
+        window = Window(1, burst=1, learned=True)
+        window.fit(BucketReading(remaining=1, reset_s=0.05, per_minute=1200), now=0.9)
+        window.fit(BucketReading(remaining=20, reset_s=1.0, per_minute=1200), now=1.0, through=0, sent_at=1.0)
+        fresh = window.burst
+        window.fit(BucketReading(remaining=20, reset_s=0.5, per_minute=1200), now=2.0, through=1, sent_at=1.0)
+        assert (20, 1) == (fresh, window.burst)
+
     def test_a_token_buckets_readings_keep_the_burst_at_half_of_it(self):
         """A 1-s bucket of 20 reports 20 in every reply (full, drained, half): the burst stays 10."""
         window = Window(1, burst=1, learned=True)
