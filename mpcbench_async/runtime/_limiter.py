@@ -24,8 +24,9 @@ adaptive rate, and yields a ``Ticket``. What paces a model, strongest first:
 
 Until the first reply arrives, a paced window admits one request per emission
 interval (slow start), and a model with nothing configured sends one request
-and holds the rest until a reply (for at most ``SLOW_START_S``), so that a
-first burst cannot overrun a bucket not yet known.
+and holds the rest until a reply, twice as many more each ``SLOW_START_S``
+without one (``_pace.Probe``), so that a first burst cannot overrun a bucket
+not yet known.
 
 Concurrency is AIMD too: a 429 episode halves the cap when the cap was what
 bound (as many requests being sent as it allows; otherwise the rate adapts,
@@ -48,7 +49,6 @@ request passes the limiter in the same loop iteration (no lock convoy).
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -60,12 +60,12 @@ import msgspec
 
 from ._clock import Clock, MonotonicClock
 from ._limit_headers import read_limit_headers
-from ._pace import AimdCap, AimdRate, LimitSettings, ModelPace, Window
+from ._pace import AimdCap, AimdRate, LimitSettings, ModelPace, Probe, Window
 
 __all__ = ["AdaptiveConcurrency", "AdaptiveRate", "LimitSettings", "Limiter", "ModelLimiter", "SlidingWindow",
            "Ticket"]
 
-SLOW_START_S = 1.0  # the longest a model with nothing configured holds requests waiting for its first reply
+SLOW_START_S = 1.0  # each this long without a first reply, a model with nothing configured lets twice as many out
 
 
 class SlidingWindow(Window):
@@ -289,7 +289,7 @@ class _Slot:
         if self._sending:
             limiter._sending -= 1
         if self._probe:
-            limiter._probe_busy = False
+            limiter._probe.ended()
             limiter._wake_probe_waiters()
         concurrency = limiter.concurrency
         concurrency.in_flight -= 1  # release_nowait, inline
@@ -348,10 +348,9 @@ class ModelLimiter:
         )
         self.pace = ModelPace(settings)
         self._locks = (anyio.Lock(fast_acquire=True), anyio.Lock(fast_acquire=True), anyio.Lock(fast_acquire=True))
-        # Nothing configured: one request goes first and the rest wait for its reply (or SLOW_START_S).
+        # Nothing configured: one request goes first and the rest wait for its reply (``_pace.Probe``).
         self._probing = settings.pacing and not settings.rpm and not settings.tpm
-        self._probe_busy = False
-        self._probe_until = math.inf
+        self._probe = Probe(SLOW_START_S)
         self._probe_changed: anyio.Event | None = None
         self._sending = 0
 
@@ -372,18 +371,12 @@ class ModelLimiter:
         return _Slot(self, token_cost)
 
     async def _first_reply(self) -> bool:
-        """While no reply has come: the first caller goes (``True``), the others wait for a reply, for the
-        probe's slot to end (the next one goes) or for ``SLOW_START_S`` after the first went."""
+        """While no reply has come: a caller the probe lets out goes (``True``), the others wait for a reply, for
+        a probe to end (the next one goes) or for the probe's allowance to double (``_pace.Probe``)."""
         while self._probing:
-            if not self._probe_busy:
-                self._probe_busy = True
-                self._probe_until = min(self._probe_until, time.monotonic() + SLOW_START_S)
-                return True
-            left = self._probe_until - time.monotonic()
+            left = self._probe.admit(time.monotonic())
             if left <= 0:
-                self.pace.end_slow_start()
-                self._end_probing()
-                break
+                return True
             if self._probe_changed is None:
                 self._probe_changed = anyio.Event()
             changed = self._probe_changed

@@ -23,10 +23,11 @@ import msgspec
 
 from ._limit_headers import MINUTE_S, BucketReading, counted_window
 
-__all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Window"]
+__all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window"]
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
+SIZES_S = 2.0  # the burst is half the smallest bucket the replies of this many seconds reported (``Window.fit``)
 
 
 class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -91,6 +92,7 @@ class Window:
         self._read_through = -1  # the count through the request whose reading set the ceiling
         self._ceiling = math.inf  # the count ``sent`` may reach ...
         self._until = -math.inf  # ... before this instant: the reading's reset (plus the margin)
+        self._sizes: deque[tuple[float, float]] = deque()  # (arrival, size): the last SIZES_S's readings' minimum
 
     def _expire(self, now: float) -> None:
         horizon = now - self.span
@@ -151,11 +153,16 @@ class Window:
         (see the class).
 
         The burst becomes half the bucket: the other half absorbs admissions that reach the provider bunched
-        closer than they left (event-loop, network and lease jitter). The pacing credit becomes at most what
-        the provider has left, so a bucket drained by someone else holds the next admissions until it has
-        refilled enough for them. A per-minute limit in the reply below the configured one paces at the
-        provider's rate (a tier lowered, a shared key); one above it never raises the configured rate. A
-        learned window takes the reply's limit as it is, higher or lower.
+        closer than they left (event-loop, network and lease jitter). While the reading's ceiling holds (it came
+        before its reset) the bucket is the one it reports; otherwise it is the smallest the readings of the last
+        ``SIZES_S`` reported. A token bucket reports the same size in every reply, but a *fixed* window read as
+        one (``remaining + reset × rate``) looks nearly twice the limit at its start and nearly empty at its end:
+        with replies slower than the window no ceiling holds, and a burst sized at a window's start let the pace
+        send 14 back to back and then 20 a second, 29 within a 1-s window of 20. The pacing credit
+        becomes at most what the provider has left, so a bucket drained by someone else holds the next
+        admissions until it has refilled enough for them. A per-minute limit in the reply below the configured
+        one paces at the provider's rate (a tier lowered, a shared key); one above it never raises the configured
+        rate. A learned window takes the reply's limit as it is, higher or lower.
         """
         if self.max_burst is None:
             return
@@ -174,7 +181,15 @@ class Window:
             else:
                 self._pace(max(self.window / self.capacity, provider), now)
         size = reading.size(self.capacity * 60.0 / self.window)
-        self.burst = max(1, int(size / 2))
+        sizes = self._sizes  # the sliding minimum: sizes rising from the oldest, a larger one dropped by a smaller
+        while sizes and (sizes[-1][1] >= size or sizes[0][0] <= now - SIZES_S):
+            if sizes[-1][1] >= size:
+                sizes.pop()
+            else:
+                sizes.popleft()
+        sizes.append((now, size))
+        capped = through is not None and now < self._until  # this reading's ceiling guards its window
+        self.burst = max(1, int((size if capped else sizes[0][1]) / 2))
         short = self.burst - reading.remaining
         if short > 0:
             self._tat = max(self._tat, now + short * self._emission)
@@ -185,6 +200,39 @@ class Window:
         if self._tat > now:
             self._tat = now + (self._tat - now) * emission / self._emission
         self._emission = emission
+
+
+class Probe:
+    """Until a model with nothing configured has its first reply: how many requests may be out.
+
+    One goes first and the rest wait for its reply (a burst sent before any reading overruns a bucket not yet
+    known). Each ``hold_s`` without a reply the allowance doubles (1, 2, 4, ...), as TCP's slow start does per
+    round trip: the old rule, all of them at once after ``hold_s``, sent a model whose replies take about that
+    long a burst of ``max_concurrency`` just before the first reading arrived (at fixed 1-s windows of 20 and
+    1-s replies, 12 of the run's 15 429s). A probe that ends without a reply (``ended``) makes room for the next.
+    """
+
+    def __init__(self, hold_s: float) -> None:
+        self.hold_s = hold_s
+        self.out = 0  # probes sent and not ended
+        self.allowed = 1
+        self.until = math.inf  # when the allowance next doubles: ``hold_s`` after the first went, then each ``hold_s``
+
+    def admit(self, now: float) -> float:
+        """0 when one more may go now (counted out), else the seconds until the allowance next doubles."""
+        if now >= self.until:
+            self.allowed *= 2
+            self.until = now + self.hold_s
+        if self.out < self.allowed:
+            self.out += 1
+            if self.until == math.inf:
+                self.until = now + self.hold_s
+            return 0.0
+        return self.until - now
+
+    def ended(self) -> None:
+        """A probe ended without a reply observed (it failed): its place is free."""
+        self.out -= 1
 
 
 class AimdRate:

@@ -11,10 +11,39 @@ import math
 import pytest
 
 from mpcbench_async.runtime import AimdCap, BucketReading, LimitSettings, ModelPace
-from mpcbench_async.runtime._pace import AimdRate, Window
+from mpcbench_async.runtime._pace import SIZES_S, AimdRate, Probe, Window
 
 
 class TestWindow:
+    def test_the_burst_is_half_the_smallest_bucket_of_the_last_readings(self):
+        """A fixed 1-s window of 20 read as a bucket (``remaining + reset × 20/s``): 40 at its start, 2 near its
+        end. The small one sets the burst until it is ``SIZES_S`` old, whatever larger ones come after it."""
+        window = Window(1, burst=1, learned=True)
+        bursts = []
+        for now, remaining, reset in ((0.0, 20, 1.0), (0.9, 1, 0.05), (1.0, 20, 1.0), (1.0 + SIZES_S, 20, 1.0)):
+            window.fit(BucketReading(remaining=remaining, reset_s=reset, per_minute=1200), now=now)
+            bursts.append(window.burst)
+        assert (2.0, [20, 1, 1, 20]) == (SIZES_S, bursts)
+
+    def test_a_reading_whose_ceiling_holds_sizes_the_burst_itself(self):
+        """Placed by ``through`` and in before its reset, a reading caps its window, so its own bucket (40) sets
+        the burst; one that arrives after its reset (request sent at 1.0, reset 0.5 s) falls back to the smallest."""
+        window = Window(1, burst=1, learned=True)
+        window.fit(BucketReading(remaining=1, reset_s=0.05, per_minute=1200), now=0.9)
+        window.fit(BucketReading(remaining=20, reset_s=1.0, per_minute=1200), now=1.0, through=0, sent_at=1.0)
+        fresh = window.burst
+        window.fit(BucketReading(remaining=20, reset_s=0.5, per_minute=1200), now=2.0, through=1, sent_at=1.0)
+        assert (20, 1) == (fresh, window.burst)
+
+    def test_a_token_buckets_readings_keep_the_burst_at_half_of_it(self):
+        """A 1-s bucket of 20 reports 20 in every reply (full, drained, half): the burst stays 10."""
+        window = Window(1, burst=1, learned=True)
+        bursts = []
+        for now, remaining, reset in ((0.0, 20, 0.0), (0.1, 0, 1.0), (0.2, 10, 0.5), (3.0, 20, 0.0)):
+            window.fit(BucketReading(remaining=remaining, reset_s=reset, per_minute=1200), now=now)
+            bursts.append(window.burst)
+        assert [10, 10, 10, 10] == bursts
+
     def test_the_window_holds_its_capacity_until_the_oldest_take_leaves_it(self):
         window = Window(2)
         window.take(1, 0.0)
@@ -168,3 +197,21 @@ class TestModelPace:
         assert 61.0 == pace.wait((1,), 0.0)
         pace.give_back(1, 1, 60)
         assert (0.0, 61.0) == (pace.wait((60,), 0.0), pace.wait((61,), 0.0))
+
+
+class TestProbe:
+    """Until a model with nothing configured has its first reply: one out, twice as many each ``hold_s``."""
+
+    def test_one_goes_and_the_others_wait_until_the_allowance_doubles(self):
+        probe = Probe(1.0)
+        decisions = [probe.admit(0.0), probe.admit(0.0), probe.admit(0.4)]
+        decisions += [probe.admit(1.0), probe.admit(1.0), probe.admit(1.5)]  # 2 may be out: 1 more
+        decisions += [probe.admit(2.0), probe.admit(2.0), probe.admit(2.0)]  # 4: 2 more
+        assert [0.0, 1.0, 0.6, 0.0, 1.0, 0.5, 0.0, 0.0, 1.0] == decisions
+        assert (4, 4) == (probe.out, probe.allowed)
+
+    def test_a_probe_that_ends_makes_room_for_the_next(self):
+        probe = Probe(1.0)
+        assert (0.0, 1.0) == (probe.admit(0.0), probe.admit(0.0))
+        probe.ended()
+        assert (0.0, 0.5) == (probe.admit(0.5), probe.admit(0.5))
