@@ -145,7 +145,7 @@ def main() -> None:
                       f"{share:.0%} success, {per_success:.3f} 429s per success, {used} of the limit used", goal, met))
 
     floor = row(cpu, "raw aiohttp floor")
-    native = row(cpu, "LLMClient native")
+    native = row(cpu, "LLMClient native", "after")
     sweep = row(cpu, "sweep (oracle agent", "after")
     embedded = row(cpu, "sweep, embedded sim", "after")
     ratio = float(sweep[3].rstrip("×"))
