@@ -182,11 +182,10 @@ class Window:
                 self._pace(max(self.window / self.capacity, provider), now)
         size = reading.size(self.capacity * 60.0 / self.window)
         sizes = self._sizes  # the sliding minimum: sizes rising from the oldest, a larger one dropped by a smaller
-        while sizes and (sizes[-1][1] >= size or sizes[0][0] <= now - SIZES_S):
-            if sizes[-1][1] >= size:
-                sizes.pop()
-            else:
-                sizes.popleft()
+        while sizes and sizes[-1][1] >= size:
+            sizes.pop()
+        while sizes and sizes[0][0] <= now - SIZES_S:
+            sizes.popleft()
         sizes.append((now, size))
         capped = through is not None and now < self._until  # this reading's ceiling guards its window
         self.burst = max(1, int((size if capped else sizes[0][1]) / 2))
