@@ -14,7 +14,6 @@ factory builds the plan from the request's choice, limits and ``MPCBenchInputs``
 from __future__ import annotations
 
 import logging
-import re
 import time
 import weakref
 from array import array
@@ -28,7 +27,7 @@ import numpy as np
 from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, cache_scope
 from ..runner import Outcome, SuiteRequest, register_suite
-from ..runtime import UnitFailure, done_keys, log_unit_error, unit_failure
+from ..runtime import UnitFailure, done_keys, log_unit_error, sorted_unique, unit_failure
 from ._agent import run_agent
 from ._checks import run_checks
 from ._judge import build_judge_input, judge_messages, run_judge
@@ -209,7 +208,7 @@ def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
     outcome = Outcome()
     for keys, ok, recorded in ((agent_keys, runs_ok, runs), (judge_keys, judges_ok, judges)):
         values = np.frombuffer(keys, dtype=np.uint64)
-        is_ok, has = np.isin(values, ok), np.isin(values, recorded)
+        is_ok, has = _within(values, ok), _within(values, recorded)
         outcome.units += len(values)
         outcome.ok += int(is_ok.sum())
         outcome.failed += int((has & ~is_ok).sum())
@@ -217,22 +216,27 @@ def plan_outcome(out_dir: str | Path, plan: SweepPlan) -> Outcome:
     return outcome
 
 
-_HEX16 = re.compile(r"[0-9a-f]{16}")
+def _within(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``keys`` (sorted, unique): ``np.isin``'s answer by bisection, with a third of its
+    temporaries (it sorts both arrays together: ~40 bytes a value, the peak of a 100k-unit no-op resume)."""
+    if not len(keys):
+        return np.zeros(len(values), dtype=bool)
+    position = np.searchsorted(keys, values)
+    position[position == len(keys)] = 0
+    return keys[position] == values
 
 
 def _numbered_keys(path: Path, record_type: type[msgspec.Struct], prefix: str) -> tuple[np.ndarray, np.ndarray]:
     """The keys of ``path`` with an ok record, and those with any, as sorted numbers (``prefix`` + 16 lowercase hex
-    digits, the shape of the plan's keys; a key of another shape is no plan key and is left out)."""
+    digits, the shape of the plan's keys; a key of another shape is no plan key and is left out). The read's columns
+    hold such keys as numbers already (``runtime.Entries``)."""
     entries = done_keys(path, record_type, warn=False)
-    ok, recorded = array("Q"), array("Q")
-    start, width = len(prefix), len(prefix) + 16
-    for key, code in zip(entries.keys, entries.codes, strict=True):
-        if len(key) == width and key.startswith(prefix) and _HEX16.fullmatch(key, start):
-            value = int(key[start:], 16)
-            recorded.append(value)
-            if code == "o":
-                ok.append(value)
-    return np.unique(np.frombuffer(ok, dtype=np.uint64)), np.unique(np.frombuffer(recorded, dtype=np.uint64))
+    if prefix not in entries.prefixes:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
+    rows = np.frombuffer(entries.kinds, dtype=np.uint8) == entries.prefixes.index(prefix)
+    values = np.frombuffer(entries.values, dtype=np.uint64)
+    ok = rows & (np.frombuffer(entries.codes, dtype=np.uint8) == ord("o"))
+    return sorted_unique(values[ok]), sorted_unique(values[rows])
 
 
 class MPCBenchInputs(msgspec.Struct, kw_only=True, frozen=True):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         read_jsonl,
         trim_torn_tail,
     )
+    from ._key_set import sorted_unique
     from ._limit_headers import BucketReading, read_limit_headers
     from ._limiter import AdaptiveConcurrency, Limiter, ModelLimiter, Ticket
     from ._lock import DirLock
@@ -39,7 +40,7 @@ _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "Mod
              "atomic_write_bytes", "current_unit_attempt", "done_keys", "hold_malloc_thresholds", "key_view",
              "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",
-             "run_keyed_units", "safe_name", "trim_torn_tail", "unit_attempt", "unit_attempt_headers",
+             "run_keyed_units", "safe_name", "sorted_unique", "trim_torn_tail", "unit_attempt", "unit_attempt_headers",
              "unit_failure"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

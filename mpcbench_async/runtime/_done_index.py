@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import NamedTuple, overload
 
 from ._files import atomic_write_bytes, write_all
+from ._key_set import MAX_PREFIXES, hex_key, split_key
 
 __all__ = ["INDEX_SUFFIX", "KEYS_READ", "Entries", "Entry", "IndexAppender", "code_of", "index_path", "read_index",
            "write_index"]
@@ -63,27 +64,54 @@ class Entry(NamedTuple):
 
 class Entries(Sequence[Entry]):
     """Every record of a results file as a resume sees it, in file order, as columns: no object per record (at 100k
-    records a ``NamedTuple`` and two floats each were ~12 MiB), and a caller that needs only keys and codes reads
-    those columns alone."""
+    records a ``NamedTuple`` and two floats each were ~12 MiB, a key string each ~7 MiB more).
 
-    __slots__ = ("keys", "codes", "started", "finished")
+    A key that ends in 16 lowercase hex digits (ours all do: ``_key_set``) is held as the number of its prefix in
+    ``prefixes`` (``kinds``, a byte) and its 8-byte number (``values``); any other key as ``others[values[i]]`` with
+    kind ``OTHER``. ``codes`` are the outcome codes as bytes. A caller that needs only some columns reads those
+    alone (numpy can view each)."""
+
+    __slots__ = ("prefixes", "_prefix", "kinds", "values", "others", "codes", "started", "finished")
+
+    OTHER = MAX_PREFIXES
 
     def __init__(self) -> None:
-        self.keys: list[str] = []
-        self.codes: list[str] = []
+        self.prefixes: list[str] = []
+        self._prefix: dict[str, int] = {}
+        self.kinds, self.codes = bytearray(), bytearray()
+        self.values = array("Q")
+        self.others: list[str] = []
         self.started, self.finished = array("d"), array("d")
 
     def append(self, key: str, code: str, started: float, finished: float) -> None:
-        self.keys.append(key)
-        self.codes.append(code)
+        split = split_key(key)
+        kind = None if split is None else self._prefix.get(split[0])
+        if kind is None and split is not None and len(self.prefixes) < self.OTHER:
+            kind = self._prefix[split[0]] = len(self.prefixes)
+            self.prefixes.append(split[0])
+        if kind is None or split is None:
+            self.kinds.append(self.OTHER)
+            self.values.append(len(self.others))
+            self.others.append(key)
+        else:
+            self.kinds.append(kind)
+            self.values.append(split[1])
+        self.codes.append(ord(code))
         self.started.append(started)
         self.finished.append(finished)
 
+    def key(self, i: int) -> str:
+        kind, value = self.kinds[i], self.values[i]
+        return self.others[value] if kind == self.OTHER else hex_key(self.prefixes[kind], value)
+
+    def code(self, i: int) -> str:
+        return chr(self.codes[i])
+
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.codes)
 
     def __iter__(self) -> Iterator[Entry]:
-        return map(Entry, self.keys, self.codes, self.started, self.finished)
+        return map(self.__getitem__, range(len(self)))
 
     @overload
     def __getitem__(self, i: int) -> Entry: ...
@@ -91,8 +119,10 @@ class Entries(Sequence[Entry]):
     def __getitem__(self, i: slice) -> list[Entry]: ...
     def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
         if isinstance(i, slice):
-            return list(map(Entry, self.keys[i], self.codes[i], self.started[i], self.finished[i]))
-        return Entry(self.keys[i], self.codes[i], self.started[i], self.finished[i])
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return Entry(self.key(i), self.code(i), self.started[i], self.finished[i])
 
 
 def index_path(path: Path) -> Path:

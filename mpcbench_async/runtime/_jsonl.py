@@ -19,7 +19,7 @@ import functools
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ import orjson
 
 from ._done_index import Entries, Entry, IndexAppender, code_of, hold, read_index, write_index
 from ._files import write_all, write_error
+from ._recorded import DoneKeys, OkTimes, Recorded
 
 __all__ = ["LINES_DECODED", "JsonlWriter", "ReadReport", "ResumeIndex", "done_keys", "iter_jsonl", "key_view",
            "read_jsonl", "trim_torn_tail"]
@@ -293,15 +294,18 @@ class ResumeIndex:
     records are all retryable (infrastructure) errors run again. A line counts
     only if it decodes as ``type_`` (by its :func:`key_view`: every required
     field present and well typed); other lines are skipped, reported in
-    ``report`` and logged once per file — never trusted as done.
+    ``report`` and logged once per file — never trusted as done. The keys are held
+    as numbers (``_recorded``): ``done`` is a set and ``times`` a mapping over them.
     """
 
-    def __init__(self, done: set[str] | None = None, report: ReadReport | None = None,
-                 tries: dict[str, int] | None = None, times: Mapping[str, tuple[float, float]] | None = None) -> None:
-        self.done: set[str] = done or set()
+    def __init__(self, done: Iterable[str] | None = None, report: ReadReport | None = None,
+                 tries: dict[str, int] | None = None, times: Mapping[str, tuple[float, float]] | None = None, *,
+                 recorded: Recorded | None = None) -> None:
+        self.recorded = recorded if recorded is not None else Recorded.of(done or (), times or {})
+        self.done = DoneKeys(self.recorded)
         self.report = report
         self.tries: dict[str, int] = tries or {}  # units to run again: how many records each already has
-        self.times: Mapping[str, tuple[float, float]] = times or {}  # (started_at, finished_at) of a key's last ok
+        self.times = OkTimes(self.recorded)  # (started_at, finished_at) of a key's last ok record
 
     @classmethod
     def from_file(cls, path: str | Path, *, retry_errors: bool = False, type_: type[msgspec.Struct] | None = None,
@@ -309,27 +313,31 @@ class ResumeIndex:
         """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status).
 
         Read through :func:`done_keys`: from the file's done-index when it is trusted, else from the records
-        (``rebuild``: and the done-index written for the next time). ``times``: also keep when each key's last
-        ``ok`` record started and finished, for ``follows``: a pipeline's stages need them to tell a follow-up
-        of an earlier record.
+        (``rebuild``: and the done-index written for the next time). ``times`` is kept for compatibility: each
+        key's last ``ok`` record's times are always at hand (``follows``; a pipeline's stages need them to tell
+        a follow-up of an earlier record).
         """
+        import numpy as np  # lazily: the runtime is imported where numpy is not needed (start-up)
+
+        del times
         report = ReadReport(path=str(path))
         entries = done_keys(path, type_, report, rebuild=rebuild)
-        counted = ("o",) if retry_errors else ("o", "e")
-        keys, codes = entries.keys, entries.codes
-        done = {key for key, code in zip(keys, codes, strict=True) if code in counted}
-        stamps = _Times({key: i for i, (key, code) in enumerate(zip(keys, codes, strict=True)) if code == "o"},
-                        entries) if times else None
-        return cls(done, report, dict(Counter(key for key in keys if key not in done)), stamps)
+        codes = np.frombuffer(entries.codes, dtype=np.uint8)
+        done = codes == ord("o") if retry_errors else (codes == ord("o")) | (codes == ord("e"))
+        recorded = Recorded(entries, done)
+        return cls(report=report, tries=dict(Counter(recorded.undone)), recorded=recorded)
+
+    def done_at(self, key: str) -> tuple[float, float] | None:
+        """None when ``key`` is not done, else when its last ok record started and finished ((0, 0): none known):
+        a membership test and the times in one lookup (a pipeline's scan makes one per unit)."""
+        return self.recorded.done_at(key)
 
     def follows(self, key: str, parent: tuple[float, float] | None) -> bool:
         """Whether ``key`` is done as a follow-up of a record that started and finished at ``parent``: a record of
         it started before ``parent`` finished followed up an earlier record of that unit (one lost since), so the
         unit is not done for this one. Without times (old records, or none kept) the key alone decides."""
-        if key not in self.done:
-            return False
-        started = self.times.get(key, (0.0, 0.0))[0]
-        return not (parent and parent[1] and started and started < parent[1])
+        at = self.done_at(key)
+        return at is not None and not (parent and parent[1] and at[0] and at[0] < parent[1])
 
     def __contains__(self, key: object) -> bool:
         return key in self.done
@@ -339,23 +347,3 @@ class ResumeIndex:
 
     def add(self, key: str) -> None:
         self.done.add(key)
-
-
-class _Times(Mapping[str, tuple[float, float]]):
-    """Key → (started_at, finished_at) of its last ok record, read from the read's columns by position: at 100k
-    records a tuple and two floats per key were ~10 MiB a file while a resume runs."""
-
-    __slots__ = ("positions", "entries")
-
-    def __init__(self, positions: dict[str, int], entries: Entries) -> None:
-        self.positions, self.entries = positions, entries
-
-    def __getitem__(self, key: str) -> tuple[float, float]:
-        i = self.positions[key]
-        return self.entries.started[i], self.entries.finished[i]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.positions)
-
-    def __len__(self) -> int:
-        return len(self.positions)

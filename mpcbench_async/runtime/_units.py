@@ -176,7 +176,7 @@ class Pipeline:
                 if key not in found:
                     self._skip(i + 1, missing)
 
-        first_done = done[0].done  # the set itself: a unit's test is no Python call
+        first_done = done[0].done  # the KeySet itself: one call a test, not two
 
         def pending() -> Iterator[Keyed]:
             left = todo  # once every unit not done has been handed out, the rest need not be listed (nor keyed)
@@ -213,23 +213,28 @@ class Pipeline:
         totals, skipped = [0] * n, [0] * n
         lacking: list[dict[str, list[str]]] = [{} for _ in range(n)]
 
-        def visit(i: int, key: str, on_disk: bool) -> None:
+        def visit(i: int, key: str, at: tuple[float, float] | None) -> None:
+            """``at``: None when ``key`` is not done on disk, else when its last ok record started and finished."""
+            on_disk = at is not None
             totals[i] += 1
             skipped[i] += on_disk
             if i + 1 == n:
                 return
             keys = self.stages[i].follow_up_keys(key)
-            ours = {k for k in keys if on_disk and done[i + 1].follows(k, done[i].times.get(key))}
+            stamps = {k: done[i + 1].done_at(k) for k in keys} if on_disk else dict.fromkeys(keys)
+            for follow_up, stamp in stamps.items():  # one done earlier than ``key`` finished is of a lost record
+                if stamp is not None and at and at[1] and stamp[0] and stamp[0] < at[1]:
+                    stamps[follow_up] = None
             if on_disk:
-                missing = [k for k in keys if k not in ours]
+                missing = [k for k in keys if stamps[k] is None]
                 if missing:
                     lacking[i][key] = missing
             for follow_up in keys:
-                visit(i + 1, follow_up, follow_up in ours)
+                visit(i + 1, follow_up, stamps[follow_up])
 
-        first_done = done[0].done
+        first = done[0]
         for key, _ in units():
-            visit(0, key, key in first_done)
+            visit(0, key, first.done_at(key))
         for i in range(n):
             self.events.planned(i, totals[i], skipped[i])
         return lacking, totals[0] - skipped[0]
