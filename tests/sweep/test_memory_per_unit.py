@@ -9,7 +9,6 @@ again fails here. Allocation counts do not depend on the machine's speed or load
 
 from __future__ import annotations
 
-import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,19 +20,9 @@ import pytest
 from mpcbench_async.sweep import RunRow, summarize
 from mpcbench_async.sweep._statistics import statistics
 from tests.sweep.conftest import plan_of
+from tests.traced import peak
 
 SMALL, LARGE = 1_000, 11_000
-
-
-def peak(step: Callable[[], Any]) -> int:
-    """The peak of traced memory while ``step`` runs, above what was allocated before it."""
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        step()
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
 
 
 def per_unit(step: Callable[[int], Any]) -> float:
