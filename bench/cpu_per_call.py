@@ -45,6 +45,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -160,9 +161,10 @@ def count_instructions(code: str, url: str, calls: int, concurrency: int, code_r
     return (counts[1] - counts[0]) / (calls - calls // 4)
 
 
-def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | None,
-              tmp: Path) -> tuple[float, float, int, float]:
-    """(runner CPU s per LLM call, its children's CPU s per call, LLM calls, wall s) of one ``sweep``."""
+def sweep_child(code: str, url: str | None, trials: int, concurrency: int, code_root: Path | None, tmp: Path,
+                prefix: tuple[str, ...] = ()) -> tuple[dict[str, Any], int, float]:
+    """(the last JSON line ``code`` printed, LLM calls, wall s) of one ``sweep`` of the shipped tasks in a child
+    running ``code`` (``SWEEP`` or a variant taking the command line after it), under ``prefix`` (e.g. valgrind)."""
     config = tmp / "model_config.json"
     defaults: dict[str, object] = {"limits": {"max_concurrency": concurrency}}
     if url is not None:
@@ -178,8 +180,8 @@ def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | 
     env = _env(code_root)
     env.pop("MPCBENCH_SIM", None)  # each code's default mode
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", SWEEP, *args], env=env, cwd=tmp, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run([*prefix, sys.executable, "-c", code, *args], env=env, cwd=tmp, capture_output=True,
+                          text=True, check=False)
     wall = time.perf_counter() - start
     lines = proc.stdout.strip().splitlines()
     figures = orjson.loads(lines[-1]) if lines and lines[-1].startswith("{") else {"code": proc.returncode}
@@ -187,6 +189,14 @@ def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | 
         raise SystemExit(f"sweep failed:\n{proc.stderr[-2000:]}")
     with (out / "calls.jsonl").open("rb") as fh:
         calls = sum(1 for _ in fh)
+    shutil.rmtree(out)
+    return figures, calls, wall
+
+
+def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | None,
+              tmp: Path) -> tuple[float, float, int, float]:
+    """(runner CPU s per LLM call, its children's CPU s per call, LLM calls, wall s) of one ``sweep``."""
+    figures, calls, wall = sweep_child(SWEEP, url, trials, concurrency, code_root, tmp)
     return figures["self_s"] / calls, figures["children_s"] / calls, calls, wall
 
 

@@ -40,6 +40,7 @@ SUBPROCESS_FILES = frozenset({
     "tests/cli/test_output_paths.py",
     "tests/cli/test_quick_exit.py",
     "tests/cli/test_sweep_dry_run.py",
+    "tests/cli/test_sweep_gc.py",
     "tests/cli/test_sweep_malloc.py",
     "tests/compare/test_cli.py",
     "tests/compare/test_real_sweeps.py",
