@@ -1,4 +1,4 @@
-"""The sweep command collects the young generation less often (``runtime/_gc.py``: ~80 µs of CPU per LLM call).
+"""The sweep command collects the young generation less often (``runtime/_gc.py``: ~70 µs of CPU per LLM call).
 
 A library caller's process keeps its collector as it was: ``run_sweep`` itself sets nothing.
 """
