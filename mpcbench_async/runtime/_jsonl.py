@@ -313,18 +313,17 @@ class ResumeIndex:
         """The index of ``path``; ``type_`` is the record type its lines must decode as (default: key + status).
 
         Read through :func:`done_keys`: from the file's done-index when it is trusted, else from the records
-        (``rebuild``: and the done-index written for the next time). ``times`` is kept for compatibility: each
-        key's last ``ok`` record's times are always at hand (``follows``; a pipeline's stages need them to tell
-        a follow-up of an earlier record).
+        (``rebuild``: and the done-index written for the next time). ``times``: also keep when each key's last
+        ``ok`` record started and finished, for ``follows``: a pipeline's stages need them to tell a follow-up
+        of an earlier record.
         """
         import numpy as np  # lazily: the runtime is imported where numpy is not needed (start-up)
 
-        del times
         report = ReadReport(path=str(path))
         entries = done_keys(path, type_, report, rebuild=rebuild)
         codes = np.frombuffer(entries.codes, dtype=np.uint8)
         done = codes == ord("o") if retry_errors else (codes == ord("o")) | (codes == ord("e"))
-        recorded = Recorded(entries, done)
+        recorded = Recorded(entries, done, times=times)
         return cls(report=report, tries=dict(Counter(recorded.undone)), recorded=recorded)
 
     def done_at(self, key: str) -> tuple[float, float] | None:

@@ -26,7 +26,7 @@ class Recorded:
 
     __slots__ = ("entries", "keys", "state", "last", "undone")
 
-    def __init__(self, entries: Entries, done: Any) -> None:
+    def __init__(self, entries: Entries, done: Any, *, times: bool = True) -> None:
         import numpy as np  # lazily: the runtime is imported where numpy is not needed (start-up)
 
         # Few temporaries, each a 4-byte int or a byte per row where it can be: at 100k units they, not what is
@@ -54,8 +54,9 @@ class Recorded:
         state = np.frombuffer(self.state, dtype=np.uint8)
         state[numbers[done]] = 1
         self.last = array("i", [-1]) * len(self.keys)  # each key's last ok row
-        ok = np.frombuffer(entries.codes, dtype=np.uint8) == ord("o")
-        np.maximum.at(np.frombuffer(self.last, dtype=np.int32), numbers[ok], np.flatnonzero(ok).astype(np.int32))
+        if times:  # else every key's times are unknown (0, 0)
+            ok = np.frombuffer(entries.codes, dtype=np.uint8) == ord("o")
+            np.maximum.at(np.frombuffer(self.last, dtype=np.int32), numbers[ok], np.flatnonzero(ok).astype(np.int32))
         # the key of each row whose key is not done, in file order: units to run again (few: retryable errors)
         self.undone = [entries.key(row) for row in np.flatnonzero(state[numbers] == 0).tolist()]
         del state  # no view left on ``state``: ``add`` may grow it
@@ -108,6 +109,11 @@ class DoneKeys(Set[str]):
 
     def add(self, key: str) -> None:
         self.recorded.add(key)
+
+    @classmethod
+    def _from_iterable(cls, keys: Iterable[Any]) -> Set[Any]:
+        """What ``|``, ``&`` and ``-`` make: a plain set."""
+        return set(keys)
 
     def __repr__(self) -> str:
         return f"DoneKeys({sorted(self)!r})"

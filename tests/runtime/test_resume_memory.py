@@ -65,3 +65,10 @@ def test_the_numbered_index_answers_as_the_records_say(tmp_path):
     assert [(1.7e9 + 1, 1.7e9 + 1.5), None, (0.0, 0.0)] == [index.done_at(keys[1]), index.done_at(keys[0]),
                                                            index.done_at(keys[10])]
     assert keys[1].upper().replace("RUN", "run") not in index  # the same digits in capitals are another key
+
+
+def test_the_done_keys_are_a_set_and_times_only_when_asked(tmp_path):
+    """``done`` combines with sets as a set does; without ``times`` no key's times are kept (as before)."""
+    index = ResumeIndex.from_file(written(tmp_path / "runs.jsonl", 40), type_=Rec)
+    assert ({"x"} | set(index.done), set(), {}) == (index.done | {"x"}, index.done - index.done, index.times)
+    assert (0.0, 0.0) == index.done_at(next(iter(index.done)))
