@@ -214,11 +214,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _check_require_valid(args)
         print(render_dry_run(dry_run_sweep(options, history=args.history)))
         return _exit.OK
-    from ..runtime import hold_malloc_thresholds, space_young_collections
+    from ..runtime import hold_malloc_thresholds, single_threaded_blas, space_young_collections
     from ._loop import run
 
     hold_malloc_thresholds()  # a long sweep's heap would otherwise grow with its units (runtime/_malloc.py)
     space_young_collections()  # ~70 µs of CPU per LLM call walking young objects otherwise (runtime/_gc.py)
+    single_threaded_blas()  # before numpy's import: its idle BLAS threads spin ~0.1 s each (runtime/_blas.py)
     return run(_sweep, args)  # uvloop: less of the runner's CPU per call (cli/_loop.py)
 
 

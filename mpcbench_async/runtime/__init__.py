@@ -6,6 +6,7 @@ from .._lazy import TYPE_CHECKING, lazy_exports
 
 if TYPE_CHECKING:
     from ._attempt import current_unit_attempt, unit_attempt, unit_attempt_headers
+    from ._blas import single_threaded_blas
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive, safe_name
@@ -41,7 +42,8 @@ _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "Mod
              "atomic_write_bytes", "current_unit_attempt", "done_keys", "hold_malloc_thresholds", "key_view",
              "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",
-             "run_keyed_units", "safe_name", "sorted_unique", "space_young_collections", "trim_torn_tail",
+             "run_keyed_units", "safe_name", "single_threaded_blas", "sorted_unique", "space_young_collections",
+             "trim_torn_tail",
              "unit_attempt", "unit_attempt_headers", "unit_failure"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

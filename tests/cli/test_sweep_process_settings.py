@@ -1,0 +1,54 @@
+"""The sweep command's settings of its own process: the young generation collected less often
+(``runtime/_gc.py``: ~70 µs of CPU per LLM call) and numpy's BLAS on one thread (``runtime/_blas.py``: its idle pool
+spun ~0.1 s per thread at start-up).
+
+A library caller's process keeps its own: ``run_sweep`` itself sets neither.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PROBE = """
+import gc, os, sys
+from mpcbench_async.cli import main
+before = gc.get_threshold()
+code = main(sys.argv[1:])
+print(code, before[0], gc.get_threshold(), os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+def test_a_sweep_collects_young_objects_less_often_and_asks_blas_for_one_thread(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, "-c", PROBE, "sweep", "--out", str(tmp_path / "out"), "--tasks", "sc01_*",
+                           "--trials", "1", "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert "0 700 (10000, 10, 10) 1" == proc.stdout.splitlines()[-1], proc.stderr
+
+
+def test_the_young_threshold_is_never_lowered():
+    import gc
+
+    from mpcbench_async.runtime import space_young_collections
+
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(50_000, 20, 30)
+        space_young_collections()
+        assert gc.get_threshold() == (50_000, 20, 30)
+    finally:
+        gc.set_threshold(*saved)
+
+
+def test_a_blas_thread_count_the_user_set_is_kept(monkeypatch):
+    from mpcbench_async.runtime import single_threaded_blas
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    single_threaded_blas()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    assert single_threaded_blas() is ("numpy" not in sys.modules)
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
