@@ -218,7 +218,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ._loop import run
 
     hold_malloc_thresholds()  # a long sweep's heap would otherwise grow with its units (runtime/_malloc.py)
-    space_young_collections()  # ~70 µs of CPU per LLM call walking young objects otherwise (runtime/_gc.py)
+    space_young_collections()  # 50–75 µs of CPU per LLM call walking young objects otherwise (runtime/_gc.py)
     single_threaded_blas()  # before numpy's import: its idle BLAS threads spin ~0.1 s each (runtime/_blas.py)
     return run(_sweep, args)  # uvloop: less of the runner's CPU per call (cli/_loop.py)
 

@@ -4,10 +4,10 @@ CPython collects its young generation every 700 net allocations of container obj
 A sweep keeps thousands of young containers alive at any moment: the coroutines, frames' cells, futures and
 handles of 64 agents' and judges' calls in flight, the dicts and lists of decoded replies. Each young collection
 walks all of them, ~0.5 ms, and a 40-trial sweep of the shipped tasks made ~340 of them (with ~30 middle and 2
-full collections that followed): 0.25–0.36 s of its ~4 s of CPU, ~70 µs per LLM call, more than any single part
+full collections that followed): 0.25–0.36 s of its ~4 s of CPU, 50–75 µs per LLM call, more than any single part
 of the agent loop, the engine or the records (bench/RESULTS.md, "Whole runner per LLM call: where the rest
 goes"). Set by the command (after its own imports) at 10,000, the same sweep makes ~45 young collections, most
-of them during the sweep's imports, and 4 middle ones: 0.08–0.11 s, ~16 µs per call; most young objects are
+of them during the sweep's imports, and 4 middle ones: 0.05–0.11 s, 13–16 µs per call; most young objects are
 freed by their reference counts before a collection would have walked them.
 
 Only how often the collector runs changes, never what it frees: unreachable cycles wait for at most 10,000 net

@@ -1,5 +1,5 @@
 """The sweep command's settings of its own process: the young generation collected less often
-(``runtime/_gc.py``: ~70 µs of CPU per LLM call) and numpy's BLAS on one thread (``runtime/_blas.py``: its idle pool
+(``runtime/_gc.py``: 50–75 µs of CPU per LLM call) and numpy's BLAS on one thread (``runtime/_blas.py``: its idle pool
 spun ~0.1 s per thread at start-up).
 
 A library caller's process keeps its own: ``run_sweep`` itself sets neither.
