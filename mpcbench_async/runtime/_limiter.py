@@ -11,7 +11,10 @@ adaptive rate, and yields a ``Ticket``. What paces a model, strongest first:
    configured: a kind with no configured window gets one *learned* from the
    headers, at the provider's rate. The burst is half the bucket they report (a
    provider metering per second holds only a second's worth), and a bucket left
-   nearly empty holds the next admissions until it has refilled.
+   nearly empty holds the next admissions until it has refilled. A reading
+   placed by its ticket also caps what is sent: until its reset for a fixed
+   window, growing at the refill for a token bucket (the readings tell which,
+   ``_pace.Window``), less what other clients on the key are seen to take.
 2. **Configuration.** ``rpm``/``tpm`` are sliding windows (never more than the
    budget in any 60 s), paced (``LimitSettings.pacing``, on by default) so the
    budget flows evenly through the minute. Until a reply tells the bucket, the

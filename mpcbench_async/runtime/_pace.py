@@ -28,6 +28,10 @@ __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
 SIZES_S = 2.0  # the burst is half the smallest bucket the replies of this many seconds reported (``Window.fit``)
+PROBE_S = 1.0  # a longer reset, not yet known as a bucket's or a window's, holds all but one request this long
+FLOW_S = 1.0  # a bucket's share taken by other clients is measured between readings this far apart ...
+FLOW_UNITS = 20.0  # ... or as far as the rate takes to refill this many units, if sooner (rounding: 1 unit in 20)
+RECHECK_S = 0.25  # a longer hold by such a reading is looked at again this often (a reading may have ended it)
 
 
 class LimitSettings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -72,6 +76,17 @@ class Window:
     (``sent_at``): a gateway stamps the headers as the request passes, so a reply that took the model seconds
     reports a window that may be long over, and counting its reset from the arrival would hold every window
     that long past its end (at a 1-s window and 1-s replies, half the limit unused).
+
+    A *token bucket* that reports its reset as the time until it is full (OpenAI's convention, the sim's) is not
+    whole at once at its reset: it refills all along, so holding a drained one for its whole reset loses up to a
+    minute of the rate (a per-minute bucket another client drained). The readings tell which it is
+    (``continuous``): a bucket's size (``remaining + reset × rate``) is the same in every reply, while a fixed
+    window's falls by the rate with every second within the window (its reset nears, its remaining does not grow)
+    and jumps up at its end. Two readings at least ``_spread`` units of the rate apart, the later one inside the
+    earlier one's window, settle it: the same size (within rounding) is a bucket's, and its ceiling then grows at
+    the rate from the reading's instant instead of lapsing at the reset. Until the readings have settled it, a
+    reading still caps what is sent until its reset, but one request goes ``PROBE_S`` after one whose reset is
+    longer, so that a long reset (a drained minute) yields a second reading instead of a minute's hold.
     """
 
     def __init__(self, capacity: int, *, window: float = WINDOW_S, span: float | None = None,
@@ -92,6 +107,18 @@ class Window:
         self._read_through = -1  # the count through the request whose reading set the ceiling
         self._ceiling = math.inf  # the count ``sent`` may reach ...
         self._until = -math.inf  # ... before this instant: the reading's reset (plus the margin)
+        self._since = -math.inf  # the reading's instant: a bucket's ceiling grows from it at ``_refill`` a second
+        self._refill = 0.0
+        self._probe_at = math.inf  # while ``continuous`` is unknown: one more may go from this instant ...
+        self._probe_ceiling = 0.0  # ... up to this count
+        self.continuous: bool | None = None  # the readings show a token bucket (True), a fixed window (False)
+        self._ref: tuple[float, float, float] | None = None  # (instant, size, reset instant): compared with the next
+        self.rejected = 0  # requests answered 429 (they took nothing from the provider's count)
+        self.others = 0.0  # units a second other clients on the key take from the provider's count (``_flow``)
+        self.measured = False
+        self._flow_ref: tuple[float, int, float, int, float] | None = None  # (instant, through, remaining,
+        # rejected, reset instant) of the reading the next is compared with
+        self._taken = (0.0, 0.0)  # units the others took and the seconds measured, each halved every FLOW_S
         self._sizes: deque[tuple[float, float]] = deque()  # (arrival, size): the last SIZES_S's readings' minimum
 
     def _expire(self, now: float) -> None:
@@ -125,8 +152,17 @@ class Window:
             excess -= amount
             room = taken + self.span - now
         wait = max(pace, room)
-        if now < self._until and self.sent + total > self._ceiling:  # the provider's count is spent until its reset
-            wait = max(wait, self._until - now)
+        over = self.sent + total - self._ceiling
+        if over > 0:
+            if self._refill:  # a bucket's: what it has left grows at its rate
+                wait = max(wait, self._since + over / self._refill - now)
+            elif now < self._until:  # spent until its reset, but for the probe (one more, from ``_probe_at``)
+                probe = self.sent + total <= self._probe_ceiling
+                if not (probe and now >= self._probe_at):
+                    hold = (min(self._probe_at, self._until) if probe else self._until) - now
+                    if self.continuous is None and hold > PROBE_S:  # the probe's reading may end it: look again soon
+                        hold = RECHECK_S
+                    wait = max(wait, hold)
         return wait if wait > 1e-9 else 0.0
 
     def take(self, amount: int, now: float, key: int | None = None) -> None:
@@ -166,13 +202,25 @@ class Window:
         """
         if self.max_burst is None:
             return
+        if through is not None and through < self._read_through:  # overtaken: a later request's reading applies
+            return
+        anchor = now if sent_at is None else min(now, sent_at + RESET_MARGIN_S)
+        per_second = (reading.per_minute or self.capacity * 60.0 / self.window) / 60.0
+        size = reading.size(per_second * 60.0)
+        self._classify(anchor, size, reading.reset_s, per_second)
         if through is not None:
-            if through < self._read_through:  # overtaken: a later request's reading is applied already
-                return
             self._read_through = through
             self._ceiling = through + reading.remaining
-            anchor = now if sent_at is None else min(now, sent_at + RESET_MARGIN_S)
-            self._until = anchor + reading.reset_s + RESET_MARGIN_S
+            self._since = anchor
+            self._until = math.inf if self.continuous else anchor + reading.reset_s + RESET_MARGIN_S
+            self._flow(anchor, through, reading.remaining, size, per_second, reading.reset_s)
+            # a bucket's refill left to this client: until what others take is measured, half of it
+            left = per_second - self.others if self.measured else per_second / 2
+            self._refill = max(per_second / 20, left) if self.continuous else 0.0
+            if self.continuous is False:  # what the others will take of the window before its reset is not ours
+                self._ceiling -= self.others * reading.reset_s
+            self._probe_at = anchor + PROBE_S if self.continuous is None and reading.reset_s > PROBE_S else math.inf
+            self._probe_ceiling = max(self._ceiling, self.sent) + 1  # one beyond those in flight already
         if reading.per_minute is not None:
             provider = 60.0 / reading.per_minute
             if self.learned:
@@ -180,7 +228,6 @@ class Window:
                 self._pace(provider, now)
             else:
                 self._pace(max(self.window / self.capacity, provider), now)
-        size = reading.size(self.capacity * 60.0 / self.window)
         sizes = self._sizes  # the sliding minimum: sizes rising from the oldest, a larger one dropped by a smaller
         while sizes and sizes[-1][1] >= size:
             sizes.pop()
@@ -192,6 +239,53 @@ class Window:
         short = self.burst - reading.remaining
         if short > 0:
             self._tat = max(self._tat, now + short * self._emission)
+
+    @staticmethod
+    def _spread(size: float, per_second: float) -> float:
+        """How far (in units) two readings of one bucket may differ: ``remaining`` is whole units, the reset
+        rounded to the millisecond."""
+        return 1.0 + 0.002 * per_second + 1e-6 * size
+
+    def _classify(self, at: float, size: float, reset_s: float, per_second: float) -> None:
+        """Compare a reading (its instant, size and reset) with the reference one (``continuous``, see the class).
+
+        Conclusive when the two are more than twice the spread plus one unit of the rate apart (a fixed window's
+        size falls by at least that much meanwhile) and the later one is inside the earlier one's window (before
+        its reset, so that a fixed window has not yet been whole again); the later one becomes the reference.
+        One past the reference's reset replaces it, one too close is left out.
+        """
+        ref = self._ref
+        spread = self._spread(size, per_second)
+        if ref is None or at >= ref[2]:
+            self._ref = (at, size, at + reset_s)
+        elif (at - ref[0]) * per_second > 2 * spread + 1:
+            self.continuous = abs(size - ref[1]) <= spread
+            self._ref = (at, size, at + reset_s)
+
+    def _flow(self, at: float, through: int, remaining: float, size: float, per_second: float,
+              reset_s: float) -> None:
+        """Measure what other clients on the key take (``others``, units a second) from this reading and the last.
+
+        Between two readings, the provider's count lost this client's accepted requests (those sent between the
+        two, less the ones answered 429) and, for a bucket, gained the rate × the time; what else it lost, other
+        clients took. A bucket's pair counts only when it cannot have been full meanwhile (a full one stops
+        refilling), a fixed window's only inside one window. The measures are summed as they come, signed (a
+        bucket's remaining is whole units, so one pair may be a unit off either way; over consecutive pairs those
+        errors cancel), each sum halved every ``FLOW_S`` seconds measured, so the rate follows a neighbour that
+        comes or goes. ``measured``: whether the sums span ``FLOW_UNITS`` of the rate (or ``FLOW_S``) yet.
+        """
+        ref = self._flow_ref
+        if ref is not None and self.continuous is not None:
+            span = max(0.0, at - ref[0])
+            ours = through - ref[1] - (self.rejected - ref[3])
+            expected = ref[2] - ours + (per_second * span if self.continuous else 0.0)
+            if (expected < size - 1) if self.continuous else at < ref[4]:
+                keep = 0.5 ** (span / FLOW_S)
+                taken, seconds = self._taken[0] * keep + expected - remaining, self._taken[1] * keep + span
+                self._taken = (taken, seconds)
+                self.measured = self.measured or seconds >= min(FLOW_S, FLOW_UNITS / per_second)
+                self.others = max(0.0, taken / seconds) if seconds > 0 else 0.0
+        self._flow_ref = (at, through, remaining, self.rejected, at + reset_s)
 
     def _pace(self, emission: float, now: float) -> None:
         """Pace at ``emission`` s per unit from now on; the admissions already paced ahead of now are re-spaced
@@ -474,6 +568,8 @@ class ModelPace:
         """A 429 for a request started at ``started_at``: the rate decreases unless the headers explain it."""
         explained = self.explained(token_cost)
         self.end_slow_start()
+        if self.requests is not None:
+            self.requests.rejected += 1
         if self.rate is not None and not explained:
             self.rate.limited(started_at, now)
 

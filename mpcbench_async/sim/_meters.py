@@ -7,6 +7,11 @@ once at its end, so a client pacing evenly at the limit straddles its boundaries
 the rate and report themselves in the same headers — ``limit`` per minute, ``remaining`` now, ``reset`` until
 whole again — so a client cannot tell them apart from one reply. ``clock`` is injectable so the meters can be
 tested without waiting.
+
+Two options play a key the client does not have to itself (``FaultSpec.rate_share``, ``rate_start``): ``share``, a
+steady other client taking that share of the rate the whole time (its requests are not served, only counted
+against the meter, so the sim's stats stay the client's own), and ``start="empty"``, a meter spent before the
+first request (a bucket empty, the first fixed window used up), as a key another client has just drained.
 """
 
 from __future__ import annotations
@@ -24,12 +29,15 @@ class Meter:
 
     kind = ""
 
-    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic, *,
+                 share: float = 0.0, start: str = "full") -> None:
         self.per_minute = per_minute
         self.window_s = window_s
         self.rate = per_minute / 60.0
         self.size = self.rate * window_s
         self.clock = clock
+        self.share = share
+        self.start = start
 
     def state(self) -> tuple[float, float]:
         """What it holds now and the seconds until it is whole again."""
@@ -62,14 +70,16 @@ class TokenBucket(Meter):
 
     kind = "bucket"
 
-    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(per_minute, window_s, clock)
-        self.tokens = self.size
+    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic, *,
+                 share: float = 0.0, start: str = "full") -> None:
+        super().__init__(per_minute, window_s, clock, share=share, start=start)
+        self.tokens = 0.0 if start == "empty" else self.size
         self.stamp = clock()
 
     def _level(self) -> float:
+        """The level now: refilled at the rate less the other client's share."""
         now = self.clock()
-        self.tokens = min(self.size, self.tokens + (now - self.stamp) * self.rate)
+        self.tokens = min(self.size, self.tokens + (now - self.stamp) * self.rate * (1.0 - self.share))
         self.stamp = now
         return self.tokens
 
@@ -93,8 +103,9 @@ class FixedWindow(Meter):
 
     kind = "fixed"
 
-    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(per_minute, window_s, clock)
+    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic, *,
+                 share: float = 0.0, start: str = "full") -> None:
+        super().__init__(per_minute, window_s, clock, share=share, start=start)
         self.window = -math.inf  # the start of the window counted
         self.used = 0.0
 
@@ -102,17 +113,22 @@ class FixedWindow(Meter):
         now = self.clock()
         start = math.floor(now / self.window_s) * self.window_s
         if start != self.window:
-            self.window, self.used = start, 0.0
+            first = self.window == -math.inf
+            self.window, self.used = start, (self.size if first and self.start == "empty" else 0.0)
         return now
+
+    def _spent(self, now: float) -> float:
+        """Used in this window: the client's and the other client's share of the window so far."""
+        return self.used + self.share * self.size * (now - self.window) / self.window_s
 
     def state(self) -> tuple[float, float]:
         now = self._now()
-        return self.size - self.used, self.window + self.window_s - now
+        return max(0.0, self.size - self._spent(now)), self.window + self.window_s - now
 
     def try_take(self, cost: float) -> float:
         now = self._now()
         cost = min(cost, self.size)
-        if self.used + cost <= self.size:
+        if self._spent(now) + cost <= self.size:
             self.used += cost
             return 0.0
         return self.window + self.window_s - now

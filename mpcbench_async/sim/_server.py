@@ -391,9 +391,10 @@ class SimServer:
     # -- helpers -----------------------------------------------------------
     def _bucket(self, model: str, kind: str, per_minute: int, spec: FaultSpec) -> Meter:
         bucket = self._buckets.get((model, kind))
-        if bucket is None or (bucket.per_minute, bucket.window_s, bucket.kind) != (
-                per_minute, spec.rate_window_s, spec.rate_meter):
-            bucket = self._buckets[(model, kind)] = METERS[spec.rate_meter](per_minute, spec.rate_window_s)
+        if bucket is None or (bucket.per_minute, bucket.window_s, bucket.kind, bucket.share, bucket.start) != (
+                per_minute, spec.rate_window_s, spec.rate_meter, spec.rate_share, spec.rate_start):
+            bucket = self._buckets[(model, kind)] = METERS[spec.rate_meter](
+                per_minute, spec.rate_window_s, share=spec.rate_share, start=spec.rate_start)
         return bucket
 
     def _rate_limit(self, model: str, spec: FaultSpec, token_cost: int) -> dict[str, str] | None:

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from mpcbench_async.runtime import AimdCap, BucketReading, LimitSettings, ModelPace
-from mpcbench_async.runtime._pace import SIZES_S, AimdRate, Probe, Window
+from mpcbench_async.runtime._pace import PROBE_S, RECHECK_S, SIZES_S, AimdRate, Probe, Window
 
 
 class TestWindow:
@@ -43,6 +43,44 @@ class TestWindow:
             window.fit(BucketReading(remaining=remaining, reset_s=reset, per_minute=1200), now=now)
             bursts.append(window.burst)
         assert [10, 10, 10, 10] == bursts
+
+    @staticmethod
+    def starts(window: Window, now: float, n: int) -> list[float]:
+        """The instants ``n`` requests are taken one after another from ``now``, each as soon as it fits."""
+        times = []
+        for _ in range(n):
+            now += window.wait(1, now)
+            window.take(1, now)
+            times.append(round(now, 6))
+        return times
+
+    def test_a_drained_buckets_readings_pace_it_at_its_refill_not_its_reset(self):
+        """A per-minute bucket of 1200 (20 a second) another client drained: 0 left, full in 60 s. Not yet known
+        as a bucket's, the reading holds all but one request until ``PROBE_S`` after it (a hold that long is looked
+        at again every ``RECHECK_S``); the probe's reply (20 left, full in 59 s: the same size a second later)
+        shows a bucket, whose ceiling then grows at its rate: what the pace's credit allows at once (19), then one
+        every 0.05 s. (Before: nothing until the reset, 60 s.)"""
+        window = Window(1, burst=1, learned=True)
+        window.fit(BucketReading(remaining=0, reset_s=60.0, per_minute=1200), now=0.0, through=0, sent_at=0.0)
+        assert (None, 1.0) == (window.continuous, window.wait(1, 0.0))
+        window.take(1, 1.0)
+        assert (PROBE_S, RECHECK_S) == (1.0, window.wait(1, 1.0))
+        window.fit(BucketReading(remaining=20, reset_s=59.0, per_minute=1200), now=1.02, through=1, sent_at=1.0)
+        assert (True, 0.0) == (window.continuous, window.others)
+        assert [1.02] * 19 + [1.05, 1.1, 1.15] == self.starts(window, 1.02, 22)
+
+    def test_what_others_take_of_a_fixed_window_is_left_to_them(self):
+        """A fixed 1-s window of 20: the first request's reading says 19 left (whole in 1 s), the second's, half a
+        second later, 14: one was ours, so others took 4 in 0.5 s (the sizes, 39 then 24, show a fixed window).
+        Of the 14, the 4 they will take by the reset are theirs: 10 go at once, the next at the reset (1.02 s).
+        (Before: all 14, into 429s as the others took theirs.)"""
+        window = Window(1, burst=1, learned=True)
+        window.take(1, 0.0)
+        window.fit(BucketReading(remaining=19, reset_s=1.0, per_minute=1200), now=0.0, through=1, sent_at=0.0)
+        window.take(1, 0.5)
+        window.fit(BucketReading(remaining=14, reset_s=0.5, per_minute=1200), now=0.5, through=2, sent_at=0.5)
+        assert (False, 8.0) == (window.continuous, window.others)
+        assert [0.5] * 10 + [1.02] == self.starts(window, 0.5, 11)
 
     def test_the_window_holds_its_capacity_until_the_oldest_take_leaves_it(self):
         window = Window(2)

@@ -48,3 +48,33 @@ def test_a_fixed_windows_reading_and_its_size():
     assert (10.0, 0.5) == reading(window)
     clock.now = 3.0
     assert (0.0, (0.0, 1.0)) == (window.try_take(50), reading(window))
+
+
+def test_an_empty_start_is_a_key_drained_before_the_first_request():
+    """``start="empty"``: a per-minute bucket of 1200 has nothing at first and reports the whole minute to full;
+    a fixed 1-s window's first window is spent, the next one whole."""
+    clock = Clock(10.0)
+    bucket = TokenBucket(1200, 60.0, clock, start="empty")
+    assert (0.05, (0.0, 60.0)) == (round(bucket.try_take(1), 6), reading(bucket))
+    clock.now = 10.05
+    assert 0.0 == round(bucket.try_take(1), 6)
+    clock = Clock(5.5)
+    window = FixedWindow(1200, 1.0, clock, start="empty")
+    assert (0.5, (0.0, 0.5)) == (window.try_take(1), reading(window))
+    clock.now = 6.0
+    assert 0.0 == window.try_take(1)
+
+
+def test_a_share_is_another_client_taking_part_of_the_rate():
+    """``share=0.4``: a 1-s bucket of 20, drained, refills at 12 a second (the other client takes 8), so after
+    0.5 s it holds 6; a fixed window of 20 is spent 8 by its end, 4 half-way, whatever the client took."""
+    clock = Clock(0.0)
+    bucket = TokenBucket(1200, 1.0, clock, share=0.4)
+    assert [0.0] * 20 == [bucket.try_take(1) for _ in range(20)]
+    clock.now = 0.5
+    assert [0.0] * 6 == [bucket.try_take(1) for _ in range(6)]
+    assert 0.0 < bucket.try_take(1)
+    clock = Clock(3.5)
+    window = FixedWindow(1200, 1.0, clock, share=0.4)
+    assert [0.0] * 16 + [0.5] == [window.try_take(1) for _ in range(17)]
+    assert (0.0, 0.5) == reading(window)
