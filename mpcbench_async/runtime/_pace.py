@@ -198,9 +198,10 @@ class Window:
         becomes at most what the provider had left, so a bucket drained by someone else holds the next
         admissions until it has refilled enough for them: counted from when the reading's request left, less
         the units sent after it (not from the reply's arrival: at a sliding log, full at its rate, that put
-        each start a round trip's transit later, a place lost for good each time; 93% of the limit used). A per-minute limit in the reply below the configured
-        one paces at the provider's rate (a tier lowered, a shared key); one above it never raises the configured
-        rate. A learned window takes the reply's limit as it is, higher or lower.
+        each start a round trip's transit later, a place lost for good each time; 93% of the limit used). A
+        per-minute limit in the reply below the configured one paces at the provider's rate (a tier lowered, a
+        shared key); one above it never raises the configured rate. A learned window takes the reply's limit as
+        it is, higher or lower.
         """
         if self.max_burst is None:
             return
