@@ -195,10 +195,13 @@ class Window:
         one (``remaining + reset × rate``) looks nearly twice the limit at its start and nearly empty at its end:
         with replies slower than the window no ceiling holds, and a burst sized at a window's start let the pace
         send 14 back to back and then 20 a second, 29 within a 1-s window of 20. The pacing credit
-        becomes at most what the provider has left, so a bucket drained by someone else holds the next
-        admissions until it has refilled enough for them. A per-minute limit in the reply below the configured
-        one paces at the provider's rate (a tier lowered, a shared key); one above it never raises the configured
-        rate. A learned window takes the reply's limit as it is, higher or lower.
+        becomes at most what the provider had left, so a bucket drained by someone else holds the next
+        admissions until it has refilled enough for them: counted from when the reading's request left, less
+        the units sent after it (not from the reply's arrival: at a sliding log, full at its rate, that put
+        each start a round trip's transit later, a place lost for good each time; 93% of the limit used). A
+        per-minute limit in the reply below the configured one paces at the provider's rate (a tier lowered, a
+        shared key); one above it never raises the configured rate. A learned window takes the reply's limit as
+        it is, higher or lower.
         """
         if self.max_burst is None:
             return
@@ -236,9 +239,12 @@ class Window:
         sizes.append((now, size))
         capped = through is not None and now < self._until  # this reading's ceiling guards its window
         self.burst = max(1, int((size if capped else sizes[0][1]) / 2))
-        short = self.burst - reading.remaining
+        # the pace's credit at most what the provider had left at the reading, less what was sent after its request
+        after = 0 if through is None else self.sent - through
+        short = self.burst - reading.remaining + after
         if short > 0:
-            self._tat = max(self._tat, now + short * self._emission)
+            self._tat = max(self._tat, (now if through is None or sent_at is None else sent_at)
+                            + short * self._emission)
 
     @staticmethod
     def _spread(size: float, per_second: float) -> float:

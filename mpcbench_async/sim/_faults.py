@@ -54,7 +54,10 @@ provider that meters per second (a bucket of ``rpm/60``, so a burst of more than
 a second's worth earns 429s although the minute's budget is not spent).
 ``rate_meter=fixed`` counts fixed windows of ``rate_window_s`` instead (as many
 gateways do: so many requests per whole second or minute of the clock), each
-whole again all at once at its end (``_meters``). ``rate_share=0.4`` plays another
+whole again all at once at its end (``_meters``); ``rate_meter=log`` a sliding log
+(at most ``rate_window_s`` seconds of the rate within any trailing ``rate_window_s``
+seconds, each request's place free again that long after it, the reset when the
+oldest leaves). ``rate_share=0.4`` plays another
 client on the same key taking 40% of the rate the whole time (a bucket refills at
 60% of it; a fixed window is spent 40% of the way by its end), and
 ``rate_start=empty`` a meter spent before the first request (a key just drained):
@@ -116,7 +119,7 @@ class FaultSpec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields
     rpm: int | None = None
     tpm: int | None = None
     rate_window_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
-    rate_meter: Literal["bucket", "fixed"] = "bucket"
+    rate_meter: Literal["bucket", "fixed", "log"] = "bucket"
     rate_share: Annotated[float, msgspec.Meta(ge=0, lt=1)] = 0.0
     rate_start: Literal["full", "empty"] = "full"
     rate_headers: Literal["openai", "anthropic", "none"] = "openai"

@@ -1,9 +1,12 @@
-"""How the sim meters a model's ``rpm``/``tpm`` (``FaultSpec.rate_meter``): a token bucket or a fixed window.
+"""How the sim meters a model's ``rpm``/``tpm`` (``FaultSpec.rate_meter``): a token bucket, a fixed window or a
+sliding log.
 
-Providers do both. A token bucket (OpenAI's documented behaviour, the default here) refills continuously; a fixed
+Providers do all three. A token bucket (OpenAI's documented behaviour, the default here) refills continuously; a fixed
 window (what many gateways and proxies count: so many requests per whole second or minute) is whole again all at
 once at its end, so a client pacing evenly at the limit straddles its boundaries and one that trusts a reply's
-``remaining`` until the reset must count the requests it sent after that reply's. Both hold ``window_s`` seconds of
+``remaining`` until the reset must count the requests it sent after that reply's; a sliding log (at most so many in
+any trailing window) frees each request's place one by one, ``window_s`` after it, so a client that sends late
+loses that place for good. All three hold ``window_s`` seconds of
 the rate and report themselves in the same headers — ``limit`` per minute, ``remaining`` now, ``reset`` until
 whole again — so a client cannot tell them apart from one reply. ``clock`` is injectable so the meters can be
 tested without waiting.
@@ -18,10 +21,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-__all__ = ["METERS", "FixedWindow", "Meter", "TokenBucket"]
+__all__ = ["METERS", "FixedWindow", "Meter", "SlidingLog", "TokenBucket"]
 
 
 class Meter:
@@ -134,4 +138,49 @@ class FixedWindow(Meter):
         return self.window + self.window_s - now
 
 
-METERS: dict[str, type[Meter]] = {"bucket": TokenBucket, "fixed": FixedWindow}
+class SlidingLog(Meter):
+    """At most ``window_s`` seconds of the rate taken within any trailing ``window_s`` seconds: each take leaves
+    the log ``window_s`` after it, which is what a reply's reset tells (when the oldest leaves). Another client's
+    steady ``share`` holds that share of the log all along; ``start="empty"``: a log full at its creation."""
+
+    kind = "log"
+
+    def __init__(self, per_minute: int, window_s: float, clock: Callable[[], float] = time.monotonic, *,
+                 share: float = 0.0, start: str = "full") -> None:
+        super().__init__(per_minute, window_s, clock, share=share, start=start)
+        self.log: deque[tuple[float, float]] = deque()  # (taken at, amount), oldest first
+        self.used = 0.0
+        if start == "empty":
+            self.log.append((clock(), self.size))
+            self.used = self.size
+
+    def _now(self) -> float:
+        now = self.clock()
+        log = self.log
+        while log and log[0][0] <= now - self.window_s:
+            self.used -= log.popleft()[1]
+        return now
+
+    def state(self) -> tuple[float, float]:
+        now = self._now()
+        left = max(0.0, self.size * (1.0 - self.share) - self.used)
+        return left, (self.log[0][0] + self.window_s - now if self.log else 0.0)
+
+    def try_take(self, cost: float) -> float:
+        now = self._now()
+        room = self.size * (1.0 - self.share)
+        cost = min(cost, room)
+        over = self.used + cost - room
+        if over <= 0:
+            self.log.append((now, cost))
+            self.used += cost
+            return 0.0
+        leaves = now
+        for taken, amount in self.log:  # the oldest takes leave first: wait for enough of them
+            leaves, over = taken + self.window_s, over - amount
+            if over <= 0:
+                break
+        return leaves - now
+
+
+METERS: dict[str, type[Meter]] = {"bucket": TokenBucket, "fixed": FixedWindow, "log": SlidingLog}

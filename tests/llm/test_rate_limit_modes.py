@@ -15,7 +15,7 @@ not sleep to wait for anything (the arrivals are spaced, nothing else). The mode
 * a bucket holding the minute, headers on: no 429s;
 * fixed 1-s windows (``rate_meter=fixed``, whole again all at once at each second's end, as many gateways count),
   headers on: no 429s at all (a reading caps what is sent until its reset); without headers, the AIMD rate (under
-  5%);
+  5%); a sliding log (``rate_meter=log``, each request's place free again a second after it), headers on: under 1%;
 * a per-minute bucket drained before the first call (``rate_start=empty``: its reset says a minute to full), alone
   and with another client on the key taking 40% of the rate (``rate_share``), and fixed 1-s windows with that
   neighbour: under 1% 429s per success, the readings telling the bucket (it refills all along) from the window.
@@ -116,6 +116,18 @@ async def test_a_fixed_window_with_headers_is_never_overrun():
         "sim/echo?rpm=2400&rate_window_s=1&rate_meter=fixed&latency_ms=50", {}, rate=40, calls=240)
     assert ({}, 0) == (failed, rejected(sim))
     assert {f"k{i}": 1 for i in range(240)} == sim.stats.completed
+    assert limiter.requests is not None and 2400 == limiter.requests.capacity
+
+
+async def test_a_sliding_log_with_headers_is_not_overrun():
+    """A sliding log of 40 in any trailing second (``rate_meter=log``), the limit only in the headers, replies 50 ms
+    after the stamp: the pace keeps to the log's rate (a reply's credit counted from its request's departure, the
+    requests sent after it included) without running into it: every call succeeds, under 1% 429s per success."""
+    sim, failed, limiter = await offered_twice_the_rate(
+        "sim/echo?rpm=2400&rate_window_s=1&rate_meter=log&latency_ms=50", {}, rate=40, calls=320)
+    assert {} == failed
+    assert {f"k{i}": 1 for i in range(320)} == sim.stats.completed
+    assert rejected(sim) < 0.01 * 320
     assert limiter.requests is not None and 2400 == limiter.requests.capacity
 
 

@@ -336,7 +336,8 @@ class TestAReadingCapsWhatIsSentUntilItsReset:
     @pytest.mark.parametrize(("replied_at", "starts_at"), [
         (0.01, 0.33),  # a quick reply: the reset counts from its arrival, 0.01 + 0.3 + the margin
         (0.25, 0.34),  # a slow one: from the margin after its request left (0.02), not from its arrival
-        (2.0, 2.05),  # slower than the window: the window it reports is over; only the pace (0 left: one emission)
+        (2.0, 2.0),  # slower than the window: the window it reports is over, and the pace's credit counts from
+        # the request's departure (0 left then, nothing sent since, 2 s of the rate gone by): at once
     ])
     async def test_the_reset_counts_from_the_request_when_the_reply_is_slow(self, replied_at, starts_at):
         """A gateway stamps the headers as the request passes: the 6th request's reply (0 left, reset in 0.3 s)

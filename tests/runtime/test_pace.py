@@ -82,6 +82,25 @@ class TestWindow:
         assert (False, 8.0) == (window.continuous, window.others)
         assert [0.5] * 10 + [1.02] == self.starts(window, 0.5, 11)
 
+    def test_a_full_sliding_logs_readings_keep_the_pace_at_its_rate(self):
+        """A log of at most 20 in any trailing second, full at 20 a second: each reply, 52 ms after its request
+        left, says 0 left and the oldest leaving 49 ms after the stamp (1 ms after the send). By then the next
+        request has gone, so the provider has nothing left for the pace until one emission after that one: the
+        starts stay 0.05 s apart. (Before: the credit was counted from the reply's arrival, so each reply put
+        the next start 2 ms later, lost for good at a log whose slots free one by one: 93% of the limit used.)"""
+        window = Window(1, burst=1, learned=True)
+        window.fit(BucketReading(remaining=0, reset_s=0.049, per_minute=1200), now=0.0)
+        now, starts = 0.0, []
+        for k in range(12):
+            now += window.wait(1, now)
+            window.take(1, now)
+            starts.append(round(now, 6))
+            if k:  # the reply to the request before this one
+                now = starts[k - 1] + 0.052
+                window.fit(BucketReading(remaining=0, reset_s=0.049, per_minute=1200), now=now, through=k,
+                           sent_at=starts[k - 1])
+        assert [round(0.05 * (k + 1), 6) for k in range(12)] == starts
+
     def test_the_window_holds_its_capacity_until_the_oldest_take_leaves_it(self):
         window = Window(2)
         window.take(1, 0.0)

@@ -1,9 +1,10 @@
-"""The sim's two rate meters on a virtual clock: a token bucket refills continuously, a fixed window all at once."""
+"""The sim's rate meters on a virtual clock: a token bucket refills continuously, a fixed window all at once, a
+sliding log one place at a time."""
 
 from __future__ import annotations
 
 from mpcbench_async.runtime import read_limit_headers
-from mpcbench_async.sim._meters import FixedWindow, TokenBucket
+from mpcbench_async.sim._meters import FixedWindow, Meter, SlidingLog, TokenBucket
 
 
 class Clock:
@@ -14,7 +15,7 @@ class Clock:
         return self.now
 
 
-def reading(meter: TokenBucket | FixedWindow) -> tuple[float, float]:
+def reading(meter: Meter) -> tuple[float, float]:
     """(remaining, reset in seconds) as a client reads the meter's headers."""
     got = read_limit_headers(meter.headers("requests"))["requests"]
     return got.remaining, got.reset_s
@@ -78,3 +79,30 @@ def test_a_share_is_another_client_taking_part_of_the_rate():
     window = FixedWindow(1200, 1.0, clock, share=0.4)
     assert [0.0] * 16 + [0.5] == [window.try_take(1) for _ in range(17)]
     assert (0.0, 0.5) == reading(window)
+
+
+def test_a_sliding_log_frees_each_place_a_window_after_it():
+    """At most 20 in any trailing second: 10 at 0.0 s and 10 at 0.5 s fill it; the 21st is told to wait until the
+    first ten leave (1.0 s), and at 1.0 s those ten places are free, not the whole log (a fixed window's would be).
+    The reset is when the oldest leaves. A cost of 15 at 1.0 s waits for the 0.5-s takes too (1.5 s)."""
+    clock = Clock(0.0)
+    log = SlidingLog(1200, 1.0, clock)
+    assert [0.0] * 10 == [log.try_take(1) for _ in range(10)]
+    clock.now = 0.5
+    assert [0.0] * 10 + [0.5] == [log.try_take(1) for _ in range(11)]
+    assert (0.0, 0.5) == reading(log)
+    clock.now = 1.0
+    assert (10.0, 0.5) == reading(log)
+    assert (0.5, [0.0] * 10, (0.0, 0.5)) == (log.try_take(15), [log.try_take(1) for _ in range(10)], reading(log))
+
+
+def test_a_sliding_logs_share_and_empty_start():
+    """``share=0.4`` holds 8 of a log of 20 all along: 12 pass; ``start="empty"``: full at its creation, whole again
+    a window later."""
+    log = SlidingLog(1200, 1.0, Clock(0.0), share=0.4)
+    assert [0.0] * 12 + [1.0] == [log.try_take(1) for _ in range(13)]
+    clock = Clock(3.0)
+    log = SlidingLog(1200, 1.0, clock, start="empty")
+    assert (1.0, (0.0, 1.0)) == (log.try_take(1), reading(log))
+    clock.now = 4.0
+    assert [0.0] * 20 == [log.try_take(1) for _ in range(20)]
