@@ -25,6 +25,17 @@ def add_sim(commands: Commands) -> None:
                     help="serve the sim over HTTP (POST /v1/chat/completions, GET /v1/models, GET /sim/stats)")
 
 
+def _share(text: str) -> float:
+    """A share of a rate: 0 <= F < 1 (the whole rate would leave nothing to the client under test)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1, got {text}")
+    return value
+
+
 def _add_serve(commands: Commands) -> None:
     serve = commands.add_parser(
         "serve",
@@ -41,6 +52,16 @@ def _add_serve(commands: Commands) -> None:
     serve.add_argument("--rate-window-s", type=_positive, default=60.0, metavar="S",
                        help="meter --rpm/--tpm in buckets of S seconds of the rate, refilled continuously "
                        "(default: 60, a minute's budget at once; 1: per second, as some providers do)")
+    serve.add_argument("--rate-meter", choices=("bucket", "fixed", "log"), default="bucket",
+                       help="how --rpm/--tpm are counted: a token bucket refilled continuously (bucket, default), "
+                       "fixed windows of --rate-window-s whole again at each end (fixed), or at most that much "
+                       "within any trailing window (log: a sliding log)")
+    serve.add_argument("--rate-share", type=_share, default=0.0, metavar="F",
+                       help="play another client on the same key taking this share (0 <= F < 1) of the rate the "
+                       "whole time (default: 0)")
+    serve.add_argument("--rate-start", choices=("full", "empty"), default="full",
+                       help="each model's meter full at the start (default) or spent before the first request "
+                       "(empty: a key just drained)")
     serve.add_argument("--rate-headers", choices=("openai", "anthropic", "none"), default="openai",
                        help="how replies report the --rpm/--tpm buckets: x-ratelimit-* (openai, default), "
                        "anthropic-ratelimit-* (anthropic) or not at all (none: 429s only)")
@@ -67,7 +88,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     spec = FaultSpec(
         latency_ms=args.latency_ms, latency_sd_ms=args.latency_sd_ms, rpm=args.rpm, tpm=args.tpm,
-        rate_window_s=args.rate_window_s, rate_headers=args.rate_headers, rate_hint=args.rate_hint,
+        rate_window_s=args.rate_window_s, rate_meter=args.rate_meter, rate_share=args.rate_share,
+        rate_start=args.rate_start, rate_headers=args.rate_headers, rate_hint=args.rate_hint,
         p429=args.p429, p500=args.p500, p502=args.p502, p503=args.p503, pdrop=args.pdrop,
         ptimeout=args.ptimeout, ptruncate=args.ptruncate, pmalformed=args.pmalformed, pcut=args.pcut,
         retry_after_ms=args.retry_after_ms, tokens_per_s=args.tokens_per_s, output_tokens=args.output_tokens,

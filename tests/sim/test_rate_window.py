@@ -127,3 +127,23 @@ def test_sim_serve_refuses_a_window_of_zero(capsys):
         main(["sim", "serve", "--rate-window-s", "0"])
     assert 2 == exit_info.value.code
     assert "argument --rate-window-s: must be above 0, got 0" in capsys.readouterr().err
+
+
+def test_sim_serve_meters_a_fixed_window_spent_before_the_first_request():
+    """`sim serve --rpm 60 --rate-window-s 10 --rate-meter fixed --rate-start empty`: the window of 10 is spent
+    already, so the first request is a 429 and the headers say none is left."""
+    body = {"model": "sim/echo", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+    with sim_subprocess(["--rpm", "60", "--rate-window-s", "10", "--rate-meter", "fixed", "--rate-start", "empty"]
+                        ) as base_url, httpx.Client() as client:
+        reply = client.post(base_url + "/chat/completions", json=body, headers={"Idempotency-Key": "k0"})
+    assert 429 == reply.status_code
+    assert "0" == reply.headers["x-ratelimit-remaining-requests"]
+
+
+@pytest.mark.parametrize("share", ["1", "-0.1", "half"])
+def test_sim_serve_refuses_a_share_outside_zero_to_one(capsys, share):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sim", "serve", f"--rate-share={share}"])
+    assert 2 == exit_info.value.code
+    expected = f"not a number: {share!r}" if share == "half" else f"must be at least 0 and below 1, got {share}"
+    assert f"argument --rate-share: {expected}" in capsys.readouterr().err
