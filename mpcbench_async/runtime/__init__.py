@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         read_jsonl,
         trim_torn_tail,
     )
-    from ._key_set import sorted_unique
+    from ._key_set import bucketed, find_bucketed, sorted_unique
     from ._limit_headers import BucketReading, read_limit_headers
     from ._limiter import AdaptiveConcurrency, Limiter, ModelLimiter, Ticket
     from ._lock import DirLock
@@ -39,7 +39,8 @@ __all__ = ["Clock", "DirLock", "FakeClock", "JsonlWriter", "LimitSettings", "Lim
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
 _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "ModelPace", "Ticket", "UnitFailure",
-             "atomic_write_bytes", "current_unit_attempt", "done_keys", "hold_malloc_thresholds", "key_view",
+             "atomic_write_bytes", "bucketed", "current_unit_attempt", "done_keys", "find_bucketed",
+             "hold_malloc_thresholds", "key_view",
              "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",
              "run_keyed_units", "safe_name", "single_threaded_blas", "sorted_unique", "space_young_collections",

@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Set
 from typing import Any
 
-__all__ = ["MAX_PREFIXES", "KeySet", "hex_key", "sorted_unique", "split_key"]
+__all__ = ["MAX_PREFIXES", "KeySet", "bucketed", "find_bucketed", "hex_key", "sorted_unique", "split_key"]
 
 _HEX16 = re.compile(r"[0-9a-f]{16}")
 MAX_PREFIXES = 255  # a prefix's number fits a byte (``Entries.kinds``); one more is "not packed"
@@ -42,6 +42,28 @@ def sorted_unique(values: Any) -> Any:
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values if keep.all() else values[keep]
+
+
+def bucketed(values: Any) -> tuple[array[int], int, array[int]]:
+    """Sorted unique 8-byte ``values`` (a numpy uint64 array) as (the values, the shift to a value's bucket, where
+    each bucket starts): hash digits are spread evenly, so with a bucket per 4–8 values by the top bits a value is
+    found by bisecting a handful of them, not all; the starts are 4-byte ints (~0.7 bytes a value)."""
+    import numpy as np
+
+    bits = max(1, len(values).bit_length() - 3)
+    starts = np.searchsorted(values, np.arange(2 ** bits, dtype=np.uint64) << np.uint64(64 - bits))
+    packed, where = array("Q"), array("i")
+    packed.frombytes(values.view(np.uint8))  # from the buffer: no copy between
+    where.frombytes(np.append(starts, len(values)).astype(np.int32).tobytes())
+    return packed, 64 - bits, where
+
+
+def find_bucketed(values: array[int], shift: int, starts: array[int], value: int) -> int | None:
+    """Where ``value`` is in ``bucketed``'s values, or None."""
+    bucket = value >> shift
+    end = starts[bucket + 1]
+    position = bisect_left(values, value, starts[bucket], end)
+    return position if position < end and values[position] == value else None
 
 
 def hex_key(prefix: str, value: int) -> str:
@@ -91,14 +113,8 @@ class KeySet(Set[str]):
             values = sorted_unique(values.copy())
         if not len(values):
             return
-        # Hash digits are spread evenly: with a bucket per 4–8 keys by the top bits, a key is found by bisecting a
-        # handful of values, not all. Where each bucket starts, as 4-byte ints (~0.7 bytes a key).
-        bits = max(1, len(values).bit_length() - 3)
-        starts = np.searchsorted(values, np.arange(2 ** bits, dtype=np.uint64) << np.uint64(64 - bits))
-        packed, where = array("Q"), array("i")
-        packed.frombytes(values.view(np.uint8))  # from the buffer: no copy between
-        where.frombytes(np.append(starts, len(values)).astype(np.int32).tobytes())
-        self.packed[prefix] = (packed, self.size, 64 - bits, where)
+        packed, shift, where = bucketed(values)
+        self.packed[prefix] = (packed, self.size, shift, where)
         self.size += len(values)
 
     def number(self, key: str) -> int | None:
@@ -107,11 +123,8 @@ class KeySet(Set[str]):
         if start > -1 and (found := self.packed.get(key[:start])) is not None \
                 and _HEX16.fullmatch(key, start) is not None:
             values, offset, shift, starts = found
-            value = int(key[start:], 16)
-            bucket = value >> shift
-            end = starts[bucket + 1]
-            position = bisect_left(values, value, starts[bucket], end)
-            if position < end and values[position] == value:
+            position = find_bucketed(values, shift, starts, int(key[start:], 16))
+            if position is not None:
                 return offset + position
         return self.others.get(key)
 

@@ -17,7 +17,6 @@ list neither computes nor rewrites 10^5 keys.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 import logging
@@ -34,7 +33,7 @@ from .._exceptions import InputError
 from .._redact import redact  # a key pasted into base_url must not reach manifest.json
 from ..llm import ModelConfig
 from ..mpcbench import SweepPlan
-from ..runtime import atomic_write_bytes, iter_jsonl
+from ..runtime import atomic_write_bytes, bucketed, find_bucketed, iter_jsonl
 from ._records import Experiment, Fingerprint, Invocation, Manifest
 
 __all__ = ["KEYS_FILE", "KeyIndex", "experiment_key_index", "fingerprint_changes", "open_experiment",
@@ -319,13 +318,8 @@ class KeyIndex:
         for kind in _KINDS:
             if kind in found.packed:
                 values = np.unique(np.frombuffer(found.packed[kind], dtype=np.uint64))
-                # Our keys' digits are a hash's, spread evenly: with a bucket per 4–8 keys by the top bits, a key is
-                # found by bisecting a handful of values, not all (~0.7 µs a key, a third of a 100k summary's
-                # reading). Where each bucket starts, as 4-byte ints: ~0.7 bytes a key (a bucket per key was 4–8).
-                bits = max(1, len(values).bit_length() - 3)
-                starts = np.searchsorted(values, np.arange(2 ** bits, dtype=np.uint64) << np.uint64(64 - bits))
-                self.packed[kind] = (array("Q", values.tobytes()), self.size, 64 - bits,
-                                     array("i", np.append(starts, len(values)).astype(np.int32).tobytes()))
+                packed, shift, starts = bucketed(values)  # ~0.7 µs a key: a third of a 100k summary's reading
+                self.packed[kind] = (packed, self.size, shift, starts)
                 self.size += len(values)
         self.other_keys = sorted(found.others)
         self.others = {key: self.size + n for n, key in enumerate(self.other_keys)}
@@ -350,11 +344,8 @@ class KeyIndex:
         except ValueError:
             return self.others.get(key)
         values, offset, shift, starts = found
-        bucket = value >> shift
-        position = bisect.bisect_left(values, value, starts[bucket], starts[bucket + 1])
-        if position < len(values) and values[position] == value:
-            return offset + position
-        return None
+        position = find_bucketed(values, shift, starts, value)
+        return None if position is None else offset + position
 
     def span(self, kind: str) -> tuple[int, int]:
         """The first number of ``kind``'s keys of our own shape and how many there are (they are numbered in a row)."""
