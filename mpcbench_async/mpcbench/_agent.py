@@ -8,8 +8,10 @@ the log keeps the original MPCBench fields plus model, stop reason, usage and
 timings. Bad tool arguments, unknown tools and a non-JSON final answer never
 end the run; they are visible in the log.
 
-Tools run off the event loop in worker threads (``tools._execution``), in
-this run's own share of the tool pool: the calls of one reply run concurrently
+A built-in tool's call runs on the event loop first, for at most the pool's
+short budget; past it, and at once for a tool not known to checkpoint, it runs
+in a worker thread (``tools._execution``), in this run's own share of the tool
+pool: the calls of one reply run concurrently
 (up to the share, the rest wait behind them) and their results come back in the
 order the model made them. A call past ``tool_timeout_s`` is stopped and
 returns an error to the model, and the run goes on; a result over
