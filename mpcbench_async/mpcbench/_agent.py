@@ -178,17 +178,18 @@ async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
         await asyncio.wait(tasks)
 
 
-async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: ToolShare, timeout_s: float | None,
-                     max_bytes: int) -> list[ToolOutcome]:
+async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], sizes: Sequence[int | None], *,
+                     share: ToolShare, timeout_s: float | None, max_bytes: int) -> list[ToolOutcome]:
     """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls.
 
+    ``sizes``: each call's ``arguments_size`` (None: within the cap), measured once by the caller, which logs it too.
     Raises the first ``ToolWorkerTimeout`` once every call has ended (the others run to their own end).
     """
     outcomes: dict[int, ToolOutcome] = {}
     unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
-        if (size := arguments_size(call.function.arguments)) is not None:
+        if (size := sizes[index]) is not None:
             error = {"error": arguments_error(tool_name(call.function.name), size)}
             outcomes[index] = ToolOutcome(result=error, content=orjson.dumps(error).decode())
             return
@@ -276,16 +277,18 @@ async def run_agent(
             break
         t1 = time.perf_counter()
         try:
-            outcomes = await _run_tools(backend, result.tool_calls, share=share, timeout_s=tool_timeout_s,
+            sizes: list[int | None] = []  # each call's, once: the call is refused on it and logged with it
+            for call in result.tool_calls:  # a loop, not a comprehension: no frame of its own (issue 31)
+                sizes.append(arguments_size(call.function.arguments))
+            outcomes = await _run_tools(backend, result.tool_calls, sizes, share=share, timeout_s=tool_timeout_s,
                                         max_bytes=tool_result_max_bytes)
         except ToolWorkerTimeout as exc:  # the calls never ran: an infrastructure failure, the run ends
             stop, error, failure = "error", str(exc), exc
             tools_s += time.perf_counter() - t1
             break
-        for call, tool_outcome in zip(result.tool_calls, outcomes, strict=True):
+        for call, tool_outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
             outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
-            size = arguments_size(call.function.arguments)
             arguments = (_arguments(call.function.arguments) if size is None
                          else truncated_arguments(call.function.arguments, size))
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")
