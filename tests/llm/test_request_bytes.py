@@ -169,9 +169,12 @@ async def test_odd_content_and_messages_changed_between_turns(sim, client):
     assert {} == client._requests._kept
 
 
+SHORT = [Message(role="system", content="s"), Message(role="user", content="u")]  # with a third: joined from parts
+
+
 class TestBuilder:
     """``build`` against the whole-body encoding where the sim cannot go: values that are no strings, subclasses,
-    params that replace the body's own keys, a reasoning model."""
+    params that replace the body's own keys, a reasoning model, short requests (encoded whole)."""
 
     def build(self, client: LLMClient, messages: Sequence[Message], tools: Sequence[ToolSchema] | None = None,
               params: Mapping[str, Any] | None = None, model: str = "sim/echo") -> None:
@@ -185,10 +188,10 @@ class TestBuilder:
         async with LLMClient(CONFIG, sim_base_url="http://127.0.0.1:9/v1") as client:
             parts = [{"type": "text", "text": ODD}]
             message = Message(role="user", content=parts)  # type: ignore[arg-type]  # as a caller might
-            self.build(client, [message])
+            self.build(client, [*SHORT, message])
             parts[0]["text"] = "changed inside"
-            self.build(client, [message])
-            assert {} == client._requests._kept
+            self.build(client, [*SHORT, message])
+            assert set(map(id, SHORT)) == set(client._requests._kept)
 
     async def test_a_subclass_with_a_field_of_its_own_is_encoded_every_time(self):
         class Tagged(Message, kw_only=True):
@@ -196,23 +199,28 @@ class TestBuilder:
 
         async with LLMClient(CONFIG, sim_base_url="http://127.0.0.1:9/v1") as client:
             message = Tagged(role="user", content=ODD, tag=["a"])
-            self.build(client, [message])
+            self.build(client, [*SHORT, message])
             message.tag.append("b")
-            self.build(client, [message])
-            assert {} == client._requests._kept
+            self.build(client, [*SHORT, message])
+            assert set(map(id, SHORT)) == set(client._requests._kept)
 
     @pytest.mark.parametrize("params", [{"model": "other"}, {"messages": []}, {"tools": []}, {"tools": None},
                                         {"stream": True, "stop": ["\n"], "n": 1.5, "seed": None}, {}])
     async def test_params_of_any_name(self, params):
         tools = (msgspec.convert({"function": {"name": "find"}}, ToolSchema),)
         async with LLMClient(CONFIG, sim_base_url="http://127.0.0.1:9/v1") as client:
-            messages = [Message(role="user", content=ODD)]
-            self.build(client, messages, tools, params)
-            self.build(client, messages, None, params)
-            self.build(client, [], None, params)
+            for messages in ([], [Message(role="user", content=ODD)], [*SHORT, Message(role="user", content=ODD)]):
+                self.build(client, messages, tools, params)
+                self.build(client, messages, None, params)
+
+    async def test_short_requests_without_tools_are_encoded_whole(self):
+        async with LLMClient(CONFIG, sim_base_url="http://127.0.0.1:9/v1") as client:
+            self.build(client, SHORT)
+            self.build(client, SHORT[:1])
+            assert {} == client._requests._kept
 
     async def test_a_reasoning_model(self):
         config = ModelConfig.from_dict({"models": {"sim/echo": {"reasoning": True,
                                                                 "params": {"max_tokens": 9, "temperature": 1}}}})
         async with LLMClient(config, sim_base_url="http://127.0.0.1:9/v1") as client:
-            self.build(client, [Message(role="user", content=ODD)])
+            self.build(client, [*SHORT, Message(role="user", content=ODD)])
