@@ -2,7 +2,7 @@
 
 One client serves many models. Per model it keeps the resolved endpoint, a
 ``ModelLimiter``, a circuit breaker, a token estimator and running totals
-(``_ModelState``). Per call, ``chat`` builds the request once and passes one
+(``_ModelState``). Per call, ``chat`` builds the request once (``_request``) and passes one
 ``Call`` down the chain the client linked at construction (``_layer``), outermost
 first (``DEFAULT_LAYERS``), each layer a module of its own that says why it sits
 where it does:
@@ -39,7 +39,6 @@ Usage::
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -49,7 +48,6 @@ from typing import Any
 
 import anyio
 import msgspec
-import orjson
 
 from .._exceptions import ConfigError, MissingAPIKeyError
 from .._redact import register_secret, register_secret_headers, register_secret_url
@@ -78,7 +76,8 @@ from ._prices import model_prices
 from ._provider_protocol import Provider
 from ._providers import create_provider, provider_prefix
 from ._registry import TransportOptions, create_transport
-from ._transport import ChatRequest, Endpoint, Transport
+from ._request import RequestBuilder
+from ._transport import Endpoint, Transport
 from ._waves import Member, WaveLog
 from ._wire import to_chat_result
 
@@ -165,7 +164,7 @@ class LLMClient:
         self._clock = clock or MonotonicClock()
         self._transports: dict[tuple[str, Path | None, bool], Transport] = {}
         self._models: dict[str, _ModelState] = {}
-        self._tools_cache: tuple[Sequence[ToolSchema], Any] | None = None
+        self._requests = RequestBuilder()  # keeps the encoded tools and messages an agent resends every turn
         self._providers: dict[str, Provider] = dict(providers or {})
         # URLs of providers, given (a server already running) or started by this client
         self._provider_urls: dict[str, str] = {**(provider_urls or {}), **({"sim": sim_base_url} if sim_base_url
@@ -403,34 +402,6 @@ class LLMClient:
         return self._state(name).prices
 
     # -- the call ----------------------------------------------------------
-    def _tools_builtins(self, tools: Sequence[ToolSchema]) -> Any:
-        """Tool schemas as plain JSON values, converted once per tools object (agents resend them every turn)."""
-        cached = self._tools_cache
-        if cached is None or cached[0] is not tools:
-            cached = self._tools_cache = (tools, msgspec.to_builtins(tools))
-        return cached[1]
-
-    def _request(self, state: _ModelState, messages: Sequence[Message], tools: Sequence[ToolSchema] | None,
-                 params: dict[str, Any], key: str | None) -> ChatRequest:
-        merged = {**state.settings.params, **params}
-        if merged.get("stream") is True and "stream_options" not in merged:
-            merged["stream_options"] = {"include_usage": True}  # the usage comes in a final chunk only if asked
-        if state.settings.reasoning:
-            merged.pop("temperature", None)
-            if "max_tokens" in merged:
-                merged["max_completion_tokens"] = merged.pop("max_tokens")
-        body: dict[str, Any] = {
-            "model": state.endpoint.api_model,
-            "messages": msgspec.to_builtins(messages),
-        }
-        if tools:
-            body["tools"] = self._tools_builtins(tools)
-        body.update(merged)
-        payload = orjson.dumps(body)
-        if key is None:
-            key = hashlib.blake2b(payload, digest_size=12).hexdigest()
-        return ChatRequest(body=body, payload=payload, key=key)
-
     async def chat(
         self,
         model: str,
@@ -457,7 +428,7 @@ class LLMClient:
         state = self._models.get(model)
         if state is None:  # the model's first call (``_state`` builds it); later ones skip the call
             state = self._state(model)
-        request = self._request(state, messages, tools, params, key)
+        request = self._requests.build(state.settings, state.endpoint.api_model, messages, tools, params, key)
         body = request.body
         call = Call(state=state, model=model, request=request, cache_extra=cache_extra, attempts=self._first_attempt,
                     estimated_prompt_tokens=state.estimator.estimate(len(request.payload)),

@@ -45,8 +45,10 @@ class ToolCall(_Record, frozen=True):
     type: Literal["function"] = "function"
 
 
-class Message(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """One chat message (the one mutable record here). ``tool_call_id`` links a tool reply to its call."""
+class Message(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, weakref=True):
+    """One chat message (the one mutable record here). ``tool_call_id`` links a tool reply to its call.
+
+    Weakly referenceable: ``LLMClient`` keeps a message's encoded bytes while it lives (``llm/_request.py``)."""
 
     role: Role
     content: str | None = None

@@ -85,7 +85,8 @@ async def client():
 
 def new_call(client: LLMClient, key: str = "k1", attempts: int = 0) -> Call:
     state = client._state(MODEL)
-    return Call(state=state, model=MODEL, request=client._request(state, MESSAGES, None, {}, key),
+    request = client._requests.build(state.settings, state.endpoint.api_model, MESSAGES, None, {}, key)
+    return Call(state=state, model=MODEL, request=request,
                 estimated_prompt_tokens=100, max_out=20, attempts=attempts)
 
 

@@ -33,7 +33,8 @@ def lines(path: Path) -> list[dict]:
 
 def worst(client: LLMClient, key: str) -> float:
     """The worst case the client reserves for MESSAGES (estimated prompt tokens of the request, 20 output tokens)."""
-    request = client._request(client._state("sim/echo"), MESSAGES, None, {}, key)
+    state = client._state("sim/echo")
+    request = client._requests.build(state.settings, state.endpoint.api_model, MESSAGES, None, {}, key)
     prompt = client.estimator("sim/echo").estimate(len(request.payload))
     return (prompt * 1000.0 + 20 * 4000.0) / 1e6
 
