@@ -10,6 +10,20 @@ import pytest
 from mpcbench_async.mpcbench._agent import _all_at_once
 
 
+def blocked_calls(cancelled: list[int]):
+    """A call that waits until cancelled, noting its index in ``cancelled`` when it is."""
+    blocked = asyncio.Event()
+
+    async def waits(index: int) -> None:
+        try:
+            await blocked.wait()
+        except asyncio.CancelledError:
+            cancelled.append(index)
+            raise
+
+    return waits
+
+
 async def test_every_call_ends_before_it_returns():
     ended: list[int] = []
     gates = [asyncio.Event() for _ in range(3)]
@@ -31,17 +45,10 @@ async def test_every_call_ends_before_it_returns():
 
 async def test_a_failure_cancels_the_others_and_is_raised_once_they_ended():
     cancelled: list[int] = []
-    blocked = asyncio.Event()
+    waits = blocked_calls(cancelled)
 
     async def fails() -> None:
         raise KeyError("boom")
-
-    async def waits(index: int) -> None:
-        try:
-            await blocked.wait()
-        except asyncio.CancelledError:
-            cancelled.append(index)
-            raise
 
     with pytest.raises(BaseExceptionGroup) as caught:
         await _all_at_once([waits(0), fails(), waits(2)])
@@ -51,15 +58,7 @@ async def test_a_failure_cancels_the_others_and_is_raised_once_they_ended():
 
 async def test_a_cancelled_caller_cancels_the_calls_and_waits_for_them():
     cancelled: list[int] = []
-    blocked = asyncio.Event()
-
-    async def waits(index: int) -> None:
-        try:
-            await blocked.wait()
-        except asyncio.CancelledError:
-            cancelled.append(index)
-            raise
-
+    waits = blocked_calls(cancelled)
     waiting = asyncio.ensure_future(_all_at_once([waits(0), waits(1)]))
     await asyncio.sleep(0)
     waiting.cancel()
