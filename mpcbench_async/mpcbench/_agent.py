@@ -164,6 +164,8 @@ async def _all_at_once(coroutines: list[Coroutine[Any, Any, None]]) -> None:
     its per-task ``ensure_future``, ``iscoroutine`` and sets (~14 Python calls per reply of several calls)."""
     loop = asyncio.get_running_loop()
     tasks = [loop.create_task(coroutine) for coroutine in coroutines]
+    if not tasks:  # nothing to wait for (``_run_tools`` never hands it none: a reply's calls, more than one)
+        return
     woken: asyncio.Future[None] = loop.create_future()
     left, failed = len(tasks), False
 

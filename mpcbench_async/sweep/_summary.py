@@ -312,7 +312,7 @@ def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
     return rows
 
 
-_RECENT_UNITS = 4096  # units whose call rows ``_calls`` keeps at once (units in flight together, with room)
+_RECENT_UNITS = 512  # units whose call rows ``_calls`` keeps at once: more than a sweep has in flight at c=64 or 128
 
 
 def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntry],
@@ -328,8 +328,8 @@ def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntr
     settled = SettledCalls()
 
     # The rows of the units whose calls were read last, by unit: (model, row). A unit's calls are spread over the
-    # lines of the units in flight with it, so the last few thousand units' rows are kept, not only the last one's;
-    # emptied when full, it stays small however many units the sweep has.
+    # lines of the units in flight with it, so the last ``_RECENT_UNITS`` units' rows are kept, not only the last
+    # one's; emptied when full, it holds the same few hundred rows however many units the sweep has.
     recent: dict[str, tuple[str, Any]] = {}
 
     def row_of(model: str, key: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary, tuple[float, float] | None,
