@@ -88,10 +88,10 @@ class AgentStage:
             with cache_scope(trial=unit.trial), client.wave_member(unit.model):
                 run = record.run = await run_agent(client, unit.model, task, data, self.prompts,
                                                    max_turns=plan.max_turns, key=unit.key)
-                # Reading a normal answer against the data takes tens to hundreds of microseconds, less than handing
-                # it to a thread: on the event loop under a 2 ms budget (the checks reach a checkpoint in every
-                # loop the answer makes long), else, from its start, in a thread: heavy work still leaves the loop
-                # (DESIGN.md §9; issue 31).
+                # Reading a normal answer against the data takes a fraction of a millisecond, and handing it to a
+                # thread cost a thread's wake-up besides: on the event loop under a 2 ms budget (the checks reach a
+                # checkpoint in every loop the answer makes long), else, from its start, in a thread: heavy work
+                # still leaves the loop (DESIGN.md §9; issue 31).
                 checks = (await inline_or_thread(self._checks, lambda: run_checks(task, run.final_answer, data),
                                                  clock=self.clock)
                           if run.stop_reason != "error" else [])

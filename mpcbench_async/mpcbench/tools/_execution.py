@@ -46,8 +46,8 @@ that pass^k leaves out, as for a rate limit — never a score against the model.
 A result larger than ``max_bytes`` of JSON is cut to fit by ``cap_result``, stays valid JSON and says so to
 the model.
 
-**A short call runs on the event loop.** A normal call takes tens to hundreds of microseconds, and handing it to a
-thread and back cost the runner as much again (issue 31). So a call of the built-in tools
+**A short call runs on the event loop.** A normal call takes tens of microseconds, and handing it to a thread and
+back cost the runner more than that (issue 31, ``bench/RESULTS.md``). So a call of the built-in tools
 (``ToolBackend.checkpointed``: the shipped class, no method replaced) runs inline first, under the pool's
 ``inline_s`` (``_threads.INLINE_BUDGET_S``, 2 ms, or the call's time limit when shorter) on the pool's ``clock``:
 past it, the call stops at its next checkpoint, its partial work is dropped, and the same call goes to the unit's

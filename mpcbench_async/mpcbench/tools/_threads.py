@@ -10,16 +10,16 @@ shield future: several times the cost of the hand-off itself, with a tool call o
 Threads start as calls need them, at most ``size``; they are daemons, and end when their ``ToolThreads`` is
 closed — by ``close()`` or when the pool that owns it is collected (``weakref.finalize`` in ``ToolPool``).
 
-Cheaper still is no hand-off at all. A built-in tool call or the checks of a normal answer take tens to hundreds
-of microseconds of CPU, while handing one to a thread and back cost the runner about as much again, on both sides
-(waking a thread, the interpreter lock passed back and forth, ``call_soon_threadsafe``; issue 31), and every
-thread that wakes slows the event loop's client. ``run_inline`` runs such a call on the event loop first, under a
-short budget (``INLINE_BUDGET_S``): code that reaches ``checkpoint()`` in every loop its input can make long
-raises a private stop at the first checkpoint past the budget, the partial work is dropped, and the caller hands
-the same call to a thread as before (``inline_or_thread``). A call may only be run this way when it has no effect
-but its result (a rerun must be the same call), and only by code known to reach its checkpoints: anything that may
-block or sleep would hold the loop for its whole length. The price of a pathological call is the budget once, on
-the loop, before it moves to a thread.
+Cheaper still is no hand-off at all. A built-in tool call takes tens of microseconds of CPU and the checks of a
+normal answer about half a millisecond, while handing either to a thread and back cost the runner tens of
+microseconds more, on both sides (waking a thread, the interpreter lock passed back and forth,
+``call_soon_threadsafe``, the system calls of both; issue 31, ``bench/RESULTS.md``). ``run_inline`` runs such a call
+on the event loop first, under a short budget (``INLINE_BUDGET_S``): code that reaches ``checkpoint()`` in every
+loop its input can make long raises a private stop at the first checkpoint past the budget, the partial work is
+dropped, and the caller hands the same call to a thread as before (``inline_or_thread``). A call may only be run
+this way when it has no effect but its result (a rerun must be the same call), and only by code known to reach its
+checkpoints: anything that may block or sleep would hold the loop for its whole length. The price of a pathological
+call is the budget once, on the loop, before it moves to a thread.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ __all__ = ["INLINE_BUDGET_S", "MISSED", "Job", "Missed", "ToolThreads", "call_in
 
 INLINE_BUDGET_S = 0.002
 """How long a call may run on the event loop before it moves to a thread, seconds. A normal tool call or the checks
-of a normal answer take well under it (tens to hundreds of microseconds), so they finish inline and cost no
-hand-off; a pathological one holds the loop this long once — the wait of one LLM reply's parse in a busy sweep,
-not enough to delay the other units' requests noticeably — and is then run again in a thread."""
+of a normal answer take well under it (tens of microseconds; about half a millisecond), so they finish inline and
+cost no hand-off; a pathological one holds the loop this long once — about the runner's CPU for three LLM calls
+of a sweep, a delay of the other units' requests they do not notice — and is then run again in a thread."""
 
 
 class Job:
