@@ -25,6 +25,8 @@ are), every sweep compiles ~180 modules from source, ~0.3 s of its CPU that an i
 
     .venv/bin/python bench/cpu_per_call.py --before /tmp/before --calls 4000 --concurrency 64 --trials 60
 
+``--sim-args`` passes options to that sim (e.g. ``'--rpm 60000000'``: every reply then carries the
+``x-ratelimit-*`` headers the client reads, at a rate that never binds, so the rows include reading them).
 ``--native-only`` runs the floor and ``native`` rows alone (the client's own cost, without a sweep's).
 ``--instructions`` adds, for those rows, the instructions each call executes (valgrind's cachegrind, no cache
 simulation: the process's instruction count at ``--calls`` calls minus at a quarter of them, over the calls between),
@@ -37,6 +39,7 @@ import argparse
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -211,6 +214,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--native-only", action="store_true",
                         help="only the raw aiohttp floor and LLMClient's native rows (no sweep)")
+    parser.add_argument("--sim-args", default="", metavar="ARGS",
+                        help="extra options for the shared `sim serve`, one shell-quoted string, e.g. "
+                             "'--rpm 60000000' so every reply carries rate-limit headers that never bind")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the floor's and native's instructions per call under valgrind (once)")
     args = parser.parse_args()
@@ -229,7 +235,7 @@ def main() -> None:
         print(f"{row:8} {label:6} " + " ".join(f"{f:.6g}" for f in figures), file=sys.stderr, flush=True)
 
     instructions: dict[str, float] = {}
-    with sim_subprocess() as url, tempfile.TemporaryDirectory() as tmp_name:
+    with sim_subprocess(shlex.split(args.sim_args)) as url, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if args.instructions:
             instructions["-"] = count_instructions(FLOOR, url, args.calls, args.concurrency, None)
@@ -251,6 +257,7 @@ def main() -> None:
     before = f" --before {args.before}" if args.before else ""
     print(f"#### CPU per LLM call — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     command = ("--instructions " if args.instructions else "") + (
+        f"--sim-args '{args.sim_args}' " if args.sim_args else "") + (
         f"--native-only --calls {args.calls} --concurrency {args.concurrency} --repeats {args.repeats}"
                if args.native_only else f"--calls {args.calls} --concurrency {args.concurrency} --trials "
                f"{args.trials} --embedded-trials {args.embedded_trials} --repeats {args.repeats}")

@@ -1,6 +1,13 @@
 """Reading what real model answers say: dates, proposed meeting slots, date windows and quoted quantities.
 
-Shared by the deterministic MPCBench checks and the rule-based sim judge; standard library only.
+Shared by the deterministic MPCBench checks and the rule-based sim judge; standard library only (and the
+package's ``checkpoint``).
+
+An answer's length is the model's to choose, and some readings pair each match with every earlier one (a span
+against the spans taken, a line against the dates found): every loop over an answer's matches, lines or findings
+calls ``checkpoint()`` once per step, so that the checks, run on the event loop under a short budget first
+(``mpcbench._suite``), stop there when an answer makes them long and run again in a thread. Outside such a run a
+checkpoint does nothing, and nothing read changes.
 
 Dates (``find_dates``)
     ``2025-11-25``; ``11/25``, ``11/25/2025``, ``25/11/2025`` (month/day, the US order, unless the
@@ -116,6 +123,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from ._checkpoint import checkpoint
 from ._rows import Row, csv_rows, table_header
 
 __all__ = [
@@ -337,7 +345,9 @@ _OPENS = re.compile(r"\s*\(?")
 
 
 def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
-    # A loop, not all() over a generator, which costs a resumption per span taken (issue 31).
+    # A loop, not all() over a generator, which costs a resumption per span taken (issue 31). Called once per match
+    # of a scan, against every span taken so far: a checkpoint per call (module docstring).
+    checkpoint()
     for s, e in taken:  # noqa: SIM110
         if start < e and end > s:
             return False
@@ -349,6 +359,7 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
     ref = window[0] if window else anchor
     weekdays: list[tuple[int, int, int, str | None, str | None]] = []
     for m in _WEEKDAY_ALONE.finditer(text):
+        checkpoint()
         if m.group("wd") and (_WEEKDAY_RANGE_AFTER.match(text, m.end())
                               or _WEEKDAY_RANGE_BEFORE.search(text[max(0, m.start() - 16):m.start()])):
             continue
@@ -357,11 +368,19 @@ def find_dates(text: str, *, anchor: date, window: tuple[date, date] | None = No
     mentions: list[DateMention] = []
     taken: list[tuple[int, int]] = []
     for m in _EXPLICIT.finditer(text):
+        checkpoint()
         start, end = m.span()
-        before = next((w for w in weekdays if w[1] <= start and w[2] >= 0
-                       and _JOINS_WEEKDAY.fullmatch(text[w[1]:start])), None)
-        after = next((w for w in weekdays if w[0] >= end and w[2] >= 0
-                      and _OPENS.fullmatch(text[end:w[0]])), None)
+        before = after = None
+        for w in weekdays:  # each a slice of the text up to the date: a checkpoint per weekday
+            checkpoint()
+            if w[2] < 0:
+                continue
+            if before is None and w[1] <= start and _JOINS_WEEKDAY.fullmatch(text[w[1]:start]):
+                before = w
+            if after is None and w[0] >= end and _OPENS.fullmatch(text[end:w[0]]):
+                after = w
+            if before is not None and after is not None:
+                break
         hint = before or after
         value = _explicit_value(m, ref, hint[2] if hint else None, window)
         if value is None:
@@ -436,6 +455,7 @@ def find_periods(text: str, *, anchor: date) -> list[Period]:
     periods: list[Period] = []
     used: set[int] = set()
     for i, d in enumerate(dates):
+        checkpoint()
         if i in used:
             continue
         first, last, start, end = d.value, d.value, d.start, d.end
@@ -736,6 +756,7 @@ def _clocks(text: str) -> list[_Clock]:
            if _valid(*map(int, m.group("d").split("-")))}
     out: list[_Clock] = []
     for m in _CLOCK.finditer(text):
+        checkpoint()
         if out and m.start() < out[-1].end:
             continue  # inside the zone written after the previous time ("11:00 (UTC-02:30)")
         g = m.group
@@ -803,6 +824,7 @@ def _length_minutes(m: re.Match[str]) -> int:
 def _meeting_length(text: str) -> int | None:
     """The meeting length the answer states once for all its slots (``a 45-minute sync``, ``Suggested (45 min):``)."""
     for m in _MEETING_LENGTH.finditer(text):
+        checkpoint()
         line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
         if m.group("lead") or m.group("noun") or (_last_cue(line) in ("strong", "weak") and not _CLOCK.search(line)):
             return _length_minutes(m)
@@ -868,6 +890,7 @@ def _declared_zones(text: str, clocks: list[_Clock]) -> list[tuple[int, tuple[st
     attached = [(c.start, c.end) for c in clocks]
     out = []
     for start, end in _lines(text):
+        checkpoint()
         line = text[start:end]
         if _DECLARES_ZONE.search(line) and not _TABLE_RULE.match(line):
             out += [(start + m.start(), key) for m in _ZONE_ANYWHERE.finditer(line)
@@ -961,6 +984,7 @@ def clock_ranges(text: str) -> set[tuple[time, time]]:
     the windows a request states, which an answer that only repeats them does not propose."""
     out, every = set(), _clocks(text)
     for start, end in _lines(text):
+        checkpoint()
         clocks = [c for c in every if start <= c.start < end]
         out |= {_range_times(a, b) for a, b in _pairs(text, clocks, text[start:end].lstrip().startswith("|")) if b}
     return out
@@ -979,6 +1003,7 @@ def find_slots(text: str, *, tz: tzinfo, anchor: date, window: tuple[date, date]
     columns: list[tuple[str, ...] | None] = []
     lines = _lines(text)
     for index, (line_start, line_end) in enumerate(lines):
+        checkpoint()
         line = text[line_start:line_end]
         line_dates = [d for d in dates if line_start <= d.start < line_end]
         line_clocks = [c for c in clocks if line_start <= c.start < line_end]
@@ -990,6 +1015,7 @@ def find_slots(text: str, *, tz: tzinfo, anchor: date, window: tuple[date, date]
         elif not table:
             columns = []
         for first, last in _pairs(text, line_clocks, table):
+            checkpoint()
             read = _times(text, first, last, meeting_length, default_minutes)
             if read is None:
                 continue
@@ -1061,14 +1087,19 @@ def _proposed(candidates: list[_Candidate], tz: tzinfo) -> list[Slot]:
         candidates = [c for c in candidates if c.cue != "weak"]  # "free 12–18; I suggest 12–13": the window describes
     slots: list[Slot] = []
     for c in candidates:
+        checkpoint()
         naive_start, naive_end = datetime.combine(c.day, c.start), datetime.combine(c.day, c.end)
         own = _resolve_zone(c.zone, naive_start, tz) if c.zone else tz
         start, end = naive_start.replace(tzinfo=own).astimezone(tz), naive_end.replace(tzinfo=own).astimezone(tz)
         if not any(s.start == start and s.end == end for s in slots):
             slots.append(Slot(start, end, c.text, c.length_stated))
-    return [s for s in slots if not any(
-        o is not s and o.start.date() == s.start.date() and s.start <= o.start and o.end <= s.end
-        and (o.start, o.end) != (s.start, s.end) and o.end > o.start for o in slots)]
+    kept = []
+    for s in slots:
+        checkpoint()
+        if not any(o is not s and o.start.date() == s.start.date() and s.start <= o.start and o.end <= s.end
+                   and (o.start, o.end) != (s.start, s.end) and o.end > o.start for o in slots):
+            kept.append(s)
+    return kept
 
 
 # -- quantities -----------------------------------------------------------------------------------------------
@@ -1160,6 +1191,7 @@ def find_quantities(text: str) -> list[Quantity]:
     out: list[Quantity] = []
     los: list[int] = []  # where each quantity's label starts
     for index, (start, end, value, kind, direction) in enumerate(found):
+        checkpoint()
         lo, hi = _clause_bounds(text, start, end)
         header = ""
         if text[lo:hi].lstrip().startswith("|"):
@@ -1182,7 +1214,9 @@ def find_quantities(text: str) -> list[Quantity]:
         label = " ".join((text[lo:start] + " " + text[end:hi] + " " + header).split())
         out.append(Quantity(value=-value if direction < 0 else value, kind=kind, label=label, start=start, end=end,
                             direction=direction))
-    out += [q for row in rows for q in _row_quantities(text, row)]
+    for row in rows:
+        checkpoint()
+        out += _row_quantities(text, row)
     return sorted(out, key=lambda q: q.start)
 
 

@@ -425,7 +425,9 @@ class LLMClient:
         breaker is open, and ``BudgetExceeded`` without sending anything when the
         call's worst case would pass the client's budget.
         """
-        state = self._state(model)
+        state = self._models.get(model)
+        if state is None:  # the model's first call (``_state`` builds it); later ones skip the call
+            state = self._state(model)
         request = self._requests.build(state.settings, state.endpoint.api_model, messages, tools, params, key)
         body = request.body
         call = Call(state=state, model=model, request=request, cache_extra=cache_extra, attempts=self._first_attempt,

@@ -8,8 +8,10 @@ the log keeps the original MPCBench fields plus model, stop reason, usage and
 timings. Bad tool arguments, unknown tools and a non-JSON final answer never
 end the run; they are visible in the log.
 
-Tools run off the event loop in worker threads (``tools._execution``), in
-this run's own share of the tool pool: the calls of one reply run concurrently
+A built-in tool's call runs on the event loop first, for at most the pool's
+short budget; past it, and at once for a tool not known to checkpoint, it runs
+in a worker thread (``tools._execution``), in this run's own share of the tool
+pool: the calls of one reply run concurrently
 (up to the share, the rest wait behind them) and their results come back in the
 order the model made them. A call past ``tool_timeout_s`` is stopped and
 returns an error to the model, and the run goes on; a result over
@@ -157,15 +159,32 @@ async def _all_at_once(coroutines: list[Coroutine[Any, Any, None]]) -> None:
     """Run ``coroutines`` as tasks at once and wait for all: a task group's semantics — a cancelled caller cancels
     them and waits for every one to end (a running tool stops at its next checkpoint); a failure cancels the
     others and is raised, in an ``ExceptionGroup`` as anyio's, once all have ended — without anyio's bookkeeping
-    per task and per group (~40 Python calls per LLM call in a sweep, issue 31)."""
+    per task and per group (~40 Python calls per LLM call in a sweep, issue 31). The wait is ``asyncio.wait``'s
+    ``FIRST_EXCEPTION`` — one future, woken by the task that ends last or fails first, in the same loop turn — without
+    its per-task ``ensure_future``, ``iscoroutine`` and sets (~14 Python calls per reply of several calls)."""
     loop = asyncio.get_running_loop()
     tasks = [loop.create_task(coroutine) for coroutine in coroutines]
+    if not tasks:  # nothing to wait for (``_run_tools`` never hands it none: a reply's calls, more than one)
+        return
+    woken: asyncio.Future[None] = loop.create_future()
+    left, failed = len(tasks), False
+
+    def ended(task: asyncio.Task[None]) -> None:
+        nonlocal left, failed
+        left -= 1
+        if not task.cancelled() and task.exception() is not None:
+            failed = True
+        if not woken.done() and (failed or not left):
+            woken.set_result(None)
+
+    for task in tasks:
+        task.add_done_callback(ended)
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        await woken
     except BaseException:  # the caller was cancelled: so are the calls, and they are waited for
         await _cancel_and_wait(tasks)
         raise
-    if any(not task.cancelled() and task.exception() is not None for task in tasks if task.done()):
+    if failed:  # woken by the first failure (every task ended: woken by the last, none failed)
         await _cancel_and_wait(tasks)
         errors = [error for task in tasks if not task.cancelled() and (error := task.exception()) is not None]
         raise BaseExceptionGroup("unhandled errors in a TaskGroup", errors)
@@ -178,17 +197,18 @@ async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
         await asyncio.wait(tasks)
 
 
-async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], *, share: ToolShare, timeout_s: float | None,
-                     max_bytes: int) -> list[ToolOutcome]:
+async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], sizes: Sequence[int | None], *,
+                     share: ToolShare, timeout_s: float | None, max_bytes: int) -> list[ToolOutcome]:
     """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls.
 
+    ``sizes``: each call's ``arguments_size`` (None: within the cap), measured once by the caller, which logs it too.
     Raises the first ``ToolWorkerTimeout`` once every call has ended (the others run to their own end).
     """
     outcomes: dict[int, ToolOutcome] = {}
     unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
-        if (size := arguments_size(call.function.arguments)) is not None:
+        if (size := sizes[index]) is not None:
             error = {"error": arguments_error(tool_name(call.function.name), size)}
             outcomes[index] = ToolOutcome(result=error, content=orjson.dumps(error).decode())
             return
@@ -276,16 +296,18 @@ async def run_agent(
             break
         t1 = time.perf_counter()
         try:
-            outcomes = await _run_tools(backend, result.tool_calls, share=share, timeout_s=tool_timeout_s,
+            sizes: list[int | None] = []  # each call's, once: the call is refused on it and logged with it
+            for call in result.tool_calls:  # a loop, not a comprehension: no frame of its own (issue 31)
+                sizes.append(arguments_size(call.function.arguments))
+            outcomes = await _run_tools(backend, result.tool_calls, sizes, share=share, timeout_s=tool_timeout_s,
                                         max_bytes=tool_result_max_bytes)
         except ToolWorkerTimeout as exc:  # the calls never ran: an infrastructure failure, the run ends
             stop, error, failure = "error", str(exc), exc
             tools_s += time.perf_counter() - t1
             break
-        for call, tool_outcome in zip(result.tool_calls, outcomes, strict=True):
+        for call, tool_outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
             outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
-            size = arguments_size(call.function.arguments)
             arguments = (_arguments(call.function.arguments) if size is None
                          else truncated_arguments(call.function.arguments, size))
             steps.append(f"Step {len(steps) + 1}: {name}({orjson.dumps(arguments).decode()})")

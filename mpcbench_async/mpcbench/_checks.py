@@ -44,6 +44,11 @@ document_generation
       significant word. Dates, times, ids (``APP-412``) and version numbers ground nothing. n/a when
       the answer quotes no percentage. Source percentages are read from texts that hold a percentage
       and from numeric fields whose key names one (``…_percent``, ``…_pct``, ``…_rate``, ``…ratio``).
+
+Every loop whose length the answer sets calls ``checkpoint()`` once per step (here and in ``_answers``): the
+agent stage runs the checks on the event loop under a short budget first and, past it, again in a thread
+(``_suite.AgentStage``). A check has no effect but its result (what it derives from the data is kept once whole,
+``ScenarioData.derived``), so the rerun gives the same.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from .._answers import (
     key_direction,
     same_quantity,
 )
+from .._checkpoint import checkpoint
 from ._data import ScenarioData
 from ._task import Task
 from .tools._calendar import busy_in, scenario_blocks
@@ -213,7 +219,10 @@ def _free_check(slots: list[Slot], people: list[tuple[str, str]], data: Scenario
                 window: tuple[date, date]) -> CheckResult:
     blocks = scenario_blocks(data)
     busy = [(name or email, busy_in(blocks, [email])) for name, email in people if email]
-    problems = [(s, _slot_problem(s, data, window, busy)) for s in slots]
+    problems = []
+    for s in slots:  # as many as the answer proposes, each against every busy interval
+        checkpoint()
+        problems.append((s, _slot_problem(s, data, window, busy)))
     return CheckResult(name="planning.slots_free", status=_status(not any(p for _, p in problems)),
                        detail="; ".join(f"{_label(s)}: {p or 'free'}" for s, p in problems))
 
@@ -314,6 +323,7 @@ def _release_periods(answer: str, anchor: date) -> Iterator[Period]:
 
     A deadline naming an event (``by the Nov 30 launch``) states that event's day as the release day."""
     for period in find_periods(answer, anchor=anchor):
+        checkpoint()  # the sentence's cues are read per period: an answer of one long sentence is quadratic
         sentence_start = max(answer.rfind(c, 0, period.start) for c in ".!?\n") + 1
         cues = list(_RELEASE_CUE.finditer(answer, sentence_start, period.start))
         if not cues or cues[-1].group("release"):
@@ -335,6 +345,7 @@ def _alternatives(periods: list[Period], answer: str) -> list[tuple[Period, bool
     date; other alternatives with a gap between them (``either Dec 11 or Dec 18``) are a hedge."""
     out: list[tuple[Period, bool]] = []
     for period in periods:
+        checkpoint()
         joint = _ALTERNATIVE.fullmatch(answer, out[-1][0].end, period.start) if out else None
         if joint is None:
             out.append((period, False))
@@ -396,7 +407,11 @@ def _document(task: Task, answer: str, data: ScenarioData) -> list[CheckResult]:
                                    detail="n/a: the answer quotes no percentage"))
         return results
     sources = data.derived("percentages", lambda: tuple(stated.quantity for stated in json_quantities(data.sources)))
-    invented = [q for q in percents if not any(same_quantity(q, s) for s in sources)]
+    invented = []
+    for q in percents:  # each quoted percentage against every one the sources state
+        checkpoint()
+        if not any(same_quantity(q, s) for s in sources):
+            invented.append(q)
     results.append(CheckResult(
         name="report.metrics_in_sources", status=_status(not invented),
         detail=f"{len(percents) - len(invented)}/{len(percents)} quoted percentages found in the sources with the "

@@ -43,8 +43,17 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> int:
     """Write every byte of ``data`` to ``fd`` (``os.write`` may write only part); return the bytes written.
 
     On failure the ``OSError`` raised carries ``written``: how many bytes of ``data`` reached the file first.
+    The usual case, one ``os.write`` taking it all, makes no memoryview (a record's line: ~6 fewer calls, issue 31).
     """
-    done = 0
+    try:
+        done = os.write(fd, data)
+    except InterruptedError:
+        done = 0
+    except OSError as exc:
+        exc.written = 0  # type: ignore[attr-defined]
+        raise
+    if done == len(data):
+        return done
     with memoryview(data) as view:  # released on the way out, even by an error, so ``data`` may grow again
         while done < len(view):
             try:

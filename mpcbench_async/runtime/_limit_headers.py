@@ -28,7 +28,6 @@ reading as per minute, which is what the pacing reads.
 from __future__ import annotations
 
 import email.utils
-import math
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -91,14 +90,21 @@ MAX_RESET_S = 86400.0  # a day
 MIN_PER_MINUTE = 1.0  # a limit below one request (or token) a minute
 
 _KINDS = ("requests", "tokens")
+# Each kind's (limit, remaining, reset) header names, OpenAI's spelling first: built once, not per reply.
+_NAMES = tuple((kind, (
+    (f"x-ratelimit-limit-{kind}", f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}"),
+    (f"anthropic-ratelimit-{kind}-limit", f"anthropic-ratelimit-{kind}-remaining", f"anthropic-ratelimit-{kind}-reset"),
+)) for kind in _KINDS)
 
 
 def _amount(text: str | None) -> float | None:
+    if text is None:
+        return None
     try:
-        value = float(text) if text is not None else math.nan
+        value = float(text)
     except ValueError:
         return None
-    return value if math.isfinite(value) and 0 <= value <= MAX_AMOUNT else None
+    return value if 0 <= value <= MAX_AMOUNT else None  # NaN fails both comparisons; inf fails the second
 
 
 def parse_reset(text: str, *, now: float | None = None) -> float | None:
@@ -132,15 +138,12 @@ def read_limit_headers(headers: Mapping[str, str], *, now: float | None = None) 
     """
     lowered = {name.lower(): value for name, value in headers.items()}
     readings: dict[str, BucketReading] = {}
-    for kind in _KINDS:
-        for limit_name, remaining_name, reset_name in (
-            (f"x-ratelimit-limit-{kind}", f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}"),
-            (f"anthropic-ratelimit-{kind}-limit", f"anthropic-ratelimit-{kind}-remaining",
-             f"anthropic-ratelimit-{kind}-reset"),
-        ):
-            remaining = _amount(lowered.get(remaining_name))
-            reset_text = lowered.get(reset_name)
-            reset = parse_reset(reset_text, now=now) if reset_text is not None else None
+    for kind, spellings in _NAMES:
+        for limit_name, remaining_name, reset_name in spellings:
+            remaining_text, reset_text = lowered.get(remaining_name), lowered.get(reset_name)
+            if remaining_text is None or reset_text is None:  # this spelling is not the reply's
+                continue
+            remaining, reset = _amount(remaining_text), parse_reset(reset_text, now=now)
             if remaining is not None and reset is not None and reset <= MAX_RESET_S:
                 limit = _amount(lowered.get(limit_name))
                 readings[kind] = BucketReading(

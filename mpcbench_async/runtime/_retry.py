@@ -67,25 +67,43 @@ class Deadline(msgspec.Struct, kw_only=True, frozen=True):
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse_duration(text: str) -> float | None:
-    """Parse OpenAI-style reset durations (``"1s"``, ``"6m0s"``, ``"20ms"``, ``"1.5"``) to seconds."""
+    """Parse OpenAI-style reset durations (``"1s"``, ``"6m0s"``, ``"20ms"``, ``"1.5"``) to seconds.
+
+    Read on every reply that carries rate-limit headers, so the usual one-unit forms (``"0.250s"``, ``"20ms"``)
+    skip the regular expression; they give the same value it would.
+    """
     text = text.strip()
     if not text:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        pass
-    else:
-        return value if math.isfinite(value) and value >= 0 else None
+    if not text[-1].isalpha():  # seconds as a number; ending in a letter, ``float`` reads only inf or nan: none
+        try:
+            value = float(text)
+        except ValueError:
+            pass
+        else:
+            return value if math.isfinite(value) and value >= 0 else None
+    unit = "ms" if text.endswith("ms") else text[-1]
+    number = text[:-len(unit)]
+    if unit in _SCALE and _plain_number(number):
+        return _finite(float(number) * _SCALE[unit])
     parts = _DURATION_PART.findall(text)
     if not parts or "".join(a + b for a, b in parts) != text:
         return None
-    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    total = sum(float(value) * scale[unit] for value, unit in parts)
-    return total if math.isfinite(total) else None  # "9999…9s" overflows to inf
+    return _finite(sum(float(value) * _SCALE[unit] for value, unit in parts))
+
+
+def _plain_number(text: str) -> bool:
+    """Whether ``text`` is what ``_DURATION_PART`` reads as a number: ASCII digits, at most one inner point."""
+    return (text.isascii() and text.replace(".", "", 1).isdigit()
+            and not text.startswith(".") and not text.endswith("."))
+
+
+def _finite(seconds: float) -> float | None:
+    return seconds if math.isfinite(seconds) else None  # "9999…9s" overflows to inf
 
 
 def _parse_retry_after(value: str, now: float) -> float | None:

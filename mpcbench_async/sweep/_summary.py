@@ -312,6 +312,9 @@ def _tariff_rows(cases: dict[str, CaseEntry], tally: ErrorTally,
     return rows
 
 
+_RECENT_UNITS = 512  # units whose call rows ``_calls`` keeps at once: more than a sweep has in flight at c=64 or 128
+
+
 def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntry],
            models: dict[str, ModelSummary], tariff: dict[tuple[str, str], TariffSummary],
            summary: Summary) -> tuple[dict[str, JudgeCalls], dict[str, str]]:
@@ -324,7 +327,10 @@ def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntr
     keys = reader.keys
     settled = SettledCalls()
 
-    last: list[Any] = [None, None, None]  # the last call's unit, model and row: a unit's calls come one after another
+    # The rows of the units whose calls were read last, by unit: (model, row). A unit's calls are spread over the
+    # lines of the units in flight with it, so the last ``_RECENT_UNITS`` units' rows are kept, not only the last
+    # one's; emptied when full, it holds the same few hundred rows however many units the sweep has.
+    recent: dict[str, tuple[str, Any]] = {}
 
     def row_of(model: str, key: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary, tuple[float, float] | None,
                                               str] | None:
@@ -333,10 +339,13 @@ def _calls(reader: Reader, runs: Runs, judges: Judges, cases: dict[str, CaseEntr
         unit, _, rest = key.partition("/")
         if unit == "tariff":
             return _row_of(model, unit, rest)  # its case is named in ``rest``
-        if unit == last[0] and model == last[1]:
-            return last[2]
+        held = recent.get(unit)
+        if held is not None and held[0] == model:
+            return held[1]
         found = _row_of(model, unit, rest)
-        last[:] = unit, model, found
+        if len(recent) >= _RECENT_UNITS:
+            recent.clear()
+        recent[unit] = model, found
         return found
 
     def _row_of(model: str, unit: str, rest: str) -> tuple[ModelSummary | JudgeCalls | TariffSummary,

@@ -205,7 +205,7 @@ class TestOffTheEventLoop:
 
     async def test_the_pools_threads_end_with_the_pool(self):
         """A pool's threads start as calls need them and end once the pool is collected (tests make many pools)."""
-        pool = ToolPool(4)
+        pool = ToolPool(4, inline_s=0)  # every call to a thread
         share, backend = pool.share(), ToolBackend(DATA)
         await run_tool(backend, "Slack_search_messages", '{"query": "launch"}', share=share)
         threads = [t for t in threading.enumerate() if getattr(t, "_args", ())[:1] == (pool._threads,)]
@@ -506,6 +506,109 @@ class TestDirectUse:
                                         {"email_addresses": ["asha@q.io"], "start_date": "2025-08-19",
                                          "end_date": "2026-08-18"})
         assert 261 == len(result["slots"])
+
+
+class Readers:
+    """A clock (a ``StepClock``) that notes which threads read it: a call's inline attempt reads it on the loop's."""
+
+    def __init__(self, step: float) -> None:
+        self.steps, self.threads = StepClock(step), set[int]()
+
+    def __call__(self) -> float:
+        self.threads.add(threading.get_ident())
+        return self.steps()
+
+
+MIXED = [  # every kind of outcome: a ranked result, a result over the cap, bad arguments, an unknown tool, a stop
+    ("Slack_search_messages", {"query": "launch review"}),
+    ("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree", {"email_addresses": ["asha@q.io"], "start_date": "2025-08-19",
+                                                        "end_date": "2026-08-18"}),
+    ("GoogleDrive_gdrive_search", {"query": 7}),
+    ("Trello_search", {}),
+    PATHOLOGICAL[0],
+]
+
+
+class TestInlineFirst:
+    """Built-in tool calls run on the event loop under a budget of checkpoints' clock readings, else in a thread."""
+
+    async def test_a_normal_call_runs_on_the_loop_and_hands_nothing_to_a_thread(self, spy_client):
+        """With a budget a normal call stays inside (2 ms on a clock moving 1 µs per reading: 2,000 checkpoints),
+        a whole run's calls finish on the loop: no job reaches the pool's threads."""
+        pool = ToolPool(2, clock=StepClock(1e-6))
+        steps = [calls(("Slack_search_messages", {"query": "launch review"}),
+                       ("GoogleContacts_SearchContactsByName", {"name": "Asha"})),
+                 calls(("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree", {"email_addresses": ["asha@q.io"]})), FINAL]
+        run = await run_agent(spy_client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="k",
+                              tool_pool=pool)
+        assert ("final", 3, 0, 0) == (run.stop_reason, len(run.raw_tool_calls), pool._threads.submitted,
+                                      pool._threads.started)
+        assert "Asha Rao" == run.raw_tool_calls[0].result["messages"][0]["author"]
+
+    async def test_every_outcome_is_the_same_inline_or_in_a_thread(self, spy_client):
+        """A result, a capped one, bad arguments, an unknown tool and a call stopped by its limit: the same record
+        and the same message for the model whether the call ran inline first or went to a thread at once."""
+        def run_with(pool: ToolPool):
+            steps = [*(calls(call) for call in MIXED), FINAL]
+            return run_agent(spy_client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="k",
+                             tool_pool=pool, tool_timeout_s=1.0, tool_result_max_bytes=4096)
+
+        inline_first = ToolPool(2, clock=StepClock(1e-4))  # 20 readings inline, 10,000 to the limit
+        inline = await run_with(inline_first)
+        sent_inline, spy_client.sent = spy_client.sent, []
+        threaded = await run_with(ToolPool(2, inline_s=0, clock=StepClock(1e-4)))
+        assert inline.raw_tool_calls == threaded.raw_tool_calls
+        assert tool_messages(sent_inline) == tool_messages(spy_client.sent)
+        assert [False, True, False, False, False] == [c.truncated for c in inline.raw_tool_calls]
+        assert [False, False, False, False, True] == [c.timed_out for c in inline.raw_tool_calls]
+        assert ["invalid", "unknown"] == [c.result["error"].split()[0] for c in inline.raw_tool_calls[2:4]]
+        # The free-slot search over a year passes more than 20 checkpoints, as does the stopped one: both moved.
+        assert 2 == inline_first._threads.submitted
+
+    async def test_a_pathological_call_moves_to_a_thread_after_its_budget_and_ends_as_before(self):
+        """A call past the budget is dropped on the loop and run again, from its start, in a thread with its whole
+        limit: stopped there after 1 s of its own clock, as a call that never ran inline."""
+        clock = Readers(0.005)
+        pool = ToolPool(1, timeout_s=1.0, clock=clock)
+        tool, arguments = PATHOLOGICAL[0]
+        outcome = await run_tool(ToolBackend(pathological_data()), tool, orjson.dumps(arguments).decode(),
+                                 share=pool.share())
+        assert (True, stopped_error("GoogleCalendar.FindTimeSlotsWhenEveryoneIsFree", "1")) == (
+            outcome.timed_out, outcome.result)
+        assert (1, 2) == (pool._threads.submitted, len(clock.threads))
+        assert threading.get_ident() in clock.threads
+
+    async def test_a_replaced_or_inherited_tool_never_runs_inline(self, monkeypatch):
+        """Only the shipped class's own code runs on the loop: a tool replaced on the class (which may block) or a
+        subclass's goes to a thread at once, even with a budget it could never use up (a clock standing still)."""
+        ran_on: list[int] = []
+
+        class Mine(ToolBackend):
+            pass
+
+        pool = ToolPool(2, clock=lambda: 0.0)
+        assert (True, False) == (ToolBackend(DATA).checkpointed, Mine(DATA).checkpointed)
+        await run_tool(Mine(DATA), "Slack_search_messages", '{"query": "launch"}', share=pool.share())
+        monkeypatch.setattr(ToolBackend, "drive_search", lambda backend, args: ran_on.append(threading.get_ident())
+                            or NO_FILES)
+        replaced = ToolBackend(DATA)
+        outcome = await run_tool(replaced, "GoogleDrive_gdrive_search", '{"query": "x"}', share=pool.share())
+        assert (False, NO_FILES, 2) == (replaced.checkpointed, outcome.result, pool._threads.submitted)
+        assert threading.get_ident() not in ran_on
+        monkeypatch.undo()
+        assert ToolBackend(DATA).checkpointed
+
+    def test_an_inline_call_raises_what_it_raises(self):
+        """Only the budget's own stop is caught: the call's errors reach the caller as they would from a thread."""
+        from mpcbench_async.mpcbench.tools._threads import MISSED, run_inline
+
+        def spins() -> None:
+            while True:
+                checkpoint()
+
+        with pytest.raises(ZeroDivisionError):
+            run_inline(lambda: 1 / 0, 0.002, StepClock(0.001))
+        assert (MISSED, 3) == (run_inline(spins, 0.002, StepClock(0.001)), run_inline(lambda: 3, 0.002, StepClock(1)))
 
 
 LEDGER = "date,account,amount\n" + "2025-08-01,payouts-settlement,1250.00\n" * 26_000  # about 1 MB, as a Drive file

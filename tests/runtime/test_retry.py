@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import email.utils
+import math
 import random
+import re
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mpcbench_async._exceptions import (
     CallDeadlineError,
@@ -143,6 +147,37 @@ class TestParseDuration:
     def test_invalid(self, text):
         """Anything that is not entirely a duration gives None."""
         assert None is parse_duration(text)
+
+    @pytest.mark.parametrize("text", ["5.s", ".5s", "1..2s", "1e3s", "+1s", "1_0s", "²s", "inf", "Infinity", "nan",
+                                      "9" * 400 + "s", "1.5.5s", "0.000s", "١s", "٣", "5.", "-1s"])
+    def test_fast_path_reads_as_the_pattern_does(self, text):
+        """The one-unit fast path (``"0.250s"``, ``"20ms"``) accepts exactly what the pattern accepts: digits with at
+        most one inner point (not ``5.s``, ``.5s``, exponents, signs, underscores or superscripts; other scripts'
+        digits as ``\\d`` matches them), and nothing ending in a letter that only ``float`` reads (``inf``)."""
+        assert reference_duration(text) == parse_duration(text)
+
+    @given(st.text(alphabet="0123456789.mshnaify e+-_²١", max_size=8))
+    def test_same_as_the_pattern_on_any_text(self, text):
+        assert reference_duration(text) == parse_duration(text)
+
+
+def reference_duration(text: str) -> float | None:
+    """The definition ``parse_duration`` keeps: a finite non-negative number of seconds, or the whole text a
+    sequence of number-unit parts (``\\d+(\\.\\d+)?`` then ``ms``, ``h``, ``m`` or ``s``) summed, if finite."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        pass
+    else:
+        return value if math.isfinite(value) and value >= 0 else None
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
+    if not parts or "".join(a + b for a, b in parts) != text:
+        return None
+    total = sum(float(value) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit] for value, unit in parts)
+    return total if math.isfinite(total) else None
 
 
 class TestRetrying:

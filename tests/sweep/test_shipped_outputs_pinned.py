@@ -13,7 +13,9 @@ readings, issue 31, whose code is in ``checks_version`` and ``rubric_version``: 
 them left out; and again since the benchmark-side CPU work of issue 31 (lazily imported sim policies, cheaper
 answer reading and tool searches), the same two fields alone, every digest with them left out equal to the
 start commit's, bdfea79; and since the tools' and answer reading's Python calls cut in issue 31's uvloop work,
-those two fields alone again, every digest with them left out equal to b1520e8's). A change that moves any of it
+those two fields alone again, every digest with them left out equal to b1520e8's; and since the answer reading's
+checkpoints, issue 31's checks run on the event loop first, those two fields alone, every digest with them left
+out equal to 371be65's). A change that moves any of it
 (a refactor of the client, the runner or the summary that should change nothing) fails here, naming the file.
 """
 
@@ -33,8 +35,8 @@ VOLATILE = frozenset({"started_at", "finished_at", "latency_s", "queued_s", "ret
                       "wall_s", "last_wall_s", "out_dir", "latency_p50_s", "latency_p95_s"})
 
 PINNED = {
-    "runs.jsonl": "99c521e4c3798af5daeaf454f7defdc9b4e259aaff5e3abb0750d08753588757",
-    "judgements.jsonl": "35babde90274bc32cd2cead1a1af9a4d19327b92cfffb0686428f25752b00cac",
+    "runs.jsonl": "64062b1c594646e29cc898fcf141eaf507272a833945c0e273e7abfc03d869bf",
+    "judgements.jsonl": "42bc6f3648f0c1c7b11ca3bfe8fcea2bac4f52bad55d3f53e4330c969de4c00c",
     "calls.jsonl": "9491daafe690474e787cee1ca1ec2d8ac4329d328c99c53a97d7664ae4f77f00",
     "summary.json": "5c48f801ddf9711e08dde19158fa459a8cb8587e039ebfa862f0a25cb355e637",
 }

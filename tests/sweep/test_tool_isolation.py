@@ -197,6 +197,11 @@ class StarvedShare(ToolShare):
 
 
 class StarvedPool(ToolPool):
+    """Every call needs a worker (none runs inline first), and none gets one."""
+
+    def __init__(self) -> None:
+        super().__init__(inline_s=0)
+
     def share(self) -> ToolShare:
         return StarvedShare(self)
 

@@ -8,6 +8,10 @@ Tools read only the loaded data; nothing the model sends reaches the file system
 Every loop whose length the arguments control (date ranges, slots, people,
 records × query words, JQL clauses × issues) stops at a ``checkpoint()`` per
 step when the call's time limit passes (``tools._execution``).
+A call has no effect but its result (what it derives from the data is kept on
+the data only once whole, ``ScenarioData.derived``, and equal on every build),
+so a call stopped part-way can be run again from its start: that is what lets
+``run_tool`` try it on the event loop first (``checkpointed``).
 """
 
 from __future__ import annotations
@@ -138,6 +142,11 @@ class ToolBackend:
             self.search_messages, self.search_contacts, self.find_free_slots, self.list_events,
             self.search_threads, self.get_thread, self.drive_search, self.drive_read, self.jira_search),
             strict=True))
+        self.checkpointed = type(self) is ToolBackend and _as_shipped()
+        """Whether every call is this module's own code, which reaches a checkpoint in each loop its arguments can
+        make long and has no effect but its result: such calls may run on the event loop under a budget
+        (``tools._execution.run_tool``). False for a subclass, and when any method of the class was replaced (a
+        test's blocking tool, a user's own): code not known to checkpoint runs in a thread, always."""
 
     # -- the model's view ----------------------------------------------------
     def schemas(self) -> tuple[ToolSchema, ...]:
@@ -485,3 +494,13 @@ class ToolBackend:
             result["unsupported_clauses"] = query.unsupported
             result["note"] = "these clauses are outside the supported JQL subset and were NOT applied"
         return result
+
+
+_SHIPPED = dict(vars(ToolBackend))
+"""The class's own attributes as this module defines them (``checkpointed`` compares them, by identity)."""
+
+
+def _as_shipped() -> bool:
+    """Whether no attribute of ``ToolBackend`` was replaced, added or removed since import."""
+    own = vars(ToolBackend)
+    return len(own) == len(_SHIPPED) and all(own.get(name) is value for name, value in _SHIPPED.items())

@@ -1,4 +1,5 @@
-"""Tool calls off the event loop: each unit's own share of workers, a time limit that stops the call, a size cap.
+"""Tool calls: on the event loop while short, else each unit's own share of workers, a time limit that stops the
+call, a size cap.
 
 Tools are plain CPU-bound Python over in-memory data, and a pathological query (a free-slot search over two
 thousand years, a search matching every message) can run for minutes and build megabytes. Three rules keep
@@ -44,11 +45,24 @@ that pass^k leaves out, as for a rate limit — never a score against the model.
 
 A result larger than ``max_bytes`` of JSON is cut to fit by ``cap_result``, stays valid JSON and says so to
 the model.
+
+**A short call runs on the event loop.** A normal call takes tens to hundreds of microseconds, and handing it to a
+thread and back cost the runner as much again (issue 31). So a call of the built-in tools
+(``ToolBackend.checkpointed``: the shipped class, no method replaced) runs inline first, under the pool's
+``inline_s`` (``_threads.INLINE_BUDGET_S``, 2 ms, or the call's time limit when shorter) on the pool's ``clock``:
+past it, the call stops at its next checkpoint, its partial work is dropped, and the same call goes to the unit's
+share of workers exactly as above, with its full time limit. The tools have no effect but their result, so the
+rerun is the same call, and the outcome the model receives and the log keeps is the same either way. The price of
+a pathological call is the budget once, on the loop, before it moves to a thread (``bench/RESULTS.md``: measured;
+a budget's overshoot is the longest step between two checkpoints, bounded as above by the data or the arguments).
+A tool that is not known to checkpoint (a subclass's, one replaced on the class by a test or a user) may block
+or sleep, so it never runs inline: it goes to a thread at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import weakref
 from collections.abc import Callable
@@ -63,7 +77,7 @@ from ..._checkpoint import checkpoint, run_checked
 from ..._exceptions import ToolWorkerTimeout
 from ...runtime import AdaptiveConcurrency
 from ._backend import ToolBackend, tool_name
-from ._threads import Job, ToolThreads
+from ._threads import INLINE_BUDGET_S, Job, Missed, ToolThreads, run_inline
 
 __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
            "ToolOutcome", "ToolPool", "ToolShare", "ToolTimeLimit", "cap_result", "default_tool_pool", "run_tool"]
@@ -149,10 +163,11 @@ class ToolPool:
     """Where tool calls run: ``workers`` at once in all (per event loop), ``per_unit`` of them per unit's share.
 
     ``timeout_s`` is the default time limit of a call while it runs, ``wait_s`` the longest wait for a worker
-    (past it the call fails with ``ToolWorkerTimeout``), ``clock`` the time the limit is measured on (called in
-    the worker thread; tests give one that advances per checkpoint). Nothing to close: each call ends within its
-    limit, and the pool's threads (``workers`` of them, started as calls need them) end with the pool or the
-    interpreter.
+    (past it the call fails with ``ToolWorkerTimeout``), ``inline_s`` how long a built-in tool's call may first
+    run on the event loop (0: never), ``clock`` the time the limit and that budget are measured on (called in
+    the thread running the call; tests give one that advances per checkpoint — a clock that stands still keeps an
+    inline call on the loop to its end). Nothing to close: each call ends within its limit, and the pool's threads
+    (``workers`` of them, started as calls need them) end with the pool or the interpreter.
 
     The threads are the pool's own (``_threads.ToolThreads``: a queue of calls, each outcome handed back with
     one ``call_soon_threadsafe``), not ``anyio.to_thread`` nor ``run_in_executor``: anyio's hand-off passes
@@ -163,12 +178,15 @@ class ToolPool:
 
     def __init__(self, workers: int = TOOL_WORKERS, *, per_unit: int = TOOL_WORKERS_PER_UNIT,
                  timeout_s: float = TOOL_TIMEOUT_S, wait_s: float = TOOL_WORKER_WAIT_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 inline_s: float = INLINE_BUDGET_S, clock: Callable[[], float] = time.monotonic) -> None:
         if workers < 1 or per_unit < 1:
             raise ValueError(f"a tool pool needs at least 1 worker and 1 per unit, got {workers} and {per_unit}")
         if not (timeout_s > 0 and wait_s > 0):
             raise ValueError(f"a tool pool's timeout_s and wait_s must be positive, got {timeout_s} and {wait_s}")
+        if not inline_s >= 0:
+            raise ValueError(f"a tool pool's inline_s must be 0 or more seconds, got {inline_s}")
         self.workers, self.per_unit, self.timeout_s, self.wait_s = workers, min(per_unit, workers), timeout_s, wait_s
+        self.inline_s = inline_s
         self.clock = clock
         self._limiters: anyio.lowlevel.RunVar[AdaptiveConcurrency] = anyio.lowlevel.RunVar(
             f"mpcbench_tool_workers_{id(self)}")
@@ -377,7 +395,7 @@ def cap_result(result: dict[str, Any], max_bytes: int) -> dict[str, Any]:
 
 
 def _capped(result: dict[str, Any], max_bytes: int) -> ToolOutcome:
-    """The outcome of a finished call, its result cut to ``max_bytes`` when larger (run in the worker thread)."""
+    """The outcome of a finished call, its result cut to ``max_bytes`` when larger (run where the call runs)."""
     encoded = orjson.dumps(result)
     if len(encoded) <= max_bytes:
         return ToolOutcome(result=result, content=encoded.decode(), result_bytes=len(encoded))
@@ -392,7 +410,8 @@ def _error(message: str, *, timed_out: bool = False) -> ToolOutcome:
 
 
 def _call(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, max_bytes: int) -> ToolOutcome:
-    """Run the tool and size its result (in the worker thread: both can be heavy, both stop at checkpoints)."""
+    """Run the tool and size its result (inline or in the worker thread: both can be heavy, both stop at
+    checkpoints)."""
     result = backend.call(name, arguments)
     try:
         return _capped(result, max_bytes)
@@ -403,15 +422,21 @@ def _call(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | Non
 
 async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, *, share: ToolShare,
                    timeout_s: float | None = None, max_bytes: int = TOOL_RESULT_MAX_BYTES) -> ToolOutcome:
-    """One tool call in ``share``, stopped after ``timeout_s`` (the pool's by default), its result capped.
+    """One tool call, inline while short, else in ``share``, stopped after ``timeout_s`` (the pool's by default),
+    its result capped.
 
     Whatever the tool does — fails, runs past its limit, builds too much — comes back as the outcome the model
     receives; only ``ToolWorkerTimeout`` is raised: no worker came free, which is not the model's doing.
     """
-    limit = share.pool.timeout_s if timeout_s is None else timeout_s
+    pool = share.pool
+    limit = pool.timeout_s if timeout_s is None else timeout_s
+    call = functools.partial(_call, backend, name, arguments, max_bytes)
+    if backend.checkpointed and pool.inline_s:  # on the loop while it is short (see the module's docstring)
+        outcome = run_inline(call, min(pool.inline_s, limit), pool.clock)
+        if not isinstance(outcome, Missed):
+            return outcome
     try:
-        return await share.run(lambda: _call(backend, name, arguments, max_bytes), timeout_s=limit,
-                               tool=tool_name(name))
+        return await share.run(call, timeout_s=limit, tool=tool_name(name))
     except TimeoutError:
         return _error(f"{tool_name(name)} took longer than {limit:g} s and was stopped. Narrow the query (a "
                       "shorter date range, fewer people, a more specific search) and try again", timed_out=True)

@@ -9,6 +9,17 @@ shield future: several times the cost of the hand-off itself, with a tool call o
 
 Threads start as calls need them, at most ``size``; they are daemons, and end when their ``ToolThreads`` is
 closed — by ``close()`` or when the pool that owns it is collected (``weakref.finalize`` in ``ToolPool``).
+
+Cheaper still is no hand-off at all. A built-in tool call or the checks of a normal answer take tens to hundreds
+of microseconds of CPU, while handing one to a thread and back cost the runner about as much again, on both sides
+(waking a thread, the interpreter lock passed back and forth, ``call_soon_threadsafe``; issue 31), and every
+thread that wakes slows the event loop's client. ``run_inline`` runs such a call on the event loop first, under a
+short budget (``INLINE_BUDGET_S``): code that reaches ``checkpoint()`` in every loop its input can make long
+raises a private stop at the first checkpoint past the budget, the partial work is dropped, and the caller hands
+the same call to a thread as before (``inline_or_thread``). A call may only be run this way when it has no effect
+but its result (a rerun must be the same call), and only by code known to reach its checkpoints: anything that may
+block or sleep would hold the loop for its whole length. The price of a pathological call is the budget once, on
+the loop, before it moves to a thread.
 """
 
 from __future__ import annotations
@@ -16,15 +27,25 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections.abc import Callable
 from queue import SimpleQueue
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 
+from ..._checkpoint import run_checked
+
 T = TypeVar("T")
 
-__all__ = ["Job", "ToolThreads", "call_in_thread"]
+__all__ = ["INLINE_BUDGET_S", "MISSED", "Job", "Missed", "ToolThreads", "call_in_thread", "inline_or_thread",
+           "run_inline"]
+
+INLINE_BUDGET_S = 0.002
+"""How long a call may run on the event loop before it moves to a thread, seconds. A normal tool call or the checks
+of a normal answer take well under it (tens to hundreds of microseconds), so they finish inline and cost no
+hand-off; a pathological one holds the loop this long once — the wait of one LLM reply's parse in a busy sweep,
+not enough to delay the other units' requests noticeably — and is then run again in a thread."""
 
 
 class Job:
@@ -84,6 +105,8 @@ class ToolThreads:
         self.jobs: SimpleQueue[Job | None] = SimpleQueue()
         self.lock = threading.Lock()
         self.idle = self.started = 0
+        self.submitted = 0
+        """Jobs handed to the threads so far (tests count the hand-offs a sweep makes)."""
         self.closed = False
 
     def __reduce__(self) -> tuple[type[ToolThreads], tuple[int, str]]:
@@ -96,6 +119,7 @@ class ToolThreads:
         with self.lock:
             if self.closed:
                 raise RuntimeError("the tool pool's threads are closed")
+            self.submitted += 1
             index = -1
             if self.idle:
                 self.idle -= 1  # that thread takes this job
@@ -134,3 +158,45 @@ async def call_in_thread(threads: ToolThreads, fn: Callable[[], T]) -> T:
                 await asyncio.wait([job.future])
             job.future.exception()  # retrieved: nobody wants it now
         raise
+
+
+class _OverBudget(BaseException):  # noqa: N818 — a stop signal, not an error
+    """Raised at the first checkpoint of an inline call past its budget (a ``BaseException``: a tool's own ``except
+    Exception`` lets it through)."""
+
+
+class Missed:
+    """What ``run_inline`` returns for a call that did not finish within its budget (``MISSED``, its one value)."""
+
+    __slots__ = ()
+
+
+MISSED: Final = Missed()
+
+
+def run_inline(fn: Callable[[], T], budget_s: float, clock: Callable[[], float]) -> T | Missed:
+    """``fn()`` here (on the event loop), or ``MISSED`` when it reached a checkpoint after ``budget_s`` on ``clock``.
+
+    ``fn`` must have no effect but its result, and reach ``checkpoint()`` in every loop its input can make long: a
+    missed call's partial work is dropped (freed as it unwinds) and the caller runs it again elsewhere. Whatever
+    else ``fn`` raises is raised.
+    """
+    deadline = clock() + budget_s
+
+    def check() -> None:
+        if clock() > deadline:
+            raise _OverBudget
+
+    try:
+        return run_checked(check, fn)
+    except _OverBudget:
+        pass
+    return MISSED  # outside the handler: the stopped frames and their partial results are freed now
+
+
+async def inline_or_thread(threads: ToolThreads, fn: Callable[[], T], budget_s: float = INLINE_BUDGET_S,
+                           clock: Callable[[], float] = time.perf_counter) -> T:
+    """``fn()`` inline under ``budget_s`` (``run_inline``), else in one of ``threads`` as ``call_in_thread`` runs it,
+    from its start and with no limit."""
+    result = run_inline(fn, budget_s, clock)
+    return await call_in_thread(threads, fn) if isinstance(result, Missed) else result
