@@ -598,6 +598,14 @@ class TestInlineFirst:
         monkeypatch.undo()
         assert ToolBackend(DATA).checkpointed
 
+    @pytest.mark.parametrize("inline_s", [-0.001, float("nan")])
+    def test_an_unusable_inline_budget_is_refused(self, inline_s):
+        """0 sends every call to a thread; a negative or NaN budget is refused, naming the setting."""
+        with pytest.raises(ValueError) as caught:
+            ToolPool(inline_s=inline_s)
+        assert f"a tool pool's inline_s must be 0 or more seconds, got {inline_s}" == str(caught.value)
+        assert 0 == ToolPool(inline_s=0).inline_s
+
     def test_an_inline_call_raises_what_it_raises(self):
         """Only the budget's own stop is caught: the call's errors reach the caller as they would from a thread."""
         from mpcbench_async.mpcbench.tools._threads import MISSED, run_inline
