@@ -27,9 +27,9 @@ import numpy as np
 from .._prompts import PromptConfig
 from ..llm import BudgetExceeded, LLMClient, cache_scope
 from ..runner import Outcome, SuiteRequest, register_suite
-from ..runtime import UnitFailure, done_keys, log_unit_error, sorted_unique, unit_failure
+from ..runtime import Memo, UnitFailure, done_keys, log_unit_error, sorted_unique, unit_failure
 from ._agent import run_agent
-from ._checks import run_checks
+from ._checks import CheckResult, run_checks
 from ._judge import build_judge_input, judge_messages, run_judge
 from ._plan import AgentUnit, JudgeUnit, SweepPlan, build_plan
 from ._provenance import SIM_JUDGE, checks_version, messages_digest, sim_judge_version
@@ -41,6 +41,10 @@ __all__ = ["AgentStage", "JudgeJob", "JudgeStage", "MPCBenchInputs", "MPCBenchSu
 log = logging.getLogger(__name__)
 CHECK_THREADS = 4
 """Threads the agent stage reads finished runs' answers in when an answer takes longer than the inline budget."""
+CHECKED_ENTRIES = 1024
+"""Answers whose checks the agent stage keeps for a repeat of the same answer to the same task (see ``run``)."""
+CHECKED_BYTES = 8 * 1024 * 1024
+"""Their bound in bytes (the answers and the checks' details, as ``_checked_size`` counts them)."""
 
 
 class JudgeJob(NamedTuple):
@@ -74,6 +78,8 @@ class AgentStage:
     def __init__(self, plan: SweepPlan, prompts: PromptConfig) -> None:
         self.plan, self.prompts = plan, prompts
         self._checks = ToolThreads(CHECK_THREADS, name="mpcbench-checks")
+        self._checked: Memo[tuple[str, str], tuple[CheckResult, ...]] = Memo(max_entries=CHECKED_ENTRIES,
+                                                                              max_bytes=CHECKED_BYTES)
         weakref.finalize(self, self._checks.close)  # the threads end with the stage
 
     async def run(self, unit: AgentUnit, client: LLMClient) -> AgentRunRecord:
@@ -92,9 +98,8 @@ class AgentStage:
                 # thread cost a thread's wake-up besides: on the event loop under a 2 ms budget (the checks reach a
                 # checkpoint in every loop the answer makes long), else, from its start, in a thread: heavy work
                 # still leaves the loop (DESIGN.md §9; issue 31).
-                checks = (await inline_or_thread(self._checks, lambda: run_checks(task, run.final_answer, data),
-                                                 clock=self.clock)
-                          if run.stop_reason != "error" else [])
+                checks = await self._read(unit.task_id, run.final_answer, lambda: run_checks(
+                    task, run.final_answer, data)) if run.stop_reason != "error" else []
         except BudgetExceeded:
             raise  # the unit did not run: the runner stops the sweep and writes no record for it
         except Exception as exc:  # the run log made so far stays in the error record
@@ -110,6 +115,18 @@ class AgentStage:
                            message=record.error_message)
         return record
 
+    async def _read(self, task_id: str, answer: str, checks: Callable[[], list[CheckResult]]) -> list[CheckResult]:
+        """The checks of ``answer`` to the task: kept from an earlier run that gave the same answer (the checks are
+        a pure function of the task, the plan's data and the answer: trials at temperature 0 and the sim's oracle
+        repeat answers), else ``checks()`` as above."""
+        key = (task_id, answer)
+        kept = self._checked.get(key)
+        if kept is None:
+            found = await inline_or_thread(self._checks, checks, clock=self.clock)
+            self._checked.put(key, tuple(found), _checked_size(answer, found))
+            return found
+        return list(kept)
+
     def failed(self, unit: AgentUnit, failure: UnitFailure) -> AgentRunRecord:
         record = self._record(unit)
         _failed(record, failure)
@@ -119,6 +136,11 @@ class AgentStage:
     def _record(unit: AgentUnit) -> AgentRunRecord:
         return AgentRunRecord(key=unit.key, status="error", task_id=unit.task_id, task_type="", scenario_id="",
                               model=unit.model, trial=unit.trial, started_at=time.time())
+
+
+def _checked_size(answer: str, checks: list[CheckResult]) -> int:
+    """Bytes a kept reading holds, roughly: the answer and each check's name and detail, with their objects."""
+    return len(answer) + sum(len(c.name) + len(c.detail or "") + 120 for c in checks) + 256
 
 
 class JudgeStage:

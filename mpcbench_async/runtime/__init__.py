@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._lock import DirLock
     from ._logging import configure_logging
     from ._malloc import hold_malloc_thresholds
+    from ._memo import Memo
     from ._pace import AimdCap, LimitSettings, ModelPace
     from ._pool import WorkerPool
     from ._retry import Deadline, RetryPolicy, retry_after_from_headers, retrying
@@ -38,7 +39,8 @@ __all__ = ["Clock", "DirLock", "FakeClock", "JsonlWriter", "LimitSettings", "Lim
 
 # Used by the project's other packages (the import-graph test allows only these and ``__all__``),
 # not promised to users.
-_INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "ModelPace", "Ticket", "UnitFailure",
+_INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "Memo", "ModelPace", "Ticket",
+             "UnitFailure",
              "atomic_write_bytes", "bucketed", "current_unit_attempt", "done_keys", "find_bucketed",
              "hold_malloc_thresholds", "key_view",
              "latest_records",

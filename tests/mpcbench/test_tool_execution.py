@@ -473,7 +473,7 @@ class TestEveryLongToolStops:
 
     async def test_a_normal_call_passes_few_checkpoints(self):
         """The same tools with ordinary arguments finish well inside that budget (no false stops)."""
-        share = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005)).share()
+        share = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005), memo=False).share()
         backend = ToolBackend(pathological_data())
         ordinary = [("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree", {"email_addresses": ["asha@q.io"]}),
                     ("Slack_search_messages", {"query": "launch review"}), ("GoogleDrive_gdrive_search",
@@ -535,7 +535,7 @@ class TestInlineFirst:
     async def test_a_normal_call_runs_on_the_loop_and_hands_nothing_to_a_thread(self, spy_client):
         """With a budget a normal call stays inside (2 ms on a clock moving 1 µs per reading: 2,000 checkpoints),
         a whole run's calls finish on the loop: no job reaches the pool's threads."""
-        pool = ToolPool(2, clock=StepClock(1e-6))
+        pool = ToolPool(2, clock=StepClock(1e-6), memo=False)
         steps = [calls(("Slack_search_messages", {"query": "launch review"}),
                        ("GoogleContacts_SearchContactsByName", {"name": "Asha"})),
                  calls(("GoogleCalendar_FindTimeSlotsWhenEveryoneIsFree", {"email_addresses": ["asha@q.io"]})), FINAL]
@@ -553,10 +553,10 @@ class TestInlineFirst:
             return run_agent(spy_client, "sim/scripted", task_with_script(steps), DATA, PROMPTS, key="k",
                              tool_pool=pool, tool_timeout_s=1.0, tool_result_max_bytes=4096)
 
-        inline_first = ToolPool(2, clock=StepClock(1e-4))  # 20 readings inline, 10,000 to the limit
+        inline_first = ToolPool(2, clock=StepClock(1e-4), memo=False)  # 20 readings inline, 10,000 to the limit
         inline = await run_with(inline_first)
         sent_inline, spy_client.sent = spy_client.sent, []
-        threaded = await run_with(ToolPool(2, inline_s=0, clock=StepClock(1e-4)))
+        threaded = await run_with(ToolPool(2, inline_s=0, clock=StepClock(1e-4), memo=False))
         assert inline.raw_tool_calls == threaded.raw_tool_calls
         assert tool_messages(sent_inline) == tool_messages(spy_client.sent)
         assert [False, True, False, False, False] == [c.truncated for c in inline.raw_tool_calls]
@@ -620,6 +620,53 @@ class TestInlineFirst:
 
 
 LEDGER = "date,account,amount\n" + "2025-08-01,payouts-settlement,1250.00\n" * 26_000  # about 1 MB, as a Drive file
+
+
+class TestMemo:
+    """A built-in call that ended on its own is kept per scenario data: the same call again is not run."""
+
+    @staticmethod
+    def counting_clock() -> tuple[list[int], Callable[[], float]]:
+        readings: list[int] = []
+        return readings, lambda: len(readings) * 1e-6 + (readings.append(1) or 0)
+
+    async def test_a_repeated_call_gets_the_same_outcome_without_running(self):
+        """The next trial's backend over the same data, the same tool and arguments: the kept outcome, no
+        checkpoint reached; another cap or other arguments run; a dict's keys in another order are the same call."""
+        readings, clock = self.counting_clock()
+        data, share = dataclasses.replace(DATA), ToolPool(2, clock=clock).share()
+        query = {"query": "launch review", "limit": 5}
+        first = await run_tool(ToolBackend(data), "Slack_search_messages", query, share=share)
+        ran = len(readings)
+        again = await run_tool(ToolBackend(data), "Slack_search_messages", dict(reversed(query.items())),
+                               share=share)
+        assert (True, ran) == (again is first, len(readings))
+        capped = await run_tool(ToolBackend(data), "Slack_search_messages", query, share=share, max_bytes=2048)
+        other = await run_tool(ToolBackend(data), "Slack_search_messages", {"query": "launch"}, share=share)
+        assert (False, False) == (capped is first, other is first)
+        assert len(readings) > ran
+        assert 1 == data.derived("tool_outcomes", dict).hits
+
+    async def test_a_stopped_call_is_not_kept_and_its_repeat_is_stopped_again(self):
+        pool = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005))
+        data, (tool, arguments) = pathological_data(), PATHOLOGICAL[0]
+        outcomes = [await run_tool(ToolBackend(data), tool, orjson.dumps(arguments).decode(), share=pool.share())
+                    for _ in range(2)]
+        assert ([True, True], 2, 0) == ([o.timed_out for o in outcomes], pool._threads.submitted,
+                                        len(data.derived("tool_outcomes", dict)))
+
+    async def test_without_memo_or_for_a_replaced_tool_every_call_runs(self, monkeypatch):
+        readings, clock = self.counting_clock()
+        data, share = dataclasses.replace(DATA), ToolPool(2, clock=clock, memo=False).share()
+        for _ in range(2):
+            await run_tool(ToolBackend(data), "Slack_search_messages", '{"query": "launch"}', share=share)
+        once = len(readings) // 2
+        assert once > 0
+        monkeypatch.setattr(ToolBackend, "drive_search", lambda backend, args: NO_FILES)
+        share = ToolPool(2).share()
+        for _ in range(2):
+            await run_tool(ToolBackend(data), "GoogleDrive_gdrive_search", '{"query": "x"}', share=share)
+        assert ("tool_outcomes" not in data._derived, 2) == (True, share.pool._threads.submitted)
 
 
 class TestResultCap:

@@ -32,11 +32,11 @@ async def test_a_normal_sweep_runs_its_tools_and_checks_on_the_loop_with_the_sam
     inline: nothing reaches a thread. Sent to threads instead (no inline budget for the tools, a clock passing
     the checks' budget at their first checkpoint: each reading passes one), the same sweep hands all 82 tool calls
 and 10 readings to threads and writes the same runs, checks and judgements."""
-    inline_pool = ToolPool(clock=StepClock(1e-6))
+    inline_pool = ToolPool(clock=StepClock(1e-6), memo=False)  # every call runs: none answered from memory
     monkeypatch.setattr(_execution, "_default_pool", inline_pool)
     assert (0, 0) == await sweep(tmp_path / "inline", inline_pool, 1e-6)
 
-    threaded_pool = ToolPool(inline_s=0)
+    threaded_pool = ToolPool(inline_s=0, memo=False)
     monkeypatch.setattr(_execution, "_default_pool", threaded_pool)
     tools, checks = await sweep(tmp_path / "threads", threaded_pool, 1.0)
 

@@ -75,7 +75,7 @@ import orjson
 
 from ..._checkpoint import checkpoint, run_checked
 from ..._exceptions import ToolWorkerTimeout
-from ...runtime import AdaptiveConcurrency
+from ...runtime import AdaptiveConcurrency, Memo
 from ._backend import ToolBackend, tool_name
 from ._threads import INLINE_BUDGET_S, Job, Missed, ToolThreads, run_inline
 
@@ -108,6 +108,10 @@ NOTED_CUTS = 3
 """How many of the places that were shortened the note names."""
 NOTED_PATH = 80
 """Longest path the note prints in full (keys come from the data and may be long); longer ones keep their end."""
+MEMO_ENTRIES = 1024
+"""Finished built-in calls kept per scenario data for repeats (``runtime.Memo``; see ``run_tool``)."""
+MEMO_BYTES = 4 * 1024 * 1024
+"""Their bound in bytes per scenario data, as ``_memo_size`` counts them."""
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True, frozen=True):
@@ -166,7 +170,9 @@ class ToolPool:
     (past it the call fails with ``ToolWorkerTimeout``), ``inline_s`` how long a built-in tool's call may first
     run on the event loop (0: never), ``clock`` the time the limit and that budget are measured on (called in
     the thread running the call; tests give one that advances per checkpoint — a clock that stands still keeps an
-    inline call on the loop to its end). Nothing to close: each call ends within its limit, and the pool's threads
+    inline call on the loop to its end). ``memo``: whether a repeated built-in call is answered from the outcomes
+    kept per scenario data (``run_tool``; off to watch every call run, as tests of where calls run do). Nothing to
+    close: each call ends within its limit, and the pool's threads
     (``workers`` of them, started as calls need them) end with the pool or the interpreter.
 
     The threads are the pool's own (``_threads.ToolThreads``: a queue of calls, each outcome handed back with
@@ -178,7 +184,8 @@ class ToolPool:
 
     def __init__(self, workers: int = TOOL_WORKERS, *, per_unit: int = TOOL_WORKERS_PER_UNIT,
                  timeout_s: float = TOOL_TIMEOUT_S, wait_s: float = TOOL_WORKER_WAIT_S,
-                 inline_s: float = INLINE_BUDGET_S, clock: Callable[[], float] = time.monotonic) -> None:
+                 inline_s: float = INLINE_BUDGET_S, clock: Callable[[], float] = time.monotonic,
+                 memo: bool = True) -> None:
         if workers < 1 or per_unit < 1:
             raise ValueError(f"a tool pool needs at least 1 worker and 1 per unit, got {workers} and {per_unit}")
         if not (timeout_s > 0 and wait_s > 0):
@@ -186,8 +193,7 @@ class ToolPool:
         if not inline_s >= 0:
             raise ValueError(f"a tool pool's inline_s must be 0 or more seconds, got {inline_s}")
         self.workers, self.per_unit, self.timeout_s, self.wait_s = workers, min(per_unit, workers), timeout_s, wait_s
-        self.inline_s = inline_s
-        self.clock = clock
+        self.inline_s, self.clock, self.memo = inline_s, clock, memo
         self._limiters: anyio.lowlevel.RunVar[AdaptiveConcurrency] = anyio.lowlevel.RunVar(
             f"mpcbench_tool_workers_{id(self)}")
         self._threads = ToolThreads(self.workers)
@@ -427,7 +433,30 @@ async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, A
 
     Whatever the tool does — fails, runs past its limit, builds too much — comes back as the outcome the model
     receives; only ``ToolWorkerTimeout`` is raised: no worker came free, which is not the model's doing.
+
+    A built-in call (``backend.checkpointed``: pure, a function of the data and its arguments) that ended on its
+    own is kept per scenario data (``MEMO_ENTRIES``, ``MEMO_BYTES``): the same call again — the next trial of the
+    task repeating it, as models at temperature 0 and the sim's oracle do — gets the same outcome without running.
+    A call stopped at its time limit is never kept, so its repeat runs (and is stopped) again. Off with the pool's
+    ``memo``.
     """
+    memo, key = None, None
+    if backend.checkpointed and share.pool.memo:
+        key = _memo_key(name, arguments, max_bytes)
+        if key is not None:
+            memo = backend.data.derived("tool_outcomes", _new_memo)
+            kept = memo.get(key)
+            if kept is not None:
+                return kept
+    outcome = await _run(backend, name, arguments, share, timeout_s, max_bytes)
+    if memo is not None and key is not None and not outcome.timed_out:
+        memo.put(key, outcome, _memo_size(key, outcome))
+    return outcome
+
+
+async def _run(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, share: ToolShare,
+               timeout_s: float | None, max_bytes: int) -> ToolOutcome:
+    """``run_tool``'s call itself: inline while short, else in the share's thread, stopped at its limit."""
     pool = share.pool
     limit = pool.timeout_s if timeout_s is None else timeout_s
     call = functools.partial(_call, backend, name, arguments, max_bytes)
@@ -440,3 +469,24 @@ async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, A
     except TimeoutError:
         return _error(f"{tool_name(name)} took longer than {limit:g} s and was stopped. Narrow the query (a "
                       "shorter date range, fewer people, a more specific search) and try again", timed_out=True)
+
+
+def _new_memo() -> Memo[tuple[str, str | bytes, int], ToolOutcome]:
+    return Memo(max_entries=MEMO_ENTRIES, max_bytes=MEMO_BYTES)
+
+
+def _memo_key(name: str, arguments: str | dict[str, Any] | None, max_bytes: int) -> tuple[str, str | bytes, int] | None:
+    """What makes a built-in call's outcome: the tool, its arguments as given (text as the model wrote it, a dict
+    by its sorted JSON) and the cap; ``None`` for arguments that are not JSON (such a call is not kept)."""
+    if arguments is None or isinstance(arguments, str):
+        return name, arguments or "", max_bytes  # no arguments and "" both read as {} (``ToolBackend.call``)
+    try:
+        return name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS), max_bytes
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _memo_size(key: tuple[str, str | bytes, int], outcome: ToolOutcome) -> int:
+    """Bytes an entry holds, roughly: its key, the result's JSON text and its decoded objects (about three times
+    the text as Python dicts, lists and strings)."""
+    return len(key[1]) + 4 * len(outcome.content) + 256
