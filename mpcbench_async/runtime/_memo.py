@@ -8,13 +8,14 @@ a fifth of a sweep's CPU per LLM call on the event loop (issue 31). A repeat is 
 Bounded by entries and by the bytes the caller says each value holds; the oldest entry leaves first (insertion
 order: a hit does not move an entry, so a look-up takes no lock), so memory does not grow with the sweep. A value
 larger than the whole bound is never kept. Thread-safe: the tools and the checks also run in worker threads
-(a look-up is one ``dict.get``; storing takes a lock).
+(a look-up is one ``dict.get``; storing takes a lock). Pickled (to a Ray worker, with the stage holding it) as an
+empty memo of the same bounds: the receiver keeps its own.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 __all__ = ["Memo"]
@@ -32,6 +33,9 @@ class Memo(Generic[K, V]):
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0  # look-ups answered (not exact under threads: a count for tests and benches)
+
+    def __reduce__(self) -> tuple[Callable[[int, int], Memo[K, V]], tuple[int, int]]:
+        return _empty, (self.max_entries, self.max_bytes)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -61,3 +65,7 @@ class Memo(Generic[K, V]):
             self._bytes += size
             while len(values) > self.max_entries or self._bytes > self.max_bytes:
                 self._bytes -= values.pop(next(iter(values)))[1]
+
+
+def _empty(max_entries: int, max_bytes: int) -> Memo[K, V]:
+    return Memo(max_entries=max_entries, max_bytes=max_bytes)

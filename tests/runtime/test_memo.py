@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 from mpcbench_async.runtime import Memo
 
 
@@ -42,3 +44,13 @@ def test_a_value_larger_than_the_whole_bound_is_never_kept():
     memo.put("a", "A", 60)
     memo.put("huge", "H", 101)
     assert ("A", None, 60) == (memo.get("a"), memo.get("huge"), memo.size)
+
+
+def test_it_pickles_as_an_empty_memo_of_the_same_bounds():
+    """Sent to a Ray worker with the agent stage holding it: the worker keeps its own (a lock does not pickle)."""
+    memo: Memo[str, str] = Memo(max_entries=3, max_bytes=50)
+    memo.put("a", "A", 10)
+    copy = pickle.loads(pickle.dumps(memo))
+    assert (3, 50, 0, None) == (copy.max_entries, copy.max_bytes, len(copy), copy.get("a"))
+    copy.put("b", "B", 10)
+    assert "B" == copy.get("b")
