@@ -165,19 +165,18 @@ def reference_duration(text: str) -> float | None:
     """The definition ``parse_duration`` keeps: a finite non-negative number of seconds, or the whole text a
     sequence of number-unit parts (``\\d+(\\.\\d+)?`` then ``ms``, ``h``, ``m`` or ``s``) summed, if finite."""
     text = text.strip()
-    if not text:
-        return None
     try:
-        value = float(text)
+        seconds = float(text) if text else math.nan
+        plain = bool(text)
     except ValueError:
-        pass
-    else:
-        return value if math.isfinite(value) and value >= 0 else None
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
-    if not parts or "".join(a + b for a, b in parts) != text:
+        plain = False
+    if plain:
+        return seconds if 0 <= seconds < math.inf else None
+    if not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ms|h|m|s))+", text):
         return None
-    total = sum(float(value) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit] for value, unit in parts)
-    return total if math.isfinite(total) else None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    total = sum(float(number) * scale[unit] for number, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text))
+    return total if total < math.inf else None
 
 
 class TestRetrying:
