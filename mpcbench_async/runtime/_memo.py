@@ -7,7 +7,8 @@ a fifth of a sweep's CPU per LLM call on the event loop (issue 31). A repeat is 
 
 Bounded by entries and by the bytes the caller says each value holds; the oldest entry leaves first (insertion
 order: a hit does not move an entry, so a look-up takes no lock), so memory does not grow with the sweep. A value
-larger than the whole bound is never kept. Thread-safe: the tools and the checks also run in worker threads
+larger than the whole bound is never kept. Two callers that miss the same key at once both compute it (the
+first value put stays): a repeat saves work only once the first has finished. Thread-safe: the tools and the checks also run in worker threads
 (a look-up is one ``dict.get``; storing takes a lock). Pickled (to a Ray worker, with the stage holding it) as an
 empty memo of the same bounds: the receiver keeps its own.
 """
