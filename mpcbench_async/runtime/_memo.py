@@ -1,16 +1,16 @@
 """A bounded memo for pure results that repeat across a sweep's trials.
 
-Why: a sweep runs each task k times. At temperature 0, and always for the sim's oracle, a task's trials repeat
-the same tool calls with the same arguments and often give the same final answer. The built-in MPCBench tools
-and the deterministic checks are pure functions of the scenario's data and those inputs, and computing them was
-a fifth of a sweep's CPU per LLM call on the event loop (issue 31). A repeat is answered from memory instead.
+Why: a sweep runs each task k times. At temperature 0, and always for the sim's oracle, a task's trials repeat the
+same tool calls with the same arguments and often give the same final answer. The built-in MPCBench tools and the
+deterministic checks are pure functions of the scenario's data and those inputs, and computing them was a fifth of
+a sweep's CPU per LLM call on the event loop (issue 31). A repeat is answered from memory instead.
 
 Bounded by entries and by the bytes the caller says each value holds; the oldest entry leaves first (insertion
 order: a hit does not move an entry, so a look-up takes no lock), so memory does not grow with the sweep. A value
-larger than the whole bound is never kept. Two callers that miss the same key at once both compute it (the
-first value put stays): a repeat saves work only once the first has finished. Thread-safe: the tools and the checks also run in worker threads
-(a look-up is one ``dict.get``; storing takes a lock). Pickled (to a Ray worker, with the stage holding it) as an
-empty memo of the same bounds: the receiver keeps its own.
+larger than the whole bound is never kept. Two callers that miss the same key at once both compute it (the first
+value put stays): a repeat saves work only once the first has finished. Thread-safe: the tools and the checks also
+run in worker threads (a look-up is one ``dict.get``; storing takes a lock). Pickled (to a Ray worker, with the
+stage holding it) as an empty memo of the same bounds: the receiver keeps its own.
 """
 
 from __future__ import annotations
