@@ -140,7 +140,7 @@ class AgentStage:
 
 def _checked_size(answer: str, checks: list[CheckResult]) -> int:
     """Bytes a kept reading holds, roughly: the answer and each check's name and detail, with their objects."""
-    return len(answer) + sum(len(c.name) + len(c.detail or "") + 120 for c in checks) + 256
+    return len(answer) + sum(len(c.name) + len(c.detail) + 120 for c in checks) + 256
 
 
 class JudgeStage:

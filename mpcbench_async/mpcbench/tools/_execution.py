@@ -440,17 +440,15 @@ async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, A
     A call stopped at its time limit is never kept, so its repeat runs (and is stopped) again. Off with the pool's
     ``memo``.
     """
-    memo, key = None, None
-    if backend.checkpointed and share.pool.memo:
-        key = _memo_key(name, arguments, max_bytes)
-        if key is not None:
-            memo = backend.data.derived("tool_outcomes", _new_memo)
-            kept = memo.get(key)
-            if kept is not None:
-                return kept
-    outcome = await _run(backend, name, arguments, share, timeout_s, max_bytes)
-    if memo is not None and key is not None and not outcome.timed_out:
-        memo.put(key, outcome, _memo_size(key, outcome))
+    key = _memo_key(name, arguments, max_bytes) if backend.checkpointed and share.pool.memo else None
+    if key is None:
+        return await _run(backend, name, arguments, share, timeout_s, max_bytes)
+    memo = backend.data.derived("tool_outcomes", _new_memo)
+    outcome = memo.get(key)
+    if outcome is None:
+        outcome = await _run(backend, name, arguments, share, timeout_s, max_bytes)
+        if not outcome.timed_out:
+            memo.put(key, outcome, _memo_size(key, outcome))
     return outcome
 
 
