@@ -27,6 +27,8 @@ are), every sweep compiles ~180 modules from source, ~0.3 s of its CPU that an i
 
 ``--sim-args`` passes options to that sim (e.g. ``'--rpm 60000000'``: every reply then carries the
 ``x-ratelimit-*`` headers the client reads, at a rate that never binds, so the rows include reading them).
+``--large-trials L`` adds a sweep of L trials per task of this tree alone (a sweep of a real size: 400 trials of the
+17 shipped tasks make 6,800 runs, ~38k calls), where start-up and the summary's fixed part weigh little per call.
 ``--native-only`` runs the floor and ``native`` rows alone (the client's own cost, without a sweep's).
 ``--instructions`` adds, for those rows, the instructions each call executes (valgrind's cachegrind, no cache
 simulation: the process's instruction count at ``--calls`` calls minus at a quarter of them, over the calls between),
@@ -211,6 +213,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40, help="sweep trials per task (default: 40)")
     parser.add_argument("--embedded-trials", type=int, default=20,
                         help="trials of the embedded-sim sweep (default: 20; 0 leaves the row out)")
+    parser.add_argument("--large-trials", type=int, default=0,
+                        help="also a sweep of this many trials per task, this tree only: a real sweep's size, where "
+                             "start-up and the summary's fixed part are spread over many calls (default: 0, no row)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--native-only", action="store_true",
                         help="only the raw aiohttp floor and LLMClient's native rows (no sweep)")
@@ -249,6 +254,8 @@ def main() -> None:
                 note("sweep", label, run_sweep(url, args.trials, args.concurrency, root, tmp))
             for label, root in codes if args.embedded_trials and not args.native_only else ():
                 note("embedded", label, run_sweep(None, args.embedded_trials, args.concurrency, root, tmp))
+            if args.large_trials and not args.native_only:
+                note("large", "after", run_sweep(url, args.large_trials, args.concurrency, REPO, tmp))
 
     def med(key: tuple[str, str], i: int) -> float:
         return statistics.median(s[i] for s in samples[key])
@@ -260,7 +267,8 @@ def main() -> None:
         f"--sim-args '{args.sim_args}' " if args.sim_args else "") + (
         f"--native-only --calls {args.calls} --concurrency {args.concurrency} --repeats {args.repeats}"
                if args.native_only else f"--calls {args.calls} --concurrency {args.concurrency} --trials "
-               f"{args.trials} --embedded-trials {args.embedded_trials} --repeats {args.repeats}")
+               f"{args.trials} --embedded-trials {args.embedded_trials} --large-trials {args.large_trials} "
+               f"--repeats {args.repeats}")
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"1-minute load average {os.getloadavg()[0]:.1f} at the end. Command: `python bench/cpu_per_call.py"
           f"{before} {command}`. Medians of {args.repeats} interleaved runs.\n")
@@ -284,8 +292,10 @@ def main() -> None:
         ("sweep", f"sweep (oracle agent + tools + judge + records), sim apart, {args.trials} trials")]
     if args.embedded_trials and not args.native_only:
         rows.append(("embedded", f"sweep, embedded sim (no base_url), {args.embedded_trials} trials"))
+    if args.large_trials and not args.native_only:
+        rows.append(("large", f"sweep, sim apart, {args.large_trials} trials (a real sweep's size)"))
     for row, title in rows:
-        for label, _ in codes:
+        for label, _ in codes if row != "large" else [("after", REPO)]:
             cpu = med((row, label), 0)
             print(f"| {title} | {label} | {cpu * 1e6:.0f} | {cpu / floor_cpu:.2f}× | – | "
                   f"{med((row, label), 1) * 1e6:.0f} | {med((row, label), 2):.0f} | {med((row, label), 3):.1f} |")

@@ -9,6 +9,8 @@ Each row comes from the bench script that measures it, run here as a child proce
   ``cpu_per_call.py``, with the tree of the last commit before that wave (``--wave-before``, default
   ``f81fb83``, unpacked under ``--log`` by ``git archive``) as its "before", so the issue's "≈ 2.5× before the
   last wave" is measured here too, by this bench's method, beside "now";
+- beside it, the same sweep at a real sweep's size (400 trials of the 17 shipped tasks, ~38k calls: start-up and
+  the summary's fixed part spread over them), this tree only;
 - the whole-runner row's marginal call (a 40-trial sweep less a 1-trial one, ÷ the calls between) and the raw
   floor replaying the sweep's own requests: ``runner_breakdown.py``, beside the literal ratio;
 - 10k units at 200 ms, concurrency 64, wall ÷ the Little's-law bound, a separate ``sim serve`` and the
@@ -123,7 +125,7 @@ def main() -> None:
     # 7 rounds: the raw floor alone spread 97-152 µs per call between runs of one quiet hour, which moved the
     # native row's ratio across its goal at 3 (the client's own CPU held at 138-158 µs)
     cpu, _ = run(args.log, "cpu_per_call", "cpu_per_call.py", *wave, "--calls", "4000", "--concurrency", "64",
-                 "--trials", "40", "--embedded-trials", "20", "--repeats", "7")
+                 "--trials", "40", "--embedded-trials", "20", "--large-trials", "400", "--repeats", "7")
     breakdown, _ = run(args.log, "runner_breakdown", "runner_breakdown.py", "--trials", "40", "--concurrency", "64",
                        "--repeats", "3")
     _, separate_err = run(args.log, "sweep_separate", "sweep_scaling.py", "--sizes", f"10000,{large}",
@@ -161,6 +163,9 @@ def main() -> None:
         wave_before += f"; {old[3]} here ({old[2]} µs, {args.wave_before})"
         share = int(sweep[2]) / int(old[2])
         scaled = f"; {share:.2f}× the before tree's CPU per call, {2.5 * share:.1f}× on the issue's scale"
+    large_sweep = [cells for cells in rows(cpu) if cells[0].startswith("sweep, sim apart, 400 trials")]
+    if large_sweep:  # an older run's output (--reuse) may not have it
+        scaled += f"; a sweep of a real size (400 trials, {large_sweep[0][6]} calls) {large_sweep[0][3]}"
     marginal = float(row(breakdown, "whole process")[1])
     traffic = float(row(breakdown, "raw aiohttp floor, the sweep's requests")[1])
     table.append(("whole runner, CPU per LLM call in a real sweep ÷ raw aiohttp floor (sim apart; embedded sim)",
