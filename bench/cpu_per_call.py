@@ -198,6 +198,18 @@ def sweep_child(code: str, url: str | None, trials: int, concurrency: int, code_
     return figures, calls, wall
 
 
+def compiled_trees(before: Path | None) -> list[tuple[str, Path]]:
+    """The trees to measure: ("before", ``before``) when given, then ("after", this tree), each byte-compiled first
+    (a sweep starts from bytecode, as an installed package does: see the module docstring)."""
+    codes: list[tuple[str, Path]] = [("after", REPO)]
+    if before is not None:
+        codes.insert(0, ("before", before.resolve()))
+    for _, root in codes:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "mpcbench_async")],
+                       capture_output=True, check=False)
+    return codes
+
+
 def run_sweep(url: str | None, trials: int, concurrency: int, code_root: Path | None,
               tmp: Path) -> tuple[float, float, int, float]:
     """(runner CPU s per LLM call, its children's CPU s per call, LLM calls, wall s) of one ``sweep``."""

@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import orjson  # noqa: E402
-from cpu_per_call import REPO, sweep_child  # noqa: E402
+from cpu_per_call import REPO, compiled_trees, sweep_child  # noqa: E402
 
 from mpcbench_async.perf import sim_subprocess  # noqa: E402
 
@@ -223,12 +223,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.instructions and shutil.which("valgrind") is None:
         parser.error("--instructions needs valgrind on PATH")
-    codes: list[tuple[str, Path]] = [("after", REPO)]
-    if args.before is not None:
-        codes.insert(0, ("before", args.before.resolve()))
-    for _, root in codes:  # start-up from bytecode, as an install runs (cpu_per_call.py's docstring)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "mpcbench_async")],
-                       capture_output=True, check=False)
+    codes = compiled_trees(args.before)
     marginals: dict[str, list[list[float]]] = {label: [] for label, _ in codes}
     instructions: dict[str, float] = {}
     replays: dict[str, list[float]] = defaultdict(list)

@@ -98,3 +98,15 @@ def test_reading_tariff_records_imports_only_their_types():
     assert 0 == proc.returncode, proc.stderr
     assert ["mpcbench_async.tariff._inputs", "mpcbench_async.tariff._records"] == ast.literal_eval(
         proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_sweeps_modules_leave_out_what_only_a_rarer_path_uses():
+    """Importing what every sweep imports (the command, the job, the summary's modules) loads no module that only a
+    rarer path uses: ``statistics`` (with ``fractions``) only for ``--batch``'s wave line (bench/RESULTS.md, "Sweep
+    fixed cost")."""
+    probe = ("import sys\nimport mpcbench_async.cli._sweep, mpcbench_async.sweep._job, mpcbench_async.report, "
+             "mpcbench_async.sweep._summary, mpcbench_async.sweep._summary_cache\n"
+             "print(sorted({'statistics', 'fractions'} & set(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert 0 == proc.returncode, proc.stderr
+    assert [] == ast.literal_eval(proc.stdout.strip().splitlines()[-1])

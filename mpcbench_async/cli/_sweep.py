@@ -238,7 +238,10 @@ async def _sweep(args: argparse.Namespace) -> int:
     if args.executor == "local" and not args.batch:
         providers = await launch_for_config(args.config, _models(args.models), _models(args.judges))
     try:
-        from ..sweep import run_sweep
+        from ..runtime import frozen_imports
+
+        with frozen_imports():  # the sweep's ~500 modules, never walked by the collector again (runtime/_gc.py)
+            from ..sweep import run_sweep
 
         options = _options(args)
         result = await run_sweep(options, _progress(quiet=args.quiet), providers=providers)

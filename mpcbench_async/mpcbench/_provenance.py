@@ -108,14 +108,16 @@ def _closure(entries: tuple[str, ...], package: Path = _PACKAGE) -> list[Path]:
 
 
 def _stamp(package: Path) -> str:
-    """A hash of every package file's path, size and modification time: any edit, new or removed module changes it."""
+    """A hash of every package file's path, size and modification time: any edit, new or removed module changes it.
+    (``__pycache__`` holds no ``.py`` file: not listed.)"""
     stamp = hashlib.sha256()
     todo = [package]
     while todo:
         with os.scandir(todo.pop()) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if entry.is_dir(follow_symlinks=False):
-                    todo.append(Path(entry.path))
+                    if entry.name != "__pycache__":
+                        todo.append(Path(entry.path))
                 elif entry.name.endswith(".py"):
                     info = entry.stat()
                     stamp.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
@@ -133,9 +135,10 @@ def cache_file(package: Path = _PACKAGE) -> Path:
     return home / "mpcbench-async" / f"provenance-{hashlib.sha256(str(package).encode()).hexdigest()[:16]}.json"
 
 
-def _source_digest(entries: tuple[str, ...], package: Path = _PACKAGE) -> str:
-    """The digest of ``entries``' closure, from the cache when no package file changed since it was computed."""
-    path, stamp, name = cache_file(package), _stamp(package), "\0".join(entries)
+def _source_digest(entries: tuple[str, ...], package: Path = _PACKAGE, stamp: str | None = None) -> str:
+    """The digest of ``entries``' closure, from the cache when no package file changed since it was computed
+    (``stamp``: ``package``'s, when the caller has it already)."""
+    path, stamp, name = cache_file(package), stamp or _stamp(package), "\0".join(entries)
     try:
         cached = msgspec.json.decode(path.read_bytes(), type=_Cached)
     except (OSError, msgspec.DecodeError):
@@ -156,22 +159,29 @@ def _source_digest(entries: tuple[str, ...], package: Path = _PACKAGE) -> str:
 
 
 @functools.cache
+def _package_stamp() -> str:
+    """The package's ``_stamp``, taken once per process for the three versions below (each of them is computed once
+    per process too): a sweep asks for all three, and each walk of the tree cost ~2 ms."""
+    return _stamp(_PACKAGE)
+
+
+@functools.cache
 def checks_version() -> str:
     """A short hash of the check code's source: it changes whenever a check could give another result."""
-    return _source_digest(CHECK_ENTRY)
+    return _source_digest(CHECK_ENTRY, stamp=_package_stamp())
 
 
 @functools.cache
 def baselines_version() -> str:
     """A short hash of the checks' and the sim baselines' source (the certificate's cache key part)."""
-    return _source_digest(BASELINE_ENTRY)
+    return _source_digest(BASELINE_ENTRY, stamp=_package_stamp())
 
 
 @functools.cache
 def sim_judge_version() -> str:
     """A short hash of ``sim/judge``'s rubric source: stored with its judgements, so ``verify`` can tell an edited
     score from a rubric changed since."""
-    return _source_digest(SIM_JUDGE_ENTRY)
+    return _source_digest(SIM_JUDGE_ENTRY, stamp=_package_stamp())
 
 
 def sim_judge_scores(judge_input: dict[str, Any]) -> tuple[int, int]:

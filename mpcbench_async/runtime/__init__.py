@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive, safe_name
-    from ._gc import space_young_collections
+    from ._gc import frozen_imports, space_young_collections
     from ._jsonl import (
         JsonlWriter,
         ReadReport,
@@ -41,7 +41,7 @@ __all__ = ["Clock", "DirLock", "FakeClock", "JsonlWriter", "LimitSettings", "Lim
 # not promised to users.
 _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "Memo", "ModelPace", "Ticket",
              "UnitFailure",
-             "atomic_write_bytes", "bucketed", "current_unit_attempt", "done_keys", "find_bucketed",
+             "atomic_write_bytes", "bucketed", "current_unit_attempt", "done_keys", "find_bucketed", "frozen_imports",
              "hold_malloc_thresholds", "key_view",
              "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",

@@ -12,7 +12,6 @@ into the next batch by ``max_requests`` or ``max_wait_s``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import fmean
 
 from .._options import setting_error
 from ..llm import ModelConfig, WaveLog
@@ -41,6 +40,8 @@ def wave_line(logs: Sequence[WaveLog]) -> str | None:
     reports = [report for log in logs for report in log.reports]
     if not reports:
         return None
+    from statistics import fmean  # here: every sweep imports this module, few run on batches (statistics ~2 ms)
+
     turns = max(log.turns for log in logs)
     wall = max(r.ended for r in reports) - min(r.started for r in reports)
     latency = fmean(r.latency_s for r in reports)

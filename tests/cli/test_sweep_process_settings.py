@@ -1,5 +1,6 @@
 """The sweep command's settings of its own process: the young generation collected less often
-(``runtime/_gc.py``: 50–75 µs of CPU per LLM call) and numpy's BLAS on one thread (``runtime/_blas.py``: its idle pool
+(``runtime/_gc.py``: 50–75 µs of CPU per LLM call), the sweep's modules imported with the collector off and frozen
+after (``frozen_imports``: never walked again) and numpy's BLAS on one thread (``runtime/_blas.py``: its idle pool
 spun ~0.1 s per thread at start-up).
 
 A library caller's process keeps its own: ``run_sweep`` itself sets neither.
@@ -16,17 +17,40 @@ from tests.conftest import REPO
 PROBE = """
 import gc, os, sys
 from mpcbench_async.cli import main
-before = gc.get_threshold()
+before = gc.get_threshold(), gc.get_freeze_count()
 code = main(sys.argv[1:])
-print(code, before[0], gc.get_threshold(), os.environ.get("OPENBLAS_NUM_THREADS"))
+frozen = gc.get_freeze_count() > 10_000 and "numpy" in sys.modules  # the sweep's modules, numpy's among them
+print(code, before[0][0], before[1], frozen, gc.isenabled(), gc.get_threshold(), os.environ.get("OPENBLAS_NUM_THREADS"))
 """
 
 
-def test_a_sweep_collects_young_objects_less_often_and_asks_blas_for_one_thread(tmp_path):
+def test_a_sweep_collects_young_objects_less_often_freezes_its_modules_and_asks_blas_for_one_thread(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     proc = subprocess.run([sys.executable, "-c", PROBE, "sweep", "--out", str(tmp_path / "out"), "--tasks", "sc01_*",
                            "--trials", "1", "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
-    assert "0 700 (10000, 10, 10) 1" == proc.stdout.splitlines()[-1], proc.stderr
+    assert "0 700 0 True True (10000, 10, 10) 1" == proc.stdout.splitlines()[-1], proc.stderr
+
+
+FROZEN = """
+import gc
+from mpcbench_async.runtime import frozen_imports
+seen, kept = [], []
+for enabled in (True, False):
+    (gc.enable if enabled else gc.disable)()
+    before = gc.get_freeze_count()
+    with frozen_imports():
+        seen.append(gc.isenabled())
+        kept.append([[] for _ in range(100)])  # as a module's functions and classes: frozen with the rest
+    seen += [gc.isenabled(), gc.get_freeze_count() >= before + 100, gc.get_count()[0]]
+print(seen)
+"""
+
+
+def test_frozen_imports_pauses_the_collector_freezes_what_was_made_and_restores_it():
+    """Inside: no collection. After: the collector as it was (on or off), everything tracked so far frozen, the young
+    generation empty. In a child: freezing the test process's objects would keep its garbage cycles."""
+    proc = subprocess.run([sys.executable, "-c", FROZEN], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert "[False, True, True, 0, False, False, True, 0]" == proc.stdout.strip(), proc.stderr
 
 
 def test_the_young_threshold_is_never_lowered():

@@ -38,6 +38,17 @@ class TestCachedVersions:
         assert first == [version() for version in versions]
         assert 0 == _provenance.parsed_files - before
 
+    def test_the_three_versions_of_a_process_walk_the_package_once(self) -> None:
+        """A sweep asks for all three: one walk of the package's files stamps them all (each walk ~2 ms)."""
+        versions = (_provenance.checks_version, _provenance.baselines_version, _provenance.sim_judge_version)
+        for version in (*versions, _provenance._package_stamp):
+            version.cache_clear()
+        computed = [version() for version in versions]
+        assert (2, 1) == _provenance._package_stamp.cache_info()[:2]  # (hits, misses)
+        stamp = _provenance._stamp(_provenance._PACKAGE)
+        assert computed == [_provenance._source_digest(entries, stamp=stamp) for entries in (
+            _provenance.CHECK_ENTRY, _provenance.BASELINE_ENTRY, _provenance.SIM_JUDGE_ENTRY)]
+
     def test_the_cached_digest_is_the_computed_one(self, tree: Path) -> None:
         computed, parsed = parses(_provenance.BASELINE_ENTRY, tree)
         assert len(_provenance._closure(_provenance.BASELINE_ENTRY, tree)) == parsed
