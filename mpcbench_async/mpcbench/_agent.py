@@ -146,15 +146,6 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     return answer, rationale, "json"
 
 
-def _masked(outcome: ToolOutcome) -> ToolOutcome:
-    """``outcome`` with registered secrets masked in what the model receives and the run log keeps (a tool
-    may quote its arguments or its data)."""
-    content = mask_secrets(outcome.content)
-    if content is outcome.content:
-        return outcome
-    return msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
-
-
 async def _all_at_once(coroutines: list[Coroutine[Any, Any, None]]) -> None:
     """Run ``coroutines`` as tasks at once and wait for all: a task group's semantics — a cancelled caller cancels
     them and waits for every one to end (a running tool stops at its next checkpoint); a failure cancels the
@@ -204,13 +195,18 @@ async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], sizes: Seq
     ``sizes``: each call's ``arguments_size`` (None: within the cap), measured once by the caller, which logs it too.
     Raises the first ``ToolWorkerTimeout`` once every call has ended (the others run to their own end).
     """
+    if len(calls) == 1:  # most replies make one call: no task for it, nor a coroutine around it
+        call, size = calls[0], sizes[0]
+        if size is not None:
+            return [_refused(call, size)]
+        return [await run_tool(backend, call.function.name, call.function.arguments, share=share,
+                               timeout_s=timeout_s, max_bytes=max_bytes)]
     outcomes: dict[int, ToolOutcome] = {}
     unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
         if (size := sizes[index]) is not None:
-            error = {"error": arguments_error(tool_name(call.function.name), size)}
-            outcomes[index] = ToolOutcome(result=error, content=orjson.dumps(error).decode())
+            outcomes[index] = _refused(call, size)
             return
         try:
             outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, share=share,
@@ -218,21 +214,43 @@ async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], sizes: Seq
         except ToolWorkerTimeout as exc:
             unserved.append(exc)
 
-    if len(calls) == 1:  # most replies make one call: no task for it
-        await one(0, calls[0])
-    else:
-        await _all_at_once([one(index, call) for index, call in enumerate(calls)])
+    await _all_at_once([one(index, call) for index, call in enumerate(calls)])
     if unserved:
         raise unserved[0]
     return [outcomes[index] for index in range(len(calls))]
 
 
+def _refused(call: ToolCall, size: int) -> ToolOutcome:
+    """What the model gets for a call whose arguments are over the cap (``size`` bytes): an error, not run."""
+    error = {"error": arguments_error(tool_name(call.function.name), size)}
+    return ToolOutcome(result=error, content=orjson.dumps(error).decode())
+
+
 def agent_messages(task: Task, data: ScenarioData, prompts: PromptConfig) -> list[Message]:
-    """The system and user messages a run of ``task`` starts with (also what a dry run sizes its prompts by)."""
+    """The system and user messages a run of ``task`` starts with (also what a dry run sizes its prompts by).
+
+    Their texts are a function of the data, the task's prompt and the agent template's two texts: rendered once
+    per data and such a key, and kept with the data (every trial of a task starts with the same two; rendering
+    them, with the reference now formatted, was ~10 µs a run, issue 31). The ``Message`` objects are new each
+    time: a message is mutable.
+    """
+    template = prompts.agent
+    if template is None:
+        system, user = _agent_texts(task, data, prompts)  # raises the error naming the file
+    else:
+        kept: dict[tuple[str, str, str], tuple[str, str]] = data.derived("agent_texts", dict)
+        key = (task.user_prompt, template.system, template.user)
+        texts = kept.get(key)
+        if texts is None:
+            texts = kept[key] = _agent_texts(task, data, prompts)
+        system, user = texts
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def _agent_texts(task: Task, data: ScenarioData, prompts: PromptConfig) -> tuple[str, str]:
     values = {"now": format_now(data), "timezone": data.timezone_name, "user_prompt": task.user_prompt,
               "workday_start": f"{data.workday_start:%H:%M}", "workday_end": f"{data.workday_end:%H:%M}"}
-    return [Message(role="system", content=prompts.render("agent", "system", **values)),
-            Message(role="user", content=prompts.render("agent", "user", **values))]
+    return prompts.render("agent", "system", **values), prompts.render("agent", "user", **values)
 
 
 def _check_limits(tool_timeout_s: float | None, tool_result_max_bytes: int) -> None:
@@ -305,8 +323,11 @@ async def run_agent(
             stop, error, failure = "error", str(exc), exc
             tools_s += time.perf_counter() - t1
             break
-        for call, tool_outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
-            outcome = _masked(tool_outcome)
+        for call, outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
+            # registered secrets masked in what the model receives and the run log keeps (a tool may quote its
+            # arguments or its data); inline, not a function of its own: once per tool call (issue 31)
+            if (content := mask_secrets(outcome.content)) is not outcome.content:
+                outcome = msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
             name = tool_name(call.function.name)
             arguments = (_arguments(call.function.arguments) if size is None
                          else truncated_arguments(call.function.arguments, size))

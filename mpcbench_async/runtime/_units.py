@@ -106,24 +106,34 @@ class Pipeline:
         self.events = events or PipelineEvents()
         self._tries: list[dict[str, int]] = [{} for _ in self.stages]  # per stage: earlier records of units to redo
         self.pools: list[WorkerPool[Keyed, UnitRecord | None]] = [
-            WorkerPool(self._unit_of(stage, self._tries[i]), concurrency=concurrency)
+            WorkerPool(self._unit_of(stage, self._tries[i]), concurrency=concurrency, failed=self._failed_of(stage))
             for i, stage in enumerate(self.stages)]
         self.stopping = False
         self.interrupted = False
         self._forwarding: set[anyio.CancelScope] = set()
 
     @staticmethod
+    def _failed_of(stage: Stage) -> Callable[[Keyed, Exception], UnitRecord | None]:
+        """A unit's exception as its failure record: the unit fails alone (``stage.failed``)."""
+        def failed(item: Keyed, exc: Exception) -> UnitRecord | None:
+            return stage.failed(item[0], item[1], exc)
+        return failed
+
+    @staticmethod
     def _unit_of(stage: Stage, tries: dict[str, int]) -> Callable[[Keyed], Awaitable[UnitRecord | None]]:
-        async def one(item: Keyed) -> UnitRecord | None:
+        """A unit's run as its pool's worker awaits it: ``stage.run``'s own awaitable on a first try (the usual
+        case), with no coroutine of this module around it (the pool's ``failed`` makes a unit's exception its
+        failure record); a resumed unit's inside ``unit_attempt``, so its calls say which try they belong to."""
+        async def marked(key: str, unit: Any, attempt: int) -> UnitRecord | None:
+            with unit_attempt(attempt):
+                return await stage.run(key, unit)
+
+        def one(item: Keyed) -> Awaitable[UnitRecord | None]:
             key, unit = item
             attempt = tries.get(key, 0)
-            try:
-                if attempt == current_unit_attempt():  # nothing to mark (a first try, the usual case)
-                    return await stage.run(key, unit)
-                with unit_attempt(attempt):  # a resumed unit's calls say which try they belong to
-                    return await stage.run(key, unit)
-            except Exception as exc:  # the unit fails alone; cancellation is not an Exception and passes
-                return stage.failed(key, unit, exc)
+            if attempt == current_unit_attempt():  # nothing to mark
+                return stage.run(key, unit)
+            return marked(key, unit, attempt)
         return one
 
     # -- control -------------------------------------------------------------

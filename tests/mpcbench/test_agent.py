@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, time
 from zoneinfo import ZoneInfo
 
@@ -9,8 +10,17 @@ import msgspec
 import orjson
 import pytest
 
+from mpcbench_async._exceptions import InputError
 from mpcbench_async._prompts import PromptTemplate
-from mpcbench_async.mpcbench import ScenarioData, Task, build_judge_input, load_prompts, run_agent, run_judge
+from mpcbench_async.mpcbench import (
+    ScenarioData,
+    Task,
+    agent_messages,
+    build_judge_input,
+    load_prompts,
+    run_agent,
+    run_judge,
+)
 from tests.conftest import REPO
 
 PROMPTS = load_prompts(REPO / "prompt_config.json")
@@ -29,6 +39,12 @@ DATA = ScenarioData(
         "jira": {"projects": [], "issues": []}, "drive": {"files": []},
     },
 )
+
+
+TASK_A = Task(task_id="a", scenario_id="sc_t", task_type="planning", user_prompt="Plan the review.",
+              answer_requirements=[])
+TASK_B = Task(task_id="b", scenario_id="sc_t", task_type="planning", user_prompt="Find a slot.",
+              answer_requirements=[])
 
 
 def task_with_script(steps: list[dict]) -> Task:
@@ -140,6 +156,25 @@ class TestAgentLoop:
         monkeypatch.setattr(client, "chat", spy)
         await run_agent(client, "sim/scripted", task_with_script([{"content": "{}"}]), DATA, PROMPTS, key="k")
         assert "Current date and time: Tuesday 2025-08-19 11:40 (Asia/Kolkata, UTC+05:30)." in seen[0]
+
+
+def test_opening_messages_are_rendered_once_per_task_and_template_and_follow_an_edited_template():
+    """Every trial of a task opens with the same two texts (kept with the data after the first rendering), in
+    new ``Message`` objects each time; a template edited in place, or another task's prompt, renders anew."""
+    data = dataclasses.replace(DATA)  # nothing derived yet
+    prompts = load_prompts(REPO / "prompt_config.json")
+    first, second = agent_messages(TASK_A, data, prompts), agent_messages(TASK_A, data, prompts)
+    assert [("system", first[0].content), ("user", "Plan the review.")] == [(m.role, m.content) for m in second]
+    assert (first[0].content, "Plan the review.") == data.derived("agent_texts", dict)[
+        ("Plan the review.", prompts.agent.system, "{user_prompt}")]
+    assert "Current date and time: Tuesday 2025-08-19 11:40 (Asia/Kolkata, UTC+05:30)." in first[0].content
+    assert first[0] is not second[0] and first[1] is not second[1]
+    assert "Find a slot." == agent_messages(TASK_B, data, prompts)[1].content
+    prompts.agent.user = "Task: {user_prompt} ({timezone})"  # a template edited in place
+    assert "Task: Plan the review. (Asia/Kolkata)" == agent_messages(TASK_A, data, prompts)[1].content
+    prompts.agent = None
+    with pytest.raises(InputError, match=r"\$\.agent is missing"):
+        agent_messages(TASK_A, data, prompts)
 
 
 class TestJudge:
