@@ -108,7 +108,10 @@ def _take_now(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> int 
     the count ``sent`` through it; ``None`` otherwise, nothing taken. A plain call: no coroutine per request."""
     if lock.locked():
         return None
-    cost = min(max(cost, 0), window.capacity)
+    if cost > window.capacity:  # clamped as ``_admit_window`` says (conditionals: cheaper than ``min``/``max``)
+        cost = window.capacity
+    elif cost < 0:
+        cost = 0
     now = clock.now()
     if window.wait(cost, now) <= 0:  # no await between the look and the take: the loop runs nothing else
         window.take(cost, now)
@@ -447,7 +450,8 @@ class ModelLimiter:
             pace.observe(readings, self._clock.now())
         else:
             pace.observe(readings, self._clock.now(), ticket.through, ticket.started_at)
-        self._end_probing()
+        if self._probing:
+            self._end_probing()
 
     def _end_probing(self) -> None:
         if self._probing:
