@@ -132,13 +132,21 @@ class WireCompletion(msgspec.Struct, omit_defaults=True):
 _decoder = msgspec.json.Decoder(WireCompletion)
 
 
+_RATE_LIMIT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+
 def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str] | None:
     """A reply's ``x-ratelimit-*`` (OpenAI) and ``anthropic-ratelimit-*`` headers, names lower-cased; ``None``
     when it has none."""
-    found = {name.lower(): value for name, value in headers.items()  # the first-letter test first: most fail it
-             if (name[:1] in ("x", "X") and name[:12].lower() == "x-ratelimit-")
-             or (name[:1] in ("a", "A") and name[:20].lower() == "anthropic-ratelimit-")}
-    return found or None
+    found = None  # made only when one is there: most replies have none
+    for name, value in headers.items():
+        if name[:1] in "xXaA":  # the first-letter test first: most names fail it
+            lowered = name.lower()
+            if lowered.startswith(_RATE_LIMIT_PREFIXES):
+                if found is None:
+                    found = {}
+                found[lowered] = value
+    return found
 
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")  # OpenAI, vLLM, LiteLLM …; Anthropic's compatible API

@@ -36,7 +36,7 @@ import msgspec
 
 from ._retry import parse_duration
 
-__all__ = ["BucketReading", "counted_window", "parse_reset", "read_limit_headers"]
+__all__ = ["BucketReading", "HeaderReader", "counted_window", "parse_reset", "read_limit_headers"]
 
 
 class BucketReading(msgspec.Struct, kw_only=True, frozen=True):
@@ -113,8 +113,11 @@ def parse_reset(text: str, *, now: float | None = None) -> float | None:
     A moment already past is 0; ``None`` when the text is none of these (``now``: the wall time, for tests).
     """
     seconds = parse_duration(text)
-    if seconds is not None:
-        return seconds
+    return seconds if seconds is not None else _seconds_to(text, now)
+
+
+def _seconds_to(text: str, now: float | None) -> float | None:
+    """``parse_reset`` of a text that is no duration: a moment's seconds from ``now``, ``None`` if no moment."""
     text = text.strip()
     when: datetime | None
     try:
@@ -136,18 +139,53 @@ def read_limit_headers(headers: Mapping[str, str], *, now: float | None = None) 
     is left out; a limit out of bounds (below ``MIN_PER_MINUTE``) reads as unknown. ``now``: the wall
     time a reset moment is counted from (default: the clock's).
     """
+    return _read(headers, now)[0]
+
+
+def _read(headers: Mapping[str, str], now: float | None) -> tuple[dict[str, BucketReading], bool]:
+    """``read_limit_headers``, and whether every reset read was a number of seconds or a duration (no moment):
+    then the readings depend on the headers' text alone."""
     lowered = {name.lower(): value for name, value in headers.items()}
     readings: dict[str, BucketReading] = {}
+    timeless = True
     for kind, spellings in _NAMES:
         for limit_name, remaining_name, reset_name in spellings:
             remaining_text, reset_text = lowered.get(remaining_name), lowered.get(reset_name)
             if remaining_text is None or reset_text is None:  # this spelling is not the reply's
                 continue
-            remaining, reset = _amount(remaining_text), parse_reset(reset_text, now=now)
+            remaining, reset = _amount(remaining_text), parse_duration(reset_text)
+            if reset is None:
+                timeless = False
+                reset = _seconds_to(reset_text, now)
             if remaining is not None and reset is not None and reset <= MAX_RESET_S:
                 limit = _amount(lowered.get(limit_name))
                 readings[kind] = BucketReading(
                     remaining=remaining, reset_s=reset,
                     per_minute=limit if limit is not None and limit >= MIN_PER_MINUTE else None)
                 break
-    return readings
+    return readings, timeless
+
+
+class HeaderReader:
+    """``read_limit_headers`` for one model's replies, the last reply's readings kept while its headers repeat.
+
+    A provider's headers repeat reply after reply while its bucket stays full (a limit far above the rate
+    sent: the usual case) or between two refills; reading them again (lower-casing, parsing the amounts and the
+    reset) was half of what the headers cost a reply (issue 31). The readings of headers equal to the last
+    ones are the same objects (``BucketReading`` is frozen; nobody changes a readings dict) — unless a reset
+    was a moment (an RFC 3339 time, an HTTP date), which reads as fewer seconds as time passes: such headers
+    are read every time.
+    """
+
+    __slots__ = ("_headers", "_readings")
+
+    def __init__(self) -> None:
+        self._headers: dict[str, str] | None = None  # a copy of the last headers read whose readings are timeless
+        self._readings: dict[str, BucketReading] = {}
+
+    def read(self, headers: Mapping[str, str]) -> dict[str, BucketReading]:
+        if headers == self._headers:
+            return self._readings
+        readings, timeless = _read(headers, None)
+        self._headers, self._readings = (dict(headers) if timeless else None), readings
+        return readings

@@ -64,7 +64,7 @@ import anyio
 import msgspec
 
 from ._clock import Clock, MonotonicClock
-from ._limit_headers import read_limit_headers
+from ._limit_headers import HeaderReader
 from ._pace import AimdCap, AimdRate, LimitSettings, ModelPace, Probe, Window
 
 __all__ = ["AdaptiveConcurrency", "AdaptiveRate", "LimitSettings", "Limiter", "ModelLimiter", "SlidingWindow",
@@ -99,12 +99,29 @@ async def _admit_window(window: Window, cost: int, clock: Clock, lock: anyio.Loc
     A cost above the capacity is clamped to it: such a request can never fit, and the server, not this
     limiter, should be the one to reject it.
     """
+    sent = _take_now(window, cost, clock, lock)
+    return sent if sent is not None else await _wait_window(window, cost, clock, lock)
+
+
+def _take_now(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> int | None:
+    """``_admit_window`` when nobody waits (a waiter holds or queues on the lock) and ``cost`` fits now: taken,
+    the count ``sent`` through it; ``None`` otherwise, nothing taken. A plain call: no coroutine per request."""
+    if lock.locked():
+        return None
+    if cost > window.capacity:  # clamped as ``_admit_window`` says (conditionals: cheaper than ``min``/``max``)
+        cost = window.capacity
+    elif cost < 0:
+        cost = 0
+    now = clock.now()
+    if window.wait(cost, now) <= 0:  # no await between the look and the take: the loop runs nothing else
+        window.take(cost, now)
+        return window.sent
+    return None
+
+
+async def _wait_window(window: Window, cost: int, clock: Clock, lock: anyio.Lock) -> int:
+    """``_admit_window`` in turn: behind the lock, until ``cost`` fits."""
     cost = min(max(cost, 0), window.capacity)
-    if not lock.locked():  # nobody waits (a waiter holds or queues on the lock): fits now, or queue behind none
-        now = clock.now()
-        if window.wait(cost, now) <= 0:  # no await between the look and the take: the loop runs nothing else
-            window.take(cost, now)
-            return window.sent
     async with lock:
         while True:
             now = clock.now()
@@ -276,10 +293,15 @@ class _Slot:
                     self._probe = await limiter._first_reply()
                 locks = limiter._locks
                 requests = tokens = None
+                # each window taken at once when it can be (``_take_now``): an await only to wait
                 if pace.requests is not None:
-                    requests = await _admit_window(pace.requests, 1, clock, locks[0])
+                    requests = _take_now(pace.requests, 1, clock, locks[0])
+                    if requests is None:
+                        requests = await _wait_window(pace.requests, 1, clock, locks[0])
                 if pace.tokens is not None and cost:
-                    tokens = await _admit_window(pace.tokens, cost, clock, locks[1])
+                    tokens = _take_now(pace.tokens, cost, clock, locks[1])
+                    if tokens is None:
+                        tokens = await _wait_window(pace.tokens, cost, clock, locks[1])
                 self._through = (requests, tokens)
                 if pace.rate is not None and pace.rate.rate is not None:
                     await _admit_rate(pace.rate, clock, locks[2])
@@ -363,6 +385,7 @@ class ModelLimiter:
         self._probe = Probe(SLOW_START_S)
         self._probe_changed: anyio.Event | None = None
         self._sending = 0
+        self._headers = HeaderReader()
 
     @property
     def requests(self) -> Window | None:
@@ -422,12 +445,13 @@ class ModelLimiter:
                 pace._last_readings = {}
                 pace.slow_start = False
             return
-        readings = (read_limit_headers(headers) if headers else {}) if self.settings.pacing else None
+        readings = (self._headers.read(headers) if headers else {}) if self.settings.pacing else None
         if ticket is None:
             pace.observe(readings, self._clock.now())
         else:
             pace.observe(readings, self._clock.now(), ticket.through, ticket.started_at)
-        self._end_probing()
+        if self._probing:
+            self._end_probing()
 
     def _end_probing(self) -> None:
         if self._probing:

@@ -138,12 +138,15 @@ class Window:
         """
         floor = total if floor is None else floor
         burst = self.burst
-        if total > self.capacity or (burst is not None and total > max(burst, floor)):
+        # conditionals, not ``max``, here and in the per-request paths below: its argument parsing costs ten times
+        # the comparison
+        if total > self.capacity or (burst is not None and total > burst and total > floor):
             return math.inf
         self._expire(now)
         pace = 0.0
         if burst is not None:
-            pace = max(self._tat, now) + (total - max(burst, floor)) * self._emission - now
+            tat = self._tat
+            pace = (tat if tat > now else now) + (total - (floor if floor > burst else burst)) * self._emission - now
         excess = self._used + total - self.capacity
         room = 0.0
         for taken, amount, _ in self._entries:
@@ -151,7 +154,7 @@ class Window:
                 break
             excess -= amount
             room = taken + self.span - now
-        wait = max(pace, room)
+        wait = room if room > pace else pace
         over = self.sent + total - self._ceiling
         if over > 0:
             if self._refill:  # a bucket's: what it has left grows at its rate
@@ -173,7 +176,7 @@ class Window:
             self._by_key[key] = entry
         self._used += amount
         self.sent += amount
-        self._tat = max(self._tat, now) + amount * self._emission
+        self._tat = (self._tat if self._tat > now else now) + amount * self._emission  # ``max``, as in ``wait``
 
     def give_back(self, key: int, amount: int) -> None:
         """Unused units taken under ``key`` leave the window (the pace keeps them: a conservative choice)."""
@@ -207,9 +210,10 @@ class Window:
             return
         if through is not None and through < self._read_through:  # overtaken: a later request's reading applies
             return
-        anchor = now if sent_at is None else min(now, sent_at + RESET_MARGIN_S)
+        # conditionals, not ``min``/``max``, as in ``wait``
+        anchor = now if sent_at is None or now < sent_at + RESET_MARGIN_S else sent_at + RESET_MARGIN_S
         per_second = (reading.per_minute or self.capacity * 60.0 / self.window) / 60.0
-        size = reading.size(per_second * 60.0)
+        size = reading.remaining + reading.reset_s * (reading.per_minute or per_second * 60.0) / 60.0  # ``size``
         self._classify(anchor, size, reading.reset_s, per_second)
         if through is not None:
             self._read_through = through
@@ -219,18 +223,20 @@ class Window:
             self._flow(anchor, through, reading.remaining, size, per_second, reading.reset_s)
             # a bucket's refill left to this client: until what others take is measured, half of it
             left = per_second - self.others if self.measured else per_second / 2
-            self._refill = max(per_second / 20, left) if self.continuous else 0.0
+            self._refill = (left if left > per_second / 20 else per_second / 20) if self.continuous else 0.0
             if self.continuous is False:  # what the others will take of the window before its reset is not ours
                 self._ceiling -= self.others * reading.reset_s
             self._probe_at = anchor + PROBE_S if self.continuous is None and reading.reset_s > PROBE_S else math.inf
-            self._probe_ceiling = max(self._ceiling, self.sent) + 1  # one beyond those in flight already
+            # one beyond those in flight already
+            self._probe_ceiling = (self.sent if self.sent > self._ceiling else self._ceiling) + 1
         if reading.per_minute is not None:
             provider = 60.0 / reading.per_minute
             if self.learned:
                 self.capacity = max(1, int(reading.per_minute * self.window / 60.0))
-                self._pace(provider, now)
             else:
-                self._pace(max(self.window / self.capacity, provider), now)
+                provider = max(self.window / self.capacity, provider)
+            if provider != self._emission:  # the same pace (the usual reply): nothing to re-space
+                self._pace(provider, now)
         sizes = self._sizes  # the sliding minimum: sizes rising from the oldest, a larger one dropped by a smaller
         while sizes and sizes[-1][1] >= size:
             sizes.pop()
@@ -238,13 +244,15 @@ class Window:
             sizes.popleft()
         sizes.append((now, size))
         capped = through is not None and now < self._until  # this reading's ceiling guards its window
-        self.burst = max(1, int((size if capped else sizes[0][1]) / 2))
+        burst = int((size if capped else sizes[0][1]) / 2)
+        self.burst = burst if burst > 1 else 1
         # the pace's credit at most what the provider had left at the reading, less what was sent after its request
         after = 0 if through is None else self.sent - through
         short = self.burst - reading.remaining + after
         if short > 0:
-            self._tat = max(self._tat, (now if through is None or sent_at is None else sent_at)
-                            + short * self._emission)
+            credit = (now if through is None or sent_at is None else sent_at) + short * self._emission
+            if credit > self._tat:
+                self._tat = credit
 
     @staticmethod
     def _spread(size: float, per_second: float) -> float:
@@ -261,10 +269,9 @@ class Window:
         One past the reference's reset replaces it, one too close is left out.
         """
         ref = self._ref
-        spread = self._spread(size, per_second)
         if ref is None or at >= ref[2]:
             self._ref = (at, size, at + reset_s)
-        elif (at - ref[0]) * per_second > 2 * spread + 1:
+        elif (at - ref[0]) * per_second > 2 * (spread := self._spread(size, per_second)) + 1:
             self.continuous = abs(size - ref[1]) <= spread
             self._ref = (at, size, at + reset_s)
 
@@ -282,7 +289,7 @@ class Window:
         """
         ref = self._flow_ref
         if ref is not None and self.continuous is not None:
-            span = max(0.0, at - ref[0])
+            span = at - ref[0] if at > ref[0] else 0.0
             ours = through - ref[1] - (self.rejected - ref[3])
             expected = ref[2] - ours + (per_second * span if self.continuous else 0.0)
             if (expected < size - 1) if self.continuous else at < ref[4]:
@@ -536,12 +543,13 @@ class ModelPace:
             self.end_slow_start()
             return
         self._last_readings = readings
-        for kind, sent in zip(("requests", "tokens"), through, strict=True):
-            window = self.requests if kind == "requests" else self.tokens
+        counted_by_kind = self._counted
+        for kind, window, sent in (("requests", self.requests, through[0]), ("tokens", self.tokens, through[1])):
             reading = readings.get(kind)
             if reading is not None:
-                counted = self._counted[kind] = counted_window(reading, self._counted[kind])
-                reading = reading.per_window(counted)
+                counted = counted_by_kind[kind] = counted_window(reading, counted_by_kind[kind])
+                if counted != MINUTE_S:  # else ``per_window`` is the reading itself
+                    reading = reading.per_window(counted)
                 if window is None and reading.per_minute is not None:
                     window = Window(max(1, int(reading.per_minute)), span=WINDOW_S + self.span_extra, burst=1,
                                     learned=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpcbench_async.runtime import BucketReading, FakeClock, LimitSettings, ModelLimiter, Ticket, read_limit_headers
-from mpcbench_async.runtime._limit_headers import counted_window
+from mpcbench_async.runtime._limit_headers import HeaderReader, counted_window
 
 
 def per_second(remaining: int, reset: str, limit: int = 600) -> dict[str, str]:
@@ -74,6 +74,29 @@ class TestReadLimitHeaders:
     def test_bucket_size_is_what_is_left_plus_what_refills_until_reset(self):
         """600 per minute metered per second: 3 left, full again in 0.7 s → a bucket of 10."""
         assert 10.0 == read_limit_headers(per_second(3, "0.7s"))["requests"].size(6000)
+
+
+class TestHeaderReader:
+    def test_headers_equal_to_the_last_ones_give_the_same_readings_without_a_new_read(self):
+        """A model's replies often repeat their headers (a bucket far from empty): the readings are the last ones,
+        the very objects; any change reads them anew. Each read equals ``read_limit_headers``'."""
+        reader = HeaderReader()
+        first = reader.read(per_second(600, "0.000s", 60_000_000))
+        assert read_limit_headers(per_second(600, "0.000s", 60_000_000)) == first
+        assert first is reader.read(per_second(600, "0.000s", 60_000_000))  # an equal dict, another object
+        changed = reader.read(per_second(599, "0.000s", 60_000_000))
+        assert (read_limit_headers(per_second(599, "0.000s", 60_000_000)), False) == (changed, changed is first)
+        assert {} == reader.read({"x-ratelimit-reset-requests": "1s"})  # no reading at all is kept too
+
+    def test_a_reset_moment_is_read_every_time(self):
+        """A reset given as a moment counts from now: the same headers are read again on every reply."""
+        reader = HeaderReader()
+        moment = {"anthropic-ratelimit-requests-remaining": "3",
+                  "anthropic-ratelimit-requests-reset": "2020-01-01T00:00:00Z"}  # past: 0 s
+        first = reader.read(moment)
+        assert {"requests": BucketReading(remaining=3.0, reset_s=0.0)} == first
+        again = reader.read(dict(moment))
+        assert (first, False) == (again, again is first)
 
 
 class TestSlowStart:
