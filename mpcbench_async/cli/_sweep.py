@@ -237,15 +237,16 @@ async def _sweep(args: argparse.Namespace) -> int:
     providers: dict[str, Provider] = {}
     if args.executor == "local" and not args.batch:
         providers = await launch_for_config(args.config, _models(args.models), _models(args.judges))
-    try:
-        from ..runtime import frozen_imports
+    from ..runtime import frozen_imports, thaw_imports
 
+    try:
         with frozen_imports():  # the sweep's ~500 modules, never walked by the collector again (runtime/_gc.py)
             from ..sweep import run_sweep
 
         options = _options(args)
         result = await run_sweep(options, _progress(quiet=args.quiet), providers=providers)
     finally:
+        thaw_imports()  # a caller's own process (a test, a notebook) gets its collector back as it was
         for provider in providers.values():  # a no-op once the sweep's client has stopped it
             await provider.aclose()
     return _report(args, result)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ._clock import Clock, FakeClock, MonotonicClock
     from ._failures import UnitFailure, log_unit_error, unit_failure
     from ._files import atomic_write_bytes, pid_alive, safe_name
-    from ._gc import frozen_imports, space_young_collections
+    from ._gc import frozen_imports, space_young_collections, thaw_imports
     from ._jsonl import (
         JsonlWriter,
         ReadReport,
@@ -46,7 +46,7 @@ _INTERNAL = ["AdaptiveConcurrency", "AimdCap", "BucketReading", "Deadline", "Mem
              "latest_records",
              "log_unit_error", "pid_alive", "read_limit_headers", "retry_after_from_headers", "retrying",
              "run_keyed_units", "safe_name", "single_threaded_blas", "sorted_unique", "space_young_collections",
-             "trim_torn_tail",
+             "thaw_imports", "trim_torn_tail",
              "unit_attempt", "unit_attempt_headers", "unit_failure"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

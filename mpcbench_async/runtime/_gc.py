@@ -21,7 +21,9 @@ the collections made while they were imported, and again by every later middle c
 them with the collector off, then moves everything tracked so far to the permanent generation (``gc.freeze``),
 which no collection walks: the collector's CPU in a 1-trial sweep of the shipped tasks 18 → 12 ms (what remains is
 the CLI's own imports, before the command runs), in a 40-trial one 60 → 20 ms (bench/RESULTS.md, "Sweep fixed
-cost"). What that costs: a reference cycle made before the freeze and dropped later is never freed.
+cost"). The command thaws them when the sweep ends (``thaw_imports``): a process that runs the command in-process
+(a test, a notebook) keeps no frozen objects after it, so a reference cycle made before the freeze and dropped
+later waits for a collection after the sweep, not for the process's end.
 """
 
 from __future__ import annotations
@@ -51,3 +53,9 @@ def frozen_imports() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def thaw_imports() -> None:
+    """Undo ``frozen_imports``' freeze once the command's work is done (``gc.unfreeze``: the frozen objects join the
+    oldest generation again; a constant-time move, no collection)."""
+    gc.unfreeze()
