@@ -59,6 +59,7 @@ from .tools._execution import (
     ToolPool,
     ToolShare,
     default_tool_pool,
+    kept_outcome,
     run_tool,
 )
 
@@ -190,31 +191,37 @@ async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
 
 async def _run_tools(backend: ToolBackend, calls: Sequence[ToolCall], sizes: Sequence[int | None], *,
                      share: ToolShare, timeout_s: float | None, max_bytes: int) -> list[ToolOutcome]:
-    """The calls of one reply, run concurrently off the loop; outcomes in the order the model made the calls.
+    """The calls of one reply, run concurrently; outcomes in the order the model made the calls.
 
     ``sizes``: each call's ``arguments_size`` (None: within the cap), measured once by the caller, which logs it too.
-    Raises the first ``ToolWorkerTimeout`` once every call has ended (the others run to their own end).
+    A call refused for its size, or answered from what an identical earlier call left, ends at once, with no task;
+    of the others, one alone is awaited as it is, several each in a task. Raises the first ``ToolWorkerTimeout``
+    once every call has ended (the others run to their own end).
     """
-    if len(calls) == 1:  # most replies make one call: no task for it, nor a coroutine around it
-        call, size = calls[0], sizes[0]
-        if size is not None:
-            return [_refused(call, size)]
-        return [await run_tool(backend, call.function.name, call.function.arguments, share=share,
-                               timeout_s=timeout_s, max_bytes=max_bytes)]
     outcomes: dict[int, ToolOutcome] = {}
     unserved: list[ToolWorkerTimeout] = []
 
     async def one(index: int, call: ToolCall) -> None:
-        if (size := sizes[index]) is not None:
-            outcomes[index] = _refused(call, size)
-            return
         try:
             outcomes[index] = await run_tool(backend, call.function.name, call.function.arguments, share=share,
                                              timeout_s=timeout_s, max_bytes=max_bytes)
         except ToolWorkerTimeout as exc:
             unserved.append(exc)
 
-    await _all_at_once([one(index, call) for index, call in enumerate(calls)])
+    # no task for what ends at once: a task each cost ~8 Python calls and the reply an event-loop turn (issue 31)
+    running: list[Coroutine[Any, Any, None]] = []
+    for index, call in enumerate(calls):
+        if (size := sizes[index]) is not None:
+            outcomes[index] = _refused(call, size)
+        elif (kept := kept_outcome(backend, call.function.name, call.function.arguments, share=share,
+                                   max_bytes=max_bytes)) is not None:
+            outcomes[index] = kept
+        else:
+            running.append(one(index, call))
+    if len(running) == 1:
+        await running[0]
+    elif running:
+        await _all_at_once(running)
     if unserved:
         raise unserved[0]
     return [outcomes[index] for index in range(len(calls))]

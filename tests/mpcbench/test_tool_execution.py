@@ -14,6 +14,7 @@ import gc
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import anyio
 import orjson
@@ -24,9 +25,10 @@ from hypothesis import strategies as st
 from mpcbench_async import ToolWorkerTimeout
 from mpcbench_async._checkpoint import checkpoint
 from mpcbench_async.mpcbench import run_agent
-from mpcbench_async.mpcbench._agent import RawToolCall
+from mpcbench_async.mpcbench._agent import RawToolCall, _run_tools
 from mpcbench_async.mpcbench.tools import TOOL_RESULT_MAX_BYTES, ToolBackend, ToolPool, cap_result
 from mpcbench_async.mpcbench.tools._execution import run_tool
+from mpcbench_async.records import FunctionCall, ToolCall
 from tests.mpcbench.test_agent import DATA, PROMPTS, task_with_script
 
 FINAL = {"content": '{"final_answer": "done", "rationale": "r"}'}
@@ -646,6 +648,43 @@ class TestMemo:
         assert (False, False) == (capped is first, other is first)
         assert len(readings) > ran
         assert 1 == data.derived("tool_outcomes", dict).hits
+
+    async def test_a_replys_kept_and_refused_calls_take_no_task_and_the_rest_run_as_before(self):
+        """Of a reply's calls, those kept from an identical earlier call and those refused for their size end at
+        once, without a task; one left to run is awaited as it is, several each in a task; the outcomes are what
+        each call alone gives, in the order of the calls."""
+        data, share = dataclasses.replace(DATA), ToolPool(2).share()
+        backend = ToolBackend(data)
+        a, b = '{"query": "launch review"}', '{"query": "settlement"}'
+        kept = await run_tool(backend, "Slack_search_messages", a, share=share)
+        one = ToolCall(id="1", function=FunctionCall(name="Slack_search_messages", arguments=a))
+        two = ToolCall(id="2", function=FunctionCall(name="Slack_search_messages", arguments=b))
+        three = ToolCall(id="3", function=FunctionCall(name="GoogleContacts_SearchContactsByName",
+                                                       arguments='{"name": "Asha"}'))
+        four = ToolCall(id="4", function=FunctionCall(name="GoogleContacts_SearchContactsByName",
+                                                      arguments='{"name": "Rao"}'))
+        big = ToolCall(id="5", function=FunctionCall(name="Slack_search_messages", arguments="x" * 20_000))
+        loop, tasks = asyncio.get_running_loop(), []
+
+        def counted(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+            tasks.append(coro)
+            return asyncio.Task(coro, loop=loop)
+
+        loop.set_task_factory(counted)
+        try:
+            first = await _run_tools(backend, [one, two, big], [None, None, 20_000], share=share, timeout_s=None,
+                                     max_bytes=TOOL_RESULT_MAX_BYTES)
+            ran = len(tasks)
+            second = await _run_tools(backend, [one, two, three, four], [None] * 4, share=share, timeout_s=None,
+                                      max_bytes=TOOL_RESULT_MAX_BYTES)
+        finally:
+            loop.set_task_factory(None)
+        assert (0, 2) == (ran, len(tasks))  # b ran as it is; then only the two contacts calls needed a task each
+        assert kept is first[0] is second[0] and first[1] is second[1]
+        assert first[2].result["error"].startswith("the arguments of Slack.search_messages are 20,000 bytes")
+        fresh = ToolBackend(dataclasses.replace(DATA))  # nothing kept: each call runs alone
+        assert second[2:] == [await run_tool(fresh, "GoogleContacts_SearchContactsByName", arguments, share=share)
+                              for arguments in ('{"name": "Asha"}', '{"name": "Rao"}')]
 
     async def test_a_stopped_call_is_not_kept_and_its_repeat_is_stopped_again(self):
         pool = ToolPool(1, timeout_s=1.0, clock=StepClock(0.005))

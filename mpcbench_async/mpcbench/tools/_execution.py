@@ -80,7 +80,8 @@ from ._backend import ToolBackend, tool_name
 from ._threads import INLINE_BUDGET_S, Job, Missed, ToolThreads, run_inline
 
 __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORKERS_PER_UNIT", "TOOL_WORKER_WAIT_S",
-           "ToolOutcome", "ToolPool", "ToolShare", "ToolTimeLimit", "cap_result", "default_tool_pool", "run_tool"]
+           "ToolOutcome", "ToolPool", "ToolShare", "ToolTimeLimit", "cap_result", "default_tool_pool", "kept_outcome",
+           "run_tool"]
 
 T = TypeVar("T")
 
@@ -450,6 +451,17 @@ async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, A
         if not outcome.timed_out:
             memo.put(key, outcome, _memo_size(key, outcome))
     return outcome
+
+
+def kept_outcome(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, *, share: ToolShare,
+                 max_bytes: int = TOOL_RESULT_MAX_BYTES) -> ToolOutcome | None:
+    """The outcome ``run_tool`` would answer this call with from what an earlier identical call left, or ``None``
+    (not kept, or not a call that is kept): a look-up only, nothing runs. A caller with several calls to make at
+    once asks first, so that only the others need a task each (issue 31)."""
+    key = _memo_key(name, arguments, max_bytes) if backend.checkpointed and share.pool.memo else None
+    if key is None:
+        return None
+    return backend.data.derived("tool_outcomes", _new_memo).get(key)
 
 
 async def _run(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, share: ToolShare,
