@@ -26,6 +26,7 @@ from ._limit_headers import MINUTE_S, BucketReading, counted_window
 __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window"]
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
+_KINDS = ("requests", "tokens")
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
 SIZES_S = 2.0  # the burst is half the smallest bucket the replies of this many seconds reported (``Window.fit``)
 PROBE_S = 1.0  # a longer reset, not yet known as a bucket's or a window's, holds all but one request this long
@@ -100,7 +101,7 @@ class Window:
         self.learned = learned
         self._emission = window / capacity
         self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
-        self._entries: deque[list[Any]] = deque()  # [taken at, amount, key]
+        self._entries: deque[list[Any] | tuple[float, int, None]] = deque()  # [taken at, amount, key]
         self._by_key: dict[int, list[Any]] = {}
         self._used = 0
         self.sent = 0  # units taken so far: a reply's reading is placed by the count through its request
@@ -170,9 +171,11 @@ class Window:
 
     def take(self, amount: int, now: float, key: int | None = None) -> None:
         """Count ``amount`` units taken at ``now`` (``key``: so that unused ones can be given back)."""
-        entry = [now, amount, key]
-        self._entries.append(entry)
-        if key is not None:
+        if key is None:  # a tuple of numbers: the collector stops tracking it (a window holds a minute's takes)
+            self._entries.append((now, amount, None))
+        else:  # a list: ``give_back`` changes its amount
+            entry = [now, amount, key]
+            self._entries.append(entry)
             self._by_key[key] = entry
         self._used += amount
         self.sent += amount
@@ -544,7 +547,9 @@ class ModelPace:
             return
         self._last_readings = readings
         counted_by_kind = self._counted
-        for kind, window, sent in (("requests", self.requests, through[0]), ("tokens", self.tokens, through[1])):
+        for kind in _KINDS:  # no tuple made per kind: the collector counts every one
+            requests = kind == "requests"
+            window = self.requests if requests else self.tokens
             reading = readings.get(kind)
             if reading is not None:
                 counted = counted_by_kind[kind] = counted_window(reading, counted_by_kind[kind])
@@ -558,7 +563,7 @@ class ModelPace:
                     else:
                         self.tokens = window
                 if window is not None:
-                    window.fit(reading, now, sent, sent_at)
+                    window.fit(reading, now, through[0] if requests else through[1], sent_at)
             elif window is not None and not window.learned:  # no reading of this kind: the configured burst
                 window.burst = window.max_burst
         self.slow_start = False
