@@ -101,7 +101,7 @@ class Window:
         self.learned = learned
         self._emission = window / capacity
         self._tat = float("-inf")  # GCRA: when the pacing bucket is next empty
-        self._entries: deque[list[Any] | tuple[float, int, None]] = deque()  # [taken at, amount, key]
+        self._entries: deque[list[Any]] = deque()  # [taken at, amount, key]
         self._by_key: dict[int, list[Any]] = {}
         self._used = 0
         self.sent = 0  # units taken so far: a reply's reading is placed by the count through its request
@@ -171,11 +171,9 @@ class Window:
 
     def take(self, amount: int, now: float, key: int | None = None) -> None:
         """Count ``amount`` units taken at ``now`` (``key``: so that unused ones can be given back)."""
-        if key is None:  # a tuple of numbers: the collector stops tracking it (a window holds a minute's takes)
-            self._entries.append((now, amount, None))
-        else:  # a list: ``give_back`` changes its amount
-            entry = [now, amount, key]
-            self._entries.append(entry)
+        entry = [now, amount, key]
+        self._entries.append(entry)
+        if key is not None:
             self._by_key[key] = entry
         self._used += amount
         self.sent += amount
