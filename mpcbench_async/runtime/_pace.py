@@ -143,18 +143,21 @@ class Window:
         # the comparison
         if total > self.capacity or (burst is not None and total > burst and total > floor):
             return math.inf
-        self._expire(now)
+        entries = self._entries
+        if entries and entries[0][0] <= now - self.span:  # (``_expire``'s own test: called only with one to drop)
+            self._expire(now)
         pace = 0.0
         if burst is not None:
             tat = self._tat
             pace = (tat if tat > now else now) + (total - (floor if floor > burst else burst)) * self._emission - now
         excess = self._used + total - self.capacity
         room = 0.0
-        for taken, amount, _ in self._entries:
-            if excess <= 0:
-                break
-            excess -= amount
-            room = taken + self.span - now
+        if excess > 0:  # else the loop would stop at its first entry
+            for taken, amount, _ in entries:
+                if excess <= 0:
+                    break
+                excess -= amount
+                room = taken + self.span - now
         wait = room if room > pace else pace
         over = self.sent + total - self._ceiling
         if over > 0:
