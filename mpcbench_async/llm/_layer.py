@@ -70,16 +70,28 @@ class Call(msgspec.Struct, kw_only=True):
             stream_end = round(max(0.0, self.latency_s - ttft - tokens_s), 6)
         elif stream is not None:
             itl = []
-        return LLMCallRecord(
+        record = LLMCallRecord(
             model=self.model, key=self.request.key, status="error" if error else "ok", attempts=self.attempts,
             started_at=self.started_at, latency_s=self.latency_s, queued_s=self.queued_s,
-            retry_wait_s=self.retry_wait_s, ttft_s=ttft, tpot_s=tpot, stream_end_s=stream_end, itl_s=itl,
-            usage=usage or Usage(),
-            estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, cached_tokens=cached_tokens,
-            reasoning_tokens=reasoning_tokens, error_class=type(error).__name__ if error else None,
-            error_message=str(error) if error else None, transport=transport, call_id=self.call_id,
-            request_id=completion.request_id if completion is not None else None,
-            response_id=(completion.id or None) if completion is not None else None)
+            retry_wait_s=self.retry_wait_s, usage=usage or Usage(),
+            estimated_prompt_tokens=self.estimated_prompt_tokens, cost_usd=cost_usd, transport=transport)
+        # The fields most calls leave at their defaults are set only when they are not: each keyword more cost the
+        # record's construction ~50 ns (all 23 given: 1.1 µs). The record is the same, and so are its bytes: the
+        # encoder leaves out a value that *is* the default object, so the floats given always (a call's 0.0 is
+        # another object than the field's default, and has always been written) are given here too.
+        if stream is not None:
+            record.ttft_s, record.tpot_s, record.stream_end_s, record.itl_s = ttft, tpot, stream_end, itl
+        if cached_tokens:
+            record.cached_tokens = cached_tokens
+        if reasoning_tokens:
+            record.reasoning_tokens = reasoning_tokens
+        if error:
+            record.error_class, record.error_message = type(error).__name__, str(error)
+        if self.call_id is not None:
+            record.call_id = self.call_id
+        if completion is not None:
+            record.request_id, record.response_id = completion.request_id, completion.id or None
+        return record
 
 
 class Layer:

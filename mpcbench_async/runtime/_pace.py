@@ -26,6 +26,7 @@ from ._limit_headers import MINUTE_S, BucketReading, counted_window
 __all__ = ["AimdCap", "AimdRate", "LimitSettings", "ModelPace", "Probe", "Window"]
 
 WINDOW_S = 60.0  # the span of an rpm/tpm limit
+_KINDS = ("requests", "tokens")
 RESET_MARGIN_S = 0.02  # past a reading's reset before its window counts as whole again (transit, rounding to ms)
 SIZES_S = 2.0  # the burst is half the smallest bucket the replies of this many seconds reported (``Window.fit``)
 PROBE_S = 1.0  # a longer reset, not yet known as a bucket's or a window's, holds all but one request this long
@@ -142,18 +143,21 @@ class Window:
         # the comparison
         if total > self.capacity or (burst is not None and total > burst and total > floor):
             return math.inf
-        self._expire(now)
+        entries = self._entries
+        if entries and entries[0][0] <= now - self.span:  # (``_expire``'s own test: called only with one to drop)
+            self._expire(now)
         pace = 0.0
         if burst is not None:
             tat = self._tat
             pace = (tat if tat > now else now) + (total - (floor if floor > burst else burst)) * self._emission - now
         excess = self._used + total - self.capacity
         room = 0.0
-        for taken, amount, _ in self._entries:
-            if excess <= 0:
-                break
-            excess -= amount
-            room = taken + self.span - now
+        if excess > 0:  # else the loop would stop at its first entry
+            for taken, amount, _ in entries:
+                if excess <= 0:
+                    break
+                excess -= amount
+                room = taken + self.span - now
         wait = room if room > pace else pace
         over = self.sent + total - self._ceiling
         if over > 0:
@@ -544,7 +548,9 @@ class ModelPace:
             return
         self._last_readings = readings
         counted_by_kind = self._counted
-        for kind, window, sent in (("requests", self.requests, through[0]), ("tokens", self.tokens, through[1])):
+        for kind in _KINDS:  # no tuple made per kind: the collector counts every one
+            requests = kind == "requests"
+            window = self.requests if requests else self.tokens
             reading = readings.get(kind)
             if reading is not None:
                 counted = counted_by_kind[kind] = counted_window(reading, counted_by_kind[kind])
@@ -558,7 +564,7 @@ class ModelPace:
                     else:
                         self.tokens = window
                 if window is not None:
-                    window.fit(reading, now, sent, sent_at)
+                    window.fit(reading, now, through[0] if requests else through[1], sent_at)
             elif window is not None and not window.learned:  # no reading of this kind: the configured burst
                 window.burst = window.max_burst
         self.slow_start = False

@@ -7,10 +7,12 @@ The chains at the end talk to the embedded sim over real HTTP.
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
 import anyio
+import msgspec
 import orjson
 import pytest
 
@@ -23,6 +25,7 @@ from mpcbench_async import (
     PermanentLLMError,
     RateLimitError,
     ServerError,
+    Usage,
 )
 from mpcbench_async._exceptions import LedgerError
 from mpcbench_async.llm import (
@@ -45,7 +48,7 @@ from mpcbench_async.llm._layer_limiter import LimiterLayer
 from mpcbench_async.llm._layer_records import RecordsLayer
 from mpcbench_async.llm._layer_retry import RetryLayer
 from mpcbench_async.llm._layer_send import TransportSend
-from mpcbench_async.llm._wire import completion_from_builtins
+from mpcbench_async.llm._wire import StreamTiming, completion_from_builtins
 from mpcbench_async.runtime import FakeClock
 
 MODEL = "sim/echo"
@@ -184,6 +187,41 @@ class TestRecordsLayer:
             await around(RecordsLayer(client._accounting), Script(server_error())).send(new_call(client, attempts=1))
         assert [("error", "ServerError", str(server_error()))] == [
             (r.status, r.error_class, r.error_message) for r in records]
+
+
+    @pytest.mark.parametrize("case", ["plain", "streamed", "streamed-without-tokens", "failed", "retried-in-ledger"])
+    def test_a_record_has_the_bytes_of_one_given_every_field(self, client, case):
+        """``Call.record`` gives only the fields a call changed to the constructor and sets the rest after: the
+        record and its line in calls.jsonl are those of the record given every field at once, as it was made."""
+        call = new_call(client, attempts=2)
+        call.started_at, call.latency_s = 1764000000.25, 0.75
+        usage, error, completion = Usage(prompt_tokens=100, completion_tokens=10, total_tokens=110), None, REPLY
+        stream = None
+        if case == "streamed":
+            stream = StreamTiming(ttft_s=0.125, itl_s=[0.01, 0.02], chunks=3)
+        elif case == "streamed-without-tokens":
+            stream = StreamTiming(ttft_s=0.0, itl_s=[], chunks=0)
+        elif case == "failed":
+            usage, error, completion = None, server_error(), None
+        elif case == "retried-in-ledger":
+            call.queued_s, call.retry_wait_s, call.call_id = 0.5, 1.5, "c-1"
+        record = call.record(transport="native", usage=usage, cost_usd=COST, cached_tokens=7 * (case == "plain"),
+                             reasoning_tokens=3 * (case == "plain"), error=error, stream=stream, completion=completion)
+        ttft, tpot, end, itl = (None, None, None, None)
+        if case == "streamed":
+            spent = math.fsum([0.01, 0.02])
+            ttft, tpot, end, itl = 0.125, spent / 9, round(0.75 - 0.125 - spent, 6), [0.01, 0.02]
+        elif case == "streamed-without-tokens":
+            itl = []
+        whole = LLMCallRecord(
+            model=MODEL, key="k1", status="error" if error else "ok", attempts=2, started_at=call.started_at,
+            latency_s=0.75, queued_s=call.queued_s, retry_wait_s=call.retry_wait_s, ttft_s=ttft, tpot_s=tpot,
+            stream_end_s=end, itl_s=itl, usage=usage or Usage(), estimated_prompt_tokens=100, cost_usd=COST,
+            cached_tokens=7 * (case == "plain"), reasoning_tokens=3 * (case == "plain"),
+            error_class=type(error).__name__ if error else None, error_message=str(error) if error else None,
+            transport="native", call_id=call.call_id, request_id=None,
+            response_id="r1" if completion is not None else None)
+        assert (whole, msgspec.json.encode(whole)) == (record, msgspec.json.encode(record))
 
 
 class TestBreakerLayer:
