@@ -13,10 +13,12 @@ worktree put first on ``PYTHONPATH``; "after": this tree), rounds interleaved tr
   ``summary.json`` and ``summary.md`` are compared byte for byte (the output says whether they are identical);
 - the import of the sweep's modules alone (``python -c "import …"``, the child's whole CPU).
 
-``--instructions`` adds each tree's instructions of the whole 1-trial sweep process under valgrind (cachegrind, no
-cache simulation), once: a figure the machine's load does not move (user space only).
+``--instructions N`` adds each tree's instructions of the whole 1-trial sweep process under valgrind (cachegrind, no
+cache simulation), the median of N runs: a figure the machine's load does not move (user space only), though the
+sweep's own part moves by a few percent from run to run (how replies happen to group per event-loop wake-up); its
+imports are the same instructions every time. ``--rounds 0`` leaves the CPU rows out.
 
-    .venv/bin/python bench/sweep_fixed_cost.py --before /tmp/before --rounds 5 --instructions
+    .venv/bin/python bench/sweep_fixed_cost.py --before /tmp/before --rounds 7 --instructions 3
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def import_cpu(root: Path) -> float:
 
 
 def sweep_instructions(root: Path, url: str, concurrency: int, tmp: Path) -> int:
-    """Instructions of a whole 1-trial sweep process, under cachegrind."""
+    """Instructions of one whole 1-trial sweep process, under cachegrind."""
     with tempfile.TemporaryDirectory() as out:
         prefix = ("valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}/cg",
                   f"--log-file={out}/log")
@@ -102,8 +104,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40, help="trials of the long sweep (default: 40)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--instructions", action="store_true",
-                        help="also count each tree's instructions of a 1-trial sweep under valgrind (once)")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="also count each tree's instructions of a 1-trial sweep under valgrind: the median of N "
+                             "runs (default: 0, none)")
     args = parser.parse_args()
     if args.instructions and shutil.which("valgrind") is None:
         parser.error("--instructions needs valgrind on PATH")
@@ -114,14 +117,18 @@ def main() -> None:
         samples.setdefault((row, label), []).append(value)
         print(f"{row:9} {label:6} {value:.6g}", file=sys.stderr, flush=True)
 
-    instructions: dict[str, int] = {}
+    instructions: dict[str, float] = {}
     identical = True
     with sim_subprocess() as url, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        long_dir = long_sweep_dir(url, args.trials, args.concurrency, tmp)
-        if args.instructions:
+        long_dir = long_sweep_dir(url, args.trials, args.concurrency, tmp) if args.rounds else tmp
+        counts: dict[str, list[int]] = {label: [] for label, _ in codes}
+        for _ in range(args.instructions):
             for label, root in codes:
-                instructions[label] = sweep_instructions(root, url, args.concurrency, tmp)
+                counts[label].append(sweep_instructions(root, url, args.concurrency, tmp))
+                print(f"instr     {label:6} {counts[label][-1]}", file=sys.stderr, flush=True)
+        if args.instructions:
+            instructions = {label: statistics.median(values) for label, values in counts.items()}
         for _ in range(args.rounds):
             written: dict[str, tuple[bytes, bytes]] = {}
             for label, root in codes:
@@ -145,7 +152,8 @@ def main() -> None:
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, 1-minute load "
           f"average {os.getloadavg()[0]:.1f} at the end. Command: `python bench/sweep_fixed_cost.py{before} --trials "
           f"{args.trials} --concurrency {args.concurrency} --rounds {args.rounds}"
-          f"{' --instructions' if args.instructions else ''}`. Medians of {args.rounds} interleaved rounds.\n")
+          f"{f' --instructions {args.instructions}' if args.instructions else ''}`. Medians of {args.rounds} "
+          "interleaved rounds.\n")
     labels = [label for label, _ in codes]
     print("| figure | " + " | ".join(labels) + (" | after ÷ before |" if len(labels) == 2 else " |"))
     print("|---|" + "---:|" * (len(labels) + (len(labels) == 2)))
@@ -153,16 +161,16 @@ def main() -> None:
             ("sweep1", "1-trial sweep (96 LLM calls), runner CPU ms", 1e3),
             ("sweepN", f"{args.trials}-trial sweep, runner CPU µs per LLM call", 1e6),
             ("summary", f"`write_summary` of a {args.trials}-trial sweep, CPU ms", 1e3)]
-    for row, title, scale in rows:
+    for row, title, scale in rows if args.rounds else ():
         values = [med(row, label) for label in labels]
         ratio = f" | {values[1] / values[0]:.2f}×" if len(values) == 2 else ""
         print(f"| {title} | " + " | ".join(f"{v * scale:.0f}" for v in values) + ratio + " |")
     if instructions:
         values = [float(instructions[label]) for label in labels]
         ratio = f" | {values[1] / values[0]:.2f}×" if len(values) == 2 else ""
-        print("| 1-trial sweep, instructions (M, valgrind, once) | " + " | ".join(f"{v / 1e6:,.0f}" for v in values)
-              + ratio + " |")
-    if len(labels) == 2:
+        print(f"| 1-trial sweep, instructions (M, valgrind, median of {args.instructions}) | "
+              + " | ".join(f"{v / 1e6:,.0f}" for v in values) + ratio + " |")
+    if len(labels) == 2 and args.rounds:
         print(f"\nsummary.json and summary.md written by both trees from the same directory: "
               f"{'byte-identical' if identical else 'DIFFERENT'} in every round.")
 
