@@ -147,6 +147,15 @@ def _final(content: str | None) -> tuple[str, str, Literal["json", "text", "none
     return answer, rationale, "json"
 
 
+def _masked(outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome`` with registered secrets masked in what the model receives and the run log keeps (a tool
+    may quote its arguments or its data)."""
+    content = mask_secrets(outcome.content)
+    if content is outcome.content:
+        return outcome
+    return msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
+
+
 async def _all_at_once(coroutines: list[Coroutine[Any, Any, None]]) -> None:
     """Run ``coroutines`` as tasks at once and wait for all: a task group's semantics — a cancelled caller cancels
     them and waits for every one to end (a running tool stops at its next checkpoint); a failure cancels the
@@ -330,11 +339,8 @@ async def run_agent(
             stop, error, failure = "error", str(exc), exc
             tools_s += time.perf_counter() - t1
             break
-        for call, outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
-            # registered secrets masked in what the model receives and the run log keeps (a tool may quote its
-            # arguments or its data); inline, not a function of its own: once per tool call (issue 31)
-            if (content := mask_secrets(outcome.content)) is not outcome.content:
-                outcome = msgspec.structs.replace(outcome, content=content, result=mask_value(outcome.result))
+        for call, tool_outcome, size in zip(result.tool_calls, outcomes, sizes, strict=True):
+            outcome = _masked(tool_outcome)
             name = tool_name(call.function.name)
             arguments = (_arguments(call.function.arguments) if size is None
                          else truncated_arguments(call.function.arguments, size))
