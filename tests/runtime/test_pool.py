@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 
 import anyio
@@ -154,6 +154,27 @@ class TestWorkerPool:
         assert 1 == len(caught.value.exceptions)
         assert isinstance(caught.value.exceptions[0], ValueError)
         assert "item 3 failed" == str(caught.value.exceptions[0])
+
+    async def test_failed_makes_an_items_exception_its_result_and_the_pool_goes_on(self):
+        """With ``failed``, an item whose fn raises (before its first await or after) gives ``failed(item, exc)``
+        as its result; every other item's result comes out as well."""
+
+        def fail_on_three_or_five(i: int) -> Awaitable[int]:
+            if i == 5:
+                raise KeyError(i)  # fn itself raises: no awaitable at all
+            return fail_on_three(i)
+
+        async def fail_on_three(i: int) -> int:
+            await anyio.lowlevel.checkpoint()
+            if i == 3:
+                raise ValueError("item 3 failed")
+            return i
+
+        pool = WorkerPool(fail_on_three_or_five, concurrency=2,
+                          failed=lambda i, exc: -i if isinstance(exc, ValueError | KeyError) else 0)
+        async with pool.stream(range(8)) as results:
+            got = sorted([r async for r in results])
+        assert ([-5, -3, 0, 1, 2, 4, 6, 7], 8) == (got, pool.finished)
 
     def test_concurrency_must_be_positive(self):
         """A pool without workers is rejected."""
