@@ -92,10 +92,15 @@ class Prices(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
 
     def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
              reasoning_tokens: int = 0, cache_write_tokens: int = 0) -> float:
-        cached = min(max(cached_tokens, 0), prompt_tokens)
-        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
+        # each count clamped to [0, its whole], as ``min(max(n, 0), whole)`` does: conditionals, since this runs per
+        # call and the builtins' argument parsing costs ten times a comparison
+        cached = cached_tokens if cached_tokens > 0 else 0
+        cached = prompt_tokens if prompt_tokens < cached else cached
+        written = cache_write_tokens if cache_write_tokens > 0 else 0
+        written = prompt_tokens - cached if prompt_tokens - cached < written else written
         write_rate = self.input_per_1m if self.cache_write_per_1m is None else self.cache_write_per_1m
-        reasoning = min(max(reasoning_tokens, 0), completion_tokens)
+        reasoning = reasoning_tokens if reasoning_tokens > 0 else 0
+        reasoning = completion_tokens if completion_tokens < reasoning else reasoning
         cached_rate = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
         reasoning_rate = self.output_per_1m if self.reasoning_per_1m is None else self.reasoning_per_1m
         return ((prompt_tokens - cached - written) * self.input_per_1m + cached * cached_rate + written * write_rate

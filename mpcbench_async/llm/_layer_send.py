@@ -62,7 +62,7 @@ class TransportSend(Layer):
             remaining = deadline.remaining(self.clock)
         # a batch call has its own deadline (batch.deadline_s)
         per_attempt = math.inf if state.batch else settings.timeout_s or math.inf
-        limit = min(remaining, per_attempt)
+        limit = per_attempt if per_attempt < remaining else remaining  # ``min``, without its argument parsing
         transport = state.transport
         sent = time.perf_counter()
         if limit == math.inf:

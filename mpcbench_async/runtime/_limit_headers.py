@@ -88,6 +88,8 @@ def counted_window(reading: BucketReading, current: float = MINUTE_S) -> float:
 MAX_AMOUNT = 1e12  # requests or tokens
 MAX_RESET_S = 86400.0  # a day
 MIN_PER_MINUTE = 1.0  # a limit below one request (or token) a minute
+_DURATIONS_KEPT = 256  # resets read as durations kept per model (``HeaderReader``), all dropped when full
+_UNREAD = -1.0  # not among them (no duration reads as negative)
 
 _KINDS = ("requests", "tokens")
 # Each kind's (limit, remaining, reset) header names, OpenAI's spelling first: built once, not per reply.
@@ -139,12 +141,14 @@ def read_limit_headers(headers: Mapping[str, str], *, now: float | None = None) 
     is left out; a limit out of bounds (below ``MIN_PER_MINUTE``) reads as unknown. ``now``: the wall
     time a reset moment is counted from (default: the clock's).
     """
-    return _read(headers, now)[0]
+    return _read(headers, now, None)[0]
 
 
-def _read(headers: Mapping[str, str], now: float | None) -> tuple[dict[str, BucketReading], bool]:
+def _read(headers: Mapping[str, str], now: float | None,
+          durations: dict[str, float | None] | None) -> tuple[dict[str, BucketReading], bool]:
     """``read_limit_headers``, and whether every reset read was a number of seconds or a duration (no moment):
-    then the readings depend on the headers' text alone."""
+    then the readings depend on the headers' text alone. ``durations``: resets already read (text → seconds, or
+    ``None`` for no duration), looked up before ``parse_duration`` and filled with what it reads."""
     lowered = {name.lower(): value for name, value in headers.items()}
     readings: dict[str, BucketReading] = {}
     timeless = True
@@ -153,7 +157,13 @@ def _read(headers: Mapping[str, str], now: float | None) -> tuple[dict[str, Buck
             remaining_text, reset_text = lowered.get(remaining_name), lowered.get(reset_name)
             if remaining_text is None or reset_text is None:  # this spelling is not the reply's
                 continue
-            remaining, reset = _amount(remaining_text), parse_duration(reset_text)
+            if durations is None:
+                reset = parse_duration(reset_text)
+            elif (reset := durations.get(reset_text, _UNREAD)) is _UNREAD:
+                if len(durations) >= _DURATIONS_KEPT:  # a provider's resets take few values: rarely reached
+                    durations.clear()
+                reset = durations[reset_text] = parse_duration(reset_text)
+            remaining = _amount(remaining_text)
             if reset is None:
                 timeless = False
                 reset = _seconds_to(reset_text, now)
@@ -177,15 +187,18 @@ class HeaderReader:
     are read every time.
     """
 
-    __slots__ = ("_headers", "_readings")
+    __slots__ = ("_durations", "_headers", "_readings")
 
     def __init__(self) -> None:
         self._headers: dict[str, str] | None = None  # a copy of the last headers read whose readings are timeless
         self._readings: dict[str, BucketReading] = {}
+        # Headers that differ mostly differ in ``remaining``: their resets (``0.000s``, ``1s``) recur, and reading
+        # one as a duration was the dearest part of a new reading.
+        self._durations: dict[str, float | None] = {}
 
     def read(self, headers: Mapping[str, str]) -> dict[str, BucketReading]:
         if headers == self._headers:
             return self._readings
-        readings, timeless = _read(headers, None)
+        readings, timeless = _read(headers, None, self._durations)
         self._headers, self._readings = (dict(headers) if timeless else None), readings
         return readings

@@ -88,6 +88,14 @@ class TestHeaderReader:
         assert (read_limit_headers(per_second(599, "0.000s", 60_000_000)), False) == (changed, changed is first)
         assert {} == reader.read({"x-ratelimit-reset-requests": "1s"})  # no reading at all is kept too
 
+    def test_changing_headers_read_as_read_limit_headers_does(self):
+        """Headers that change (``remaining`` each reply, resets recurring or not, more than the reader keeps)
+        give each time what ``read_limit_headers`` gives."""
+        reader = HeaderReader()
+        for i in range(600):
+            headers = per_second(600 - i % 7, f"{i % 3 * 0.25:.3f}s" if i % 2 else f"{i}ms", 600)
+            assert read_limit_headers(headers) == reader.read(headers)
+
     def test_a_reset_moment_is_read_every_time(self):
         """A reset given as a moment counts from now: the same headers are read again on every reply."""
         reader = HeaderReader()
