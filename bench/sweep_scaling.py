@@ -55,7 +55,8 @@ def run_sweep(root: Path, out: Path, trials: int, concurrency: int) -> tuple[flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="agent runs per sweep")
+    parser.add_argument("--sizes", default="1000,10000,100000",
+                        help="agent runs per sweep; a size given more than once runs that many fresh sweeps")
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--embedded", action="store_true",
@@ -73,9 +74,9 @@ def main() -> None:
         root = write_workspace(Path(tmp) / "ws", base_url=base_url, tasks=args.tasks,
                                agent_models=[f"sim/echo{latency_query}"], judge_models=[f"sim/judge{latency_query}"],
                                defaults={"limits": {"max_concurrency": args.concurrency * 2}})
-        for units in sizes:
+        for index, units in enumerate(sizes):  # a size given twice is run twice, each a fresh sweep
             trials = max(1, units // args.tasks)
-            out = Path(tmp) / f"out{units}"
+            out = Path(tmp) / f"out{index}-{units}"
             wall, rss, code = run_sweep(root, out, trials, args.concurrency)
             cpu = CPU[-1]
             resume, resume_rss, _ = run_sweep(root, out, trials, args.concurrency)
