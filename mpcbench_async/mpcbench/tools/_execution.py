@@ -84,6 +84,7 @@ __all__ = ["TOOL_RESULT_MAX_BYTES", "TOOL_TIMEOUT_S", "TOOL_WORKERS", "TOOL_WORK
            "run_tool"]
 
 T = TypeVar("T")
+_MemoKey = tuple[str, str | bytes, int]  # a kept call: the tool, its arguments as given, the result cap
 
 TOOL_TIMEOUT_S = 30.0
 """Default time limit of one tool call while it runs, seconds (a normal call takes milliseconds)."""
@@ -441,10 +442,10 @@ async def run_tool(backend: ToolBackend, name: str, arguments: str | dict[str, A
     A call stopped at its time limit is never kept, so its repeat runs (and is stopped) again. Off with the pool's
     ``memo``.
     """
-    key = _memo_key(name, arguments, max_bytes) if backend.checkpointed and share.pool.memo else None
-    if key is None:
+    slot = _memo_slot(backend, name, arguments, share, max_bytes)
+    if slot is None:
         return await _run(backend, name, arguments, share, timeout_s, max_bytes)
-    memo = backend.data.derived("tool_outcomes", _new_memo)
+    memo, key = slot
     outcome = memo.get(key)
     if outcome is None:
         outcome = await _run(backend, name, arguments, share, timeout_s, max_bytes)
@@ -458,10 +459,16 @@ def kept_outcome(backend: ToolBackend, name: str, arguments: str | dict[str, Any
     """The outcome ``run_tool`` would answer this call with from what an earlier identical call left, or ``None``
     (not kept, or not a call that is kept): a look-up only, nothing runs. A caller with several calls to make at
     once asks first, so that only the others need a task each (issue 31)."""
+    slot = _memo_slot(backend, name, arguments, share, max_bytes)
+    return None if slot is None else slot[0].get(slot[1])
+
+
+def _memo_slot(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, share: ToolShare,
+               max_bytes: int) -> tuple[Memo[_MemoKey, ToolOutcome], _MemoKey] | None:
+    """Where a call's outcome is kept — its data's memo and its key — or ``None`` for a call that is not kept (not
+    built in, the pool's ``memo`` off, arguments that are not JSON)."""
     key = _memo_key(name, arguments, max_bytes) if backend.checkpointed and share.pool.memo else None
-    if key is None:
-        return None
-    return backend.data.derived("tool_outcomes", _new_memo).get(key)
+    return None if key is None else (backend.data.derived("tool_outcomes", _new_memo), key)
 
 
 async def _run(backend: ToolBackend, name: str, arguments: str | dict[str, Any] | None, share: ToolShare,
@@ -481,11 +488,11 @@ async def _run(backend: ToolBackend, name: str, arguments: str | dict[str, Any] 
                       "shorter date range, fewer people, a more specific search) and try again", timed_out=True)
 
 
-def _new_memo() -> Memo[tuple[str, str | bytes, int], ToolOutcome]:
+def _new_memo() -> Memo[_MemoKey, ToolOutcome]:
     return Memo(max_entries=MEMO_ENTRIES, max_bytes=MEMO_BYTES)
 
 
-def _memo_key(name: str, arguments: str | dict[str, Any] | None, max_bytes: int) -> tuple[str, str | bytes, int] | None:
+def _memo_key(name: str, arguments: str | dict[str, Any] | None, max_bytes: int) -> _MemoKey | None:
     """What makes a built-in call's outcome: the tool, its arguments as given (text as the model wrote it, a dict
     by its sorted JSON) and the cap; ``None`` for arguments that are not JSON (such a call is not kept)."""
     if arguments is None or isinstance(arguments, str):
@@ -496,7 +503,7 @@ def _memo_key(name: str, arguments: str | dict[str, Any] | None, max_bytes: int)
         return None
 
 
-def _memo_size(key: tuple[str, str | bytes, int], outcome: ToolOutcome) -> int:
+def _memo_size(key: _MemoKey, outcome: ToolOutcome) -> int:
     """Bytes an entry holds, roughly: its key, the result's JSON text and its decoded objects (about three times
     the text as Python dicts, lists and strings)."""
     return len(key[1]) + 4 * len(outcome.content) + 256
