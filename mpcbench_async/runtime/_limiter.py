@@ -293,15 +293,10 @@ class _Slot:
                     self._probe = await limiter._first_reply()
                 locks = limiter._locks
                 requests = tokens = None
-                # each window taken at once when it can be (``_take_now``): an await only to wait
                 if pace.requests is not None:
-                    requests = _take_now(pace.requests, 1, clock, locks[0])
-                    if requests is None:
-                        requests = await _wait_window(pace.requests, 1, clock, locks[0])
+                    requests = await _admit_window(pace.requests, 1, clock, locks[0])
                 if pace.tokens is not None and cost:
-                    tokens = _take_now(pace.tokens, cost, clock, locks[1])
-                    if tokens is None:
-                        tokens = await _wait_window(pace.tokens, cost, clock, locks[1])
+                    tokens = await _admit_window(pace.tokens, cost, clock, locks[1])
                 self._through = (requests, tokens)
                 if pace.rate is not None and pace.rate.rate is not None:
                     await _admit_rate(pace.rate, clock, locks[2])
